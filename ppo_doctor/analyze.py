@@ -1,0 +1,40 @@
+"""The whole straight line: discover -> ingest -> canonicalise -> detect -> diagnose -> Report."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from .ingest import load
+from .report.model import Report, RunReport
+from .run import Run
+
+log = logging.getLogger(__name__)
+
+
+def analyze_run(run: Run, config: dict[str, Any] | None = None) -> RunReport:
+    """Rules and diagnosis for one already-loaded run."""
+    from .diagnose import rank_causes
+    from .rules.engine import run_rules, verdict_for
+
+    cfg = config or {}
+    findings, not_applicable = run_rules(run, cfg)
+    causes = rank_causes(findings, run)
+    verdict, reason = verdict_for(run, findings, not_applicable)
+    return RunReport(
+        run=run, verdict=verdict, verdict_reason=reason, findings=findings, causes=causes, not_applicable=not_applicable
+    )
+
+
+def analyze(path: str | Path | list, config: dict[str, Any] | None = None, *, jobs: int = 1) -> Report:
+    """Analyse every run under ``path`` (a file, a folder, or a list of them)."""
+    cfg = config or {}
+    paths = path if isinstance(path, (list, tuple)) else [path]
+    report = Report()
+    for p in paths:
+        result = load(p, jobs=jobs, aliases=cfg.get("aliases"))
+        report.errors.extend(result.errors)
+        for run in result.runs:
+            report.runs.append(analyze_run(run, cfg))
+    return report

@@ -1,0 +1,29 @@
+"""The project's documented error types.
+
+Only :class:`PPODoctorError` subclasses may escape from the readers and the analysis
+pipeline; anything else escaping is a bug (the property tests in ``tests/`` enforce it).
+"""
+
+from __future__ import annotations
+
+
+class PPODoctorError(Exception):
+    """Base class of every error ppo_doctor raises on purpose."""
+
+
+class LogReadError(PPODoctorError):
+    """A log file (or part of it) could not be read.
+
+    ``path`` names the file and ``offset`` the byte where the damage starts, when known.
+    """
+
+    def __init__(self, path: str, message: str, offset: int | None = None):
+        self.path = str(path)
+        self.offset = offset
+        self.message = message
+        where = f"{self.path}" + (f" at byte {offset}" if offset is not None else "")
+        super().__init__(f"{where}: {message}")
+
+
+class ConfigError(PPODoctorError):
+    """Bad configuration: an unknown key, a bad value, or a malformed config file."""

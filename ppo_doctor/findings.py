@@ -1,0 +1,101 @@
+"""Finding and ranked-cause records shared by rules, diagnosis and reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SYMPTOMS = (
+    "kl_blowup",
+    "negative_kl",
+    "reward_hacking",
+    "reward_spike",
+    "stagnation",
+    "value_instability",
+    "oscillation",
+    "gradient_explosion",
+    "nan",
+    "entropy_collapse",
+    "log_quality",
+)
+
+SEVERITIES = ("info", "warning", "error")
+SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+@dataclass
+class Finding:
+    """One incident a rule found in one run.
+
+    ``start_step`` is the onset (where the trouble began, estimated by change-point
+    detection), ``threshold_step`` where a threshold was first crossed, ``end_step`` the
+    last step of the incident and ``peak_step`` its worst point.
+    """
+
+    code: str
+    name: str
+    symptom: str
+    severity: str
+    metric: str
+    message: str
+    start_step: int | None = None
+    end_step: int | None = None
+    peak_step: int | None = None
+    threshold_step: int | None = None
+    observed: dict[str, float] = field(default_factory=dict)
+    causes: dict[str, float] = field(default_factory=dict)  # cause id -> support weight
+    evidence: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.symptom not in SYMPTOMS:
+            raise ValueError(f"unknown symptom {self.symptom!r}")
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"unknown severity {self.severity!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "code": self.code,
+            "name": self.name,
+            "symptom": self.symptom,
+            "severity": self.severity,
+            "metric": self.metric,
+            "start_step": self.start_step,
+            "end_step": self.end_step,
+            "peak_step": self.peak_step,
+            "threshold_step": self.threshold_step,
+            "message": self.message,
+            "observed": {k: _jsonable(v) for k, v in self.observed.items()},
+            "evidence": list(self.evidence),
+        }
+        return d
+
+
+@dataclass
+class RankedCause:
+    id: str
+    title: str
+    confidence: float  # 0..1
+    explanation: str = ""
+    evidence: list[str] = field(default_factory=list)  # from findings
+    config_evidence: list[str] = field(default_factory=list)  # from the run's own config
+    fixes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "confidence": round(float(self.confidence), 3),
+            "explanation": self.explanation,
+            "evidence": list(self.evidence) + [f"config: {e}" for e in self.config_evidence],
+            "fixes": list(self.fixes),
+        }
+
+
+def _jsonable(v: Any) -> Any:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return v
+    if f != f or f in (float("inf"), float("-inf")):
+        return str(f)  # JSON has no NaN/Inf; keep them visible as strings
+    return f

@@ -1,0 +1,37 @@
+"""The reader protocol every format module follows.
+
+A format module in ``ppo_doctor/ingest/`` defines:
+
+* ``NAME``: short format id (``tensorboard``, ``wandb_binary``, ``jsonl`` ...);
+* ``sniff(path: Path, head: bytes) -> bool``: cheap content/name check (``head`` = first 4 KiB);
+* ``read(path: Path) -> list[RawRun]``: every run in the file (usually one).
+
+``read`` keeps every readable point, records partial damage as ``ReadIssue`` entries on the
+returned runs, and raises :class:`~ppo_doctor.errors.LogReadError` only when nothing at all
+can be read.  It never unpickles, evals or executes anything from the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from ..frame import RawRun
+
+HEAD_BYTES = 4096
+
+
+class Reader(Protocol):
+    NAME: str
+
+    def sniff(self, path: Path, head: bytes) -> bool: ...
+
+    def read(self, path: Path) -> list[RawRun]: ...
+
+
+def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(n)
+    except OSError:
+        return b""

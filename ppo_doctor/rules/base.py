@@ -1,0 +1,122 @@
+"""Rule base class: a rule is a small declarative class whose docstring is its documentation.
+
+A rule module defines one subclass of :class:`Rule` with:
+
+* ``code`` (``PD`` + 3 digits, the hundreds digit groups the symptom family) and ``name``
+  (kebab-case); both work wherever a code is accepted (``--select``, ``explain``);
+* ``symptom`` (from :data:`ppo_doctor.findings.SYMPTOMS`) and default ``severity``;
+* ``requires``: canonical metrics, each entry a metric name or a tuple meaning "any of";
+* ``params``: defaults, overridable from ``[tool.ppo-doctor.rules.<name>]``;
+* ``causes``: cause id -> support weight given to diagnosis when the rule fires;
+* ``message``: a ``str.format`` template filled from ``Finding.observed`` and params;
+* ``good_example()`` / ``bad_example()``: small synthetic runs (``Example``); the test suite
+  checks that ``bad`` fires and ``good`` does not;
+* ``evaluate(ctx)``: yields findings.  Rules call the generic detectors in
+  ``ppo_doctor.detect``; they never read files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterable, Iterator
+
+import numpy as np
+import pandas as pd
+
+from ..findings import Finding
+from ..run import Run
+
+
+@dataclass
+class Example:
+    """A synthetic run for documentation and tests: metric -> values over steps 0..n-1."""
+
+    series: dict[str, Any]
+    config: dict[str, Any] = field(default_factory=dict)
+    framework: str = "trl"
+    metric_info: dict[str, dict[str, Any]] = field(default_factory=dict)  # canonical -> MetricInfo fields
+    texts: list[tuple[int, str]] = field(default_factory=list)
+
+
+@dataclass
+class RuleContext:
+    run: Run
+    params: dict[str, Any]
+
+    def series(self, metric: str) -> pd.Series:
+        return self.run.frame.series(metric)
+
+    def arrays(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
+        s = self.run.frame.series(metric)
+        return s.index.to_numpy(dtype=np.int64), s.to_numpy(dtype=np.float64)
+
+    def has(self, metric: str) -> bool:
+        return self.run.frame.has(metric)
+
+    def first_present(self, *metrics: str) -> str | None:
+        for m in metrics:
+            if self.has(m):
+                return m
+        return None
+
+
+class Rule:
+    code: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    symptom: ClassVar[str] = ""
+    severity: ClassVar[str] = "warning"
+    requires: ClassVar[tuple] = ()
+    params: ClassVar[dict[str, Any]] = {}
+    causes: ClassVar[dict[str, float]] = {}
+    message: ClassVar[str] = ""
+
+    # -- metadata -----------------------------------------------------------------------
+    @classmethod
+    def summary(cls) -> str:
+        doc = (cls.__doc__ or "").strip()
+        return doc.splitlines()[0] if doc else ""
+
+    @classmethod
+    def missing(cls, run: Run) -> list[str]:
+        """The required metrics the run lacks (an any-of group is shown joined by '|')."""
+        out = []
+        for req in cls.requires:
+            group = (req,) if isinstance(req, str) else tuple(req)
+            if not any(run.frame.has(m) for m in group):
+                out.append("|".join(group))
+        return out
+
+    # -- evaluation ---------------------------------------------------------------------
+    def evaluate(self, ctx: RuleContext) -> Iterable[Finding]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def finding(self, ctx: RuleContext, *, metric: str, observed: dict[str, float], **kw: Any) -> Finding:
+        """Build a Finding with this rule's metadata and its message filled in."""
+        fmt = {**ctx.params, **observed, **kw.pop("fmt", {})}
+        try:
+            msg = self.message.format(**fmt)
+        except (KeyError, IndexError, ValueError):
+            msg = self.message
+        return Finding(
+            code=self.code,
+            name=self.name,
+            symptom=kw.pop("symptom", self.symptom),
+            severity=kw.pop("severity", self.severity),
+            metric=metric,
+            message=msg,
+            observed=observed,
+            causes=kw.pop("causes", dict(self.causes)),
+            **kw,
+        )
+
+    @classmethod
+    def good_example(cls) -> Example | None:
+        return None
+
+    @classmethod
+    def bad_example(cls) -> Example | None:
+        return None
+
+    def run(self, run: Run, overrides: dict[str, Any] | None = None) -> Iterator[Finding]:
+        params = {**self.params, **(overrides or {})}
+        yield from self.evaluate(RuleContext(run=run, params=params))

@@ -1,0 +1,60 @@
+"""Run: one training run with its RunFrame and metadata (DESIGN.md "Contracts")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .frame import ReadIssue, RunFrame, TextSample
+
+
+@dataclass
+class MetricInfo:
+    """What a logged number means, so rules judge it in the units it was logged in.
+
+    ``estimator``: k1 (can be < 0), k2, k3 (>= 0), "sqrt_k3" (trlx), "full" or None.
+    ``reduction``: "seq_sum" (grows with response length), "token_mean", or None.
+    ``sign``: +1, or -1 when the framework logs the negation (SB3 ``train/entropy_loss``).
+    ``between``: "ref" (policy vs reference) or "old" (rollout vs updated policy).
+    """
+
+    canonical: str
+    raw_tag: str
+    framework: str | None = None
+    estimator: str | None = None
+    reduction: str | None = None
+    sign: int = 1
+    between: str | None = None
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v not in (None, "")}
+
+
+@dataclass
+class Run:
+    id: str
+    path: str
+    format: str
+    frame: RunFrame
+    files: list[str] = field(default_factory=list)
+    framework: str = "unknown"
+    config: dict[str, Any] = field(default_factory=dict)  # canonical hyper-parameters
+    raw_config: dict[str, Any] = field(default_factory=dict)  # everything found, flattened
+    mapping: dict[str, str] = field(default_factory=dict)  # raw tag -> canonical metric
+    unmapped: list[str] = field(default_factory=list)
+    metric_info: dict[str, MetricInfo] = field(default_factory=dict)  # canonical -> meaning
+    texts: list[TextSample] = field(default_factory=list)
+    issues: list[ReadIssue] = field(default_factory=list)
+    restarts: list[int] = field(default_factory=list)
+    eval_frame: RunFrame | None = None
+
+    @property
+    def warnings(self) -> list[str]:
+        return [str(i) for i in self.issues]
+
+    def series(self, metric: str):
+        return self.frame.series(metric)
+
+    def has(self, metric: str) -> bool:
+        return self.frame.has(metric)
