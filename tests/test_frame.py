@@ -1,0 +1,49 @@
+"""RunFrame contract: lossless long table, last value wins per step, NaN/Inf kept."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ppo_doctor.frame import RawSeries, RunFrame
+
+
+def _frame() -> RunFrame:
+    a = RawSeries("objective/kl", [0, 1, 2, 1], [0.1, 0.2, np.nan, 0.25], wall_time=[10, 11, 12, 13], source="f1")
+    b = RawSeries("objective/scores", [0, 1], [1.0, np.inf], source="f2")
+    return RunFrame.from_series([("kl/ref", a), ("reward/score", b)])
+
+
+def test_every_point_kept_with_columns():
+    fr = _frame()
+    assert len(fr) == 6
+    assert list(fr.df.columns) == ["step", "metric", "value", "wall_time", "raw_tag", "source"]
+    assert fr.df["step"].dtype == np.int64 and fr.df["value"].dtype == np.float64
+    assert fr.metrics == ["kl/ref", "reward/score"]
+    assert fr.count("kl/ref") == 4
+
+
+def test_series_sorted_last_wins_and_nonfinite_kept():
+    s = _frame().series("kl/ref")
+    assert s.index.tolist() == [0, 1, 2]
+    assert s.loc[1] == pytest.approx(0.25)  # the re-logged value (file order) wins
+    assert np.isnan(s.loc[2])
+    assert np.isposinf(_frame().series("reward/score").loc[1])
+
+
+def test_missing_metric_and_empty_frame():
+    fr = _frame()
+    assert not fr.has("grad/norm") and fr.series("grad/norm").empty
+    empty = RunFrame.empty()
+    assert len(empty) == 0 and empty.metrics == [] and empty.step_range() is None
+
+
+def test_raw_tags_and_step_range():
+    fr = _frame()
+    assert fr.raw_tags("kl/ref") == ["objective/kl"]
+    assert fr.step_range() == (0, 2)
+
+
+def test_mismatched_lengths_rejected():
+    with pytest.raises(ValueError):
+        RawSeries("x", [0, 1], [1.0])
