@@ -1,0 +1,432 @@
+"""Evidence about causes from the run's own configuration and logged values.
+
+A symptom says *what* went wrong; the run's hyper-parameters often say *why*: a KL
+coefficient of 0.001, ``top_k=50`` during rollouts, 16 PPO epochs.  Each function here
+looks at one cause and returns :class:`Evidence` items with a signed weight (log-factor):
+positive supports the cause, negative argues against it.  Thresholds are the recipe values
+of ``reference/thresholds-and-peers.md`` §4.1-§4.2 and are framework-aware: a learning rate of
+3e-4 is normal for CleanRL/SB3 control tasks and far too high for an LLM policy.
+
+Evidence never creates a cause on its own (config alone is not a symptom): the ranking
+multiplies finding support by ``exp(sum of weights)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..hparams import CLASSIC_RL_FRAMEWORKS
+from ..metrics import NONNEGATIVE_ESTIMATORS
+from ..run import Run
+
+LLM_FRAMEWORKS = frozenset({"trl_legacy", "trl", "trl_rloo", "trl_grpo", "openrlhf", "verl", "trlx", "deepspeed_chat", "other"})
+
+
+@dataclass(frozen=True)
+class Evidence:
+    weight: float  # log-factor: > 0 supports the cause, < 0 argues against it
+    text: str
+
+    def render(self) -> str:
+        return self.text if self.weight >= 0 else f"against: {self.text}"
+
+
+class _View:
+    """Read-only helpers over a Run for the evidence functions."""
+
+    def __init__(self, run: Run):
+        self.run = run
+        self.config: dict[str, Any] = run.config or {}
+        fw = run.framework
+        if fw in CLASSIC_RL_FRAMEWORKS:
+            self.domain = "classic"
+        elif fw in LLM_FRAMEWORKS:
+            self.domain = "llm"
+        elif any(m in run.metric_info for m in ("kl/ref", "len/response_mean", "reward/kl_penalty")):
+            self.domain = "llm"  # a reference KL or response lengths only exist in LM training
+        else:
+            self.domain = "unknown"
+
+    def has_cfg(self, key: str) -> bool:
+        return key in self.config
+
+    def cfg(self, key: str) -> Any:
+        return self.config.get(key)
+
+    def num(self, key: str) -> float | None:
+        v = self.config.get(key)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    def values(self, metric: str) -> np.ndarray:
+        if not self.run.frame.has(metric):
+            return np.empty(0)
+        v = self.run.frame.series(metric).to_numpy(dtype=np.float64)
+        return v[np.isfinite(v)]
+
+    def median(self, metric: str) -> float | None:
+        v = self.values(metric)
+        return float(np.median(v)) if len(v) else None
+
+    def raw(self, metric: str) -> str:
+        info = self.run.metric_info.get(metric)
+        return info.raw_tag if info else metric
+
+    def has_critic(self) -> bool | None:
+        """True/False when the logs or config tell, None when they do not."""
+        if any(self.run.frame.has(m) for m in ("loss/value", "value/explained_var", "value/mean", "value/error", "value/clipfrac")):
+            return True
+        if self.has_cfg("value_lr") or self.has_cfg("vf_coef") or self.has_cfg("cliprange_value"):
+            return True
+        if self.run.framework in ("trl_grpo", "trl_rloo", "other"):
+            return False  # critic-free algorithms (GRPO/RLOO, Tinker, prime-rl)
+        return None
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def _lr(v: _View) -> tuple[float | None, str]:
+    lr = v.num("lr")
+    if lr is not None:
+        return lr, f"config lr = {_fmt(lr)}"
+    vals = v.values("opt/lr")
+    # a console that prints 3 decimals (veRL <= 0.4) shows small LRs as 0.000: ignore zeros there
+    if len(vals) and not (vals.max() == 0 and "console" in v.run.format):
+        peak = float(vals.max())
+        return peak, f"logged {v.raw('opt/lr')} peaks at {_fmt(peak)}"
+    return None, ""
+
+
+def _kl_coef(v: _View) -> tuple[float | None, str]:
+    beta = v.num("kl_coef")
+    if beta is not None:
+        return beta, f"config kl_coef = {_fmt(beta)}"
+    med = v.median("kl/coef")
+    if med is not None:
+        return med, f"logged {v.raw('kl/coef')} median {_fmt(med)}"
+    return None, ""
+
+
+def kl_coef_too_low(v: _View) -> list[Evidence]:
+    beta, where = _kl_coef(v)
+    if beta is None or v.domain == "classic":
+        return []
+    if beta == 0:
+        return [Evidence(1.0, f"{where}: no KL penalty at all")]
+    if beta < 0.01:
+        return [Evidence(0.7, f"{where} is below 0.01 (recipes use 0.02-0.2)")]
+    if beta < 0.03:
+        return [Evidence(0.3, f"{where} is at the low end of the usual 0.02-0.2")]
+    if beta >= 0.1:
+        # 0.02-0.05 are common fixed values (MOSS-RLHF 0.02, N+ details 0.05) and say nothing either
+        # way; 0.1 and above (TRL legacy init 0.2) is a firm constraint (thresholds-and-peers §4.1)
+        return [Evidence(-0.4, f"{where} is a firm KL penalty (recipes use 0.02-0.2)")]
+    return []
+
+
+def adaptive_kl_target_too_high(v: _View) -> list[Evidence]:
+    adaptive = v.cfg("adaptive_kl")
+    if adaptive is False:
+        return [Evidence(-1.0, "the KL controller is fixed (adaptive_kl = False)")]
+    target = v.num("target_kl")
+    if adaptive is None or target is None:
+        return []
+    if target > 10:
+        return [Evidence(0.8, f"adaptive KL target = {_fmt(target)} is above the 0-10 band")]
+    if target <= 6:
+        return [Evidence(-0.4, f"adaptive KL target = {_fmt(target)} is at or below the usual 6")]
+    return []
+
+
+def lr_too_high(v: _View) -> list[Evidence]:
+    lr, where = _lr(v)
+    if lr is None:
+        return []
+    if v.domain == "llm":
+        if lr > 1e-4:
+            return [Evidence(0.9, f"{where} is far above LLM RLHF ranges (1e-6 to 1.4e-5)")]
+        if lr > 5e-5:
+            return [Evidence(0.5, f"{where} is above LLM RLHF ranges (1e-6 to 1.4e-5)")]
+        if lr <= 2e-5:
+            return [Evidence(-0.3, f"{where} is within LLM RLHF ranges")]
+    elif v.domain == "classic":
+        if lr > 3e-3:
+            return [Evidence(0.7, f"{where} is about 10x the usual PPO 3e-4")]
+        if lr > 1e-3:
+            return [Evidence(0.3, f"{where} is above the usual PPO 3e-4")]
+        if lr <= 5e-4:
+            return [Evidence(-0.3, f"{where} is the usual PPO range")]
+    elif lr > 3e-3:
+        return [Evidence(0.5, f"{where} is high for PPO")]
+    return []
+
+
+def lr_too_low(v: _View) -> list[Evidence]:
+    lr, where = _lr(v)
+    if lr is None:
+        return []
+    if lr == 0:
+        return [Evidence(1.2, f"{where}: the policy cannot learn")]
+    floor = 1e-6 if v.domain == "classic" else 1e-7
+    if lr < floor:
+        return [Evidence(0.8, f"{where} is below {floor:g}")]
+    ok = 1e-4 if v.domain == "classic" else 1e-6
+    if lr >= ok:
+        return [Evidence(-0.3, f"{where} is not small")]
+    return []
+
+
+def weak_learning_signal(v: _View) -> list[Evidence]:
+    out = []
+    zero = v.median("reward/zero_std_frac")
+    if zero is not None:
+        if zero > 0.5:
+            out.append(Evidence(0.8, f"{v.raw('reward/zero_std_frac')} median {_fmt(zero)}: most prompt groups get identical rewards"))
+        elif zero < 0.1:
+            out.append(Evidence(-0.3, f"{v.raw('reward/zero_std_frac')} median {_fmt(zero)}: groups do see reward differences"))
+    std = v.median("reward/std")
+    if std is not None and std < 1e-8:
+        out.append(Evidence(0.8, f"{v.raw('reward/std')} is 0: the reward does not vary"))
+    adv = v.median("adv/std")
+    if adv is not None and adv < 1e-8:
+        out.append(Evidence(0.6, f"{v.raw('adv/std')} is 0: advantages carry no signal"))
+    beta, where = _kl_coef(v)
+    if beta is not None and beta >= 0.5 and v.domain != "classic":
+        out.append(Evidence(0.4, f"{where}: a strong KL penalty can outweigh the reward"))
+    return out
+
+
+def too_many_ppo_epochs(v: _View) -> list[Evidence]:
+    epochs = v.num("ppo_epochs")
+    if epochs is None:
+        return []
+    mb = v.num("num_mini_batches") or 1.0
+    steps = epochs * mb
+    desc = f"ppo_epochs = {epochs:g}" + (f" x {mb:g} minibatches" if mb > 1 else "")
+    if v.domain == "classic":
+        # CleanRL/SB3 MuJoCo recipes run 10 epochs x 32 minibatches: only extreme values count
+        if epochs >= 20:
+            return [Evidence(0.6, f"{desc}: many passes even for classic PPO (usual 4-10)")]
+        if epochs <= 4:
+            return [Evidence(-0.3, f"{desc} is a usual classic PPO setting")]
+        return []
+    if epochs >= 8:
+        return [Evidence(0.8, f"{desc}: well above the usual 1-4 for LLM PPO")]
+    if steps >= 32:
+        return [Evidence(0.5, f"{desc} = {steps:g} updates per batch (trl#454: 64 pushed ratios up)")]
+    if epochs >= 5:
+        return [Evidence(0.3, f"{desc} is above the usual 1-4")]
+    if epochs == 1 and mb <= 1:
+        return [Evidence(-0.8, f"{desc}: one gradient step per batch cannot over-optimise it")]
+    if epochs <= 2 and mb <= 2:
+        return [Evidence(-0.5, f"{desc} is a light update schedule")]
+    return []
+
+
+def batch_too_large(v: _View) -> list[Evidence]:
+    bs = v.num("batch_size")
+    if bs is None or v.domain == "classic":
+        return []
+    if bs >= 1024:
+        return [Evidence(0.4, f"batch_size = {bs:g} rollouts per update is large")]
+    if bs <= 64:
+        return [Evidence(-0.3, f"batch_size = {bs:g} is small")]
+    return []
+
+
+def no_grad_clipping(v: _View) -> list[Evidence]:
+    if not v.has_cfg("max_grad_norm"):
+        return []
+    g = v.cfg("max_grad_norm")
+    if g is None or (isinstance(g, (int, float)) and g <= 0):
+        return [Evidence(0.8, f"max_grad_norm = {g}: gradients are not clipped")]
+    g = float(g)
+    if g >= 100:
+        return [Evidence(0.6, f"max_grad_norm = {_fmt(g)} is too loose to ever clip")]
+    if g <= 1.0:
+        return [Evidence(-0.6, f"max_grad_norm = {_fmt(g)} clips gradients")]
+    if g <= 10:
+        return [Evidence(-0.2, f"max_grad_norm = {_fmt(g)} clips large gradients")]
+    return []
+
+
+def policy_not_from_sft(v: _View) -> list[Evidence]:
+    init, ref = v.cfg("init_from"), v.cfg("ref_model")
+    if not init or not ref:
+        return []
+    if str(init).rstrip("/") != str(ref).rstrip("/"):
+        return [Evidence(1.0, f"policy starts from {init!r} but the reference is {ref!r}")]
+    return [Evidence(-0.6, f"policy and reference both start from {init!r}")]
+
+
+def reward_not_normalized(v: _View) -> list[Evidence]:
+    out = []
+    w = v.cfg("whiten_rewards")
+    if w is True:
+        out.append(Evidence(-0.6, "rewards are normalised (whiten_rewards/normalize_reward on)"))
+    elif w is False:
+        out.append(Evidence(0.2, "reward normalisation is off"))
+    scale = v.num("reward_scale")
+    if scale is not None and abs(scale) >= 10:
+        out.append(Evidence(0.6, f"reward_scale = {_fmt(scale)} multiplies the reward"))
+    score = v.median("reward/score")
+    std = v.median("reward/std")
+    if (score is not None and abs(score) > 10) or (std is not None and std > 10):
+        parts = [f"median {_fmt(score)}" if score is not None else "", f"std {_fmt(std)}" if std is not None else ""]
+        out.append(Evidence(0.6, f"logged {v.raw('reward/score')} has a large scale ({', '.join(p for p in parts if p)})"))
+    elif score is not None and abs(score) <= 3 and (std is None or std <= 3):
+        out.append(Evidence(-0.3, f"logged {v.raw('reward/score')} stays on a unit scale"))
+    return out
+
+
+def reward_not_clipped(v: _View) -> list[Evidence]:
+    out = []
+    if v.has_cfg("reward_clip"):
+        clip = v.cfg("reward_clip")
+        if clip is None:
+            out.append(Evidence(0.2, "reward_clip is off"))
+        elif clip <= 10:
+            out.append(Evidence(-0.6, f"rewards are clipped to +-{_fmt(clip)}"))
+    vals = v.values("reward/score")
+    if len(vals) and float(np.abs(vals).max()) > 10:
+        out.append(Evidence(0.5, f"logged {v.raw('reward/score')} reaches {_fmt(float(vals[np.argmax(np.abs(vals))]))}, beyond +-10"))
+    return out
+
+
+def _no_critic(v: _View) -> list[Evidence]:
+    if v.has_critic() is False:
+        return [Evidence(-1.5, f"{v.run.framework} trains without a critic")]
+    return []
+
+
+def value_lr_mistuned(v: _View) -> list[Evidence]:
+    out = _no_critic(v)
+    lr, vlr = v.num("lr"), v.num("value_lr")
+    if lr and vlr:
+        ratio = vlr / lr
+        if ratio >= 50:
+            out.append(Evidence(0.6, f"value_lr = {_fmt(vlr)} is {ratio:.0f}x the policy lr: the critic may overshoot"))
+        elif ratio < 0.5:
+            out.append(Evidence(0.4, f"value_lr = {_fmt(vlr)} is below the policy lr {_fmt(lr)}: the critic may lag"))
+        elif ratio <= 20:
+            out.append(Evidence(-0.3, f"value_lr = {_fmt(vlr)} is {ratio:.2g}x the policy lr"))
+    return out
+
+
+def value_undertrained(v: _View) -> list[Evidence]:
+    out = _no_critic(v)
+    ev = v.median("value/explained_var")
+    if ev is not None:
+        if ev < 0:
+            out.append(Evidence(0.6, f"{v.raw('value/explained_var')} median {_fmt(ev)}: the critic is worse than the mean"))
+        elif ev > 0.5:
+            out.append(Evidence(-0.5, f"{v.raw('value/explained_var')} median {_fmt(ev)}: the critic explains the returns"))
+    vf = v.num("vf_coef")
+    if vf is not None and vf < 0.05:
+        out.append(Evidence(0.3, f"vf_coef = {_fmt(vf)} gives the value loss little weight"))
+    return out
+
+
+def gae_lambda(v: _View) -> list[Evidence]:
+    out = _no_critic(v)
+    lam = v.num("lam")
+    if lam is not None:
+        if lam < 0.9:
+            out.append(Evidence(0.7, f"GAE lambda = {_fmt(lam)} is below the usual 0.9-1.0"))
+        elif lam <= 1.0:
+            out.append(Evidence(-0.4, f"GAE lambda = {_fmt(lam)} is in the usual 0.9-1.0"))
+    return out
+
+
+_SAMPLING_KEYS = ("top_k", "top_p", "min_length", "min_new_tokens", "do_sample")
+
+
+def generation_settings(v: _View) -> list[Evidence]:
+    out = []
+    top_k, top_p = v.num("top_k"), v.num("top_p")
+    if top_k is not None and top_k > 0:
+        out.append(Evidence(0.6, f"top_k = {top_k:g}: rollouts are not pure samples from the policy"))
+    if top_p is not None and top_p < 1:
+        out.append(Evidence(0.4, f"top_p = {_fmt(top_p)}: nucleus sampling truncates the distribution"))
+    for key in ("min_length", "min_new_tokens"):
+        n = v.num(key)
+        if n is not None and n > 0:
+            out.append(Evidence(0.8, f"{key} = {n:g} suppresses EOS until reached"))
+    if v.cfg("do_sample") is False:
+        out.append(Evidence(0.8, "do_sample = False: greedy/beam rollouts are not samples from the policy"))
+    temp = v.num("temperature")
+    if temp is not None and temp != 1.0:
+        out.append(Evidence(0.2, f"temperature = {_fmt(temp)}: log-probs must be computed at the same temperature"))
+    if not out and any(v.has_cfg(k) for k in _SAMPLING_KEYS):
+        shown = ", ".join(f"{k}={v.cfg(k)}" for k in _SAMPLING_KEYS if v.has_cfg(k))
+        out.append(Evidence(-0.8, f"config shows pure sampling ({shown})"))
+    return out
+
+
+def implementation_bug(v: _View) -> list[Evidence]:
+    out = []
+    for metric in ("kl/ref", "kl/old"):
+        info = v.run.metric_info.get(metric)
+        if info is None or info.estimator not in NONNEGATIVE_ESTIMATORS:
+            continue
+        vals = v.values(metric)
+        if len(vals) and vals.min() < -1e-6:
+            out.append(
+                Evidence(
+                    1.0 if metric == "kl/ref" else 0.8,
+                    f"{info.raw_tag} ({info.estimator}, cannot be negative) reaches {_fmt(float(vals.min()))}",
+                )
+            )
+    return out
+
+
+def response_truncation(v: _View) -> list[Evidence]:
+    clip = v.median("len/response_clip_ratio")
+    if clip is None:
+        return []
+    if clip > 0.3:
+        return [Evidence(0.6, f"{v.raw('len/response_clip_ratio')} median {_fmt(clip)}: many responses hit the length cap")]
+    if clip < 0.02:
+        return [Evidence(-0.5, f"{v.raw('len/response_clip_ratio')} median {_fmt(clip)}: responses end before the cap")]
+    return []
+
+
+EVIDENCE: dict[str, Callable[[_View], list[Evidence]]] = {
+    "kl-coef-too-low": kl_coef_too_low,
+    "adaptive-kl-target-too-high": adaptive_kl_target_too_high,
+    "lr-too-high": lr_too_high,
+    "lr-too-low": lr_too_low,
+    "weak-learning-signal": weak_learning_signal,
+    "too-many-ppo-epochs": too_many_ppo_epochs,
+    "batch-too-large": batch_too_large,
+    "no-grad-clipping": no_grad_clipping,
+    "policy-not-from-sft": policy_not_from_sft,
+    "reward-not-normalized": reward_not_normalized,
+    "reward-not-clipped": reward_not_clipped,
+    "value-lr-mistuned": value_lr_mistuned,
+    "value-undertrained": value_undertrained,
+    "gae-lambda": gae_lambda,
+    "generation-settings": generation_settings,
+    "implementation-bug": implementation_bug,
+    "response-truncation": response_truncation,
+}
+
+
+def collect(run: Run, cause_ids: list[str] | None = None) -> dict[str, list[Evidence]]:
+    """Evidence per cause id (only causes with something to say appear)."""
+    view = _View(run)
+    out: dict[str, list[Evidence]] = {}
+    for cid, fn in EVIDENCE.items():
+        if cause_ids is not None and cid not in cause_ids:
+            continue
+        ev = fn(view)
+        if ev:
+            out[cid] = ev
+    return out
+
+
+__all__ = ["Evidence", "EVIDENCE", "collect"]

@@ -1,0 +1,111 @@
+"""Rank causes from findings (symptom evidence) and the run's config (context evidence).
+
+Score of a cause = finding support x config factor:
+
+* finding support: every finding lends ``weight x severity`` to each cause it names
+  (``Finding.causes``; the symptom's default causes when a rule names none).  Within one
+  symptom the contributions are taken in decreasing order with halving weights (1, 1/2,
+  1/4, ...), so ten findings of the same symptom do not outvote two independent symptoms;
+  distinct symptoms add up.
+* config factor: ``exp(sum of evidence weights)`` from :mod:`.evidence`, clipped to
+  [exp(-1.5), exp(1.5)].  It multiplies, so configuration alone never creates a cause.
+
+Confidence = ``(1 - exp(-1.2 x score)) x score / best score``: the top cause's confidence
+grows with its absolute support (one error-level finding with full weight gives 0.70, plus
+supporting config > 0.85) and the others are scaled by how far they trail it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import defaultdict
+
+from ..findings import Finding, RankedCause
+from ..run import Run
+from .catalog import CAUSE_IDS, SYMPTOM_CAUSES, get_cause
+from .evidence import Evidence, collect
+
+log = logging.getLogger(__name__)
+
+SEVERITY_FACTOR = {"info": 0.35, "warning": 0.75, "error": 1.0}
+SAME_SYMPTOM_DECAY = 0.5
+MAX_LOG_FACTOR = 1.5
+STRENGTH_RATE = 1.2
+_ORDER = {cid: i for i, cid in enumerate(CAUSE_IDS)}
+
+
+def finding_causes(f: Finding) -> dict[str, float]:
+    """The causes a finding supports: its own, else its symptom's defaults."""
+    return f.causes if f.causes else SYMPTOM_CAUSES.get(f.symptom, {})
+
+
+def _describe(f: Finding) -> str:
+    where = ""
+    if f.start_step is not None:
+        where = f" from step {f.start_step}" + (f" to {f.end_step}" if f.end_step not in (None, f.start_step) else "")
+    return f"{f.code} {f.name} ({f.severity}, {f.symptom} on {f.metric}{where}): {f.message}"
+
+
+def _support(findings: list[Finding]) -> tuple[dict[str, float], dict[str, list[tuple[float, str]]]]:
+    per: dict[str, dict[str, list[tuple[float, str]]]] = defaultdict(lambda: defaultdict(list))
+    for f in findings:
+        sev = SEVERITY_FACTOR.get(f.severity, 0.5)
+        for cid, w in finding_causes(f).items():
+            if cid not in _ORDER:
+                log.warning("finding %s names unknown cause %r; ignored", f.code, cid)
+                continue
+            if w > 0:
+                per[cid][f.symptom].append((float(w) * sev, _describe(f)))
+    support: dict[str, float] = {}
+    evidence: dict[str, list[tuple[float, str]]] = {}
+    for cid, by_symptom in per.items():
+        total = 0.0
+        items: list[tuple[float, str]] = []
+        for contribs in by_symptom.values():
+            contribs.sort(key=lambda c: (-c[0], c[1]))
+            total += sum(c * SAME_SYMPTOM_DECAY**i for i, (c, _) in enumerate(contribs))
+            items.extend(contribs)
+        support[cid] = total
+        evidence[cid] = sorted(items, key=lambda c: (-c[0], c[1]))
+    return support, evidence
+
+
+def _factor(ev: list[Evidence]) -> float:
+    s = sum(e.weight for e in ev)
+    return math.exp(max(-MAX_LOG_FACTOR, min(MAX_LOG_FACTOR, s)))
+
+
+def rank_causes(findings: list[Finding], run: Run) -> list[RankedCause]:
+    """Every cause supported by at least one finding, most likely first (ties by catalog order)."""
+    support, finding_ev = _support(findings)
+    if not support:
+        return []
+    config_ev = collect(run, list(support))
+    scores = {cid: s * _factor(config_ev.get(cid, [])) for cid, s in support.items()}
+    best = max(scores.values())
+    ranked = []
+    for cid, score in scores.items():
+        cause = get_cause(cid)
+        conf = (1.0 - math.exp(-STRENGTH_RATE * score)) * (score / best if best > 0 else 0.0)
+        ranked.append(
+            (
+                -round(conf, 9),
+                -support[cid],
+                _ORDER[cid],
+                RankedCause(
+                    id=cid,
+                    title=cause.title,
+                    confidence=conf,
+                    explanation=cause.explanation,
+                    evidence=[text for _, text in finding_ev[cid]],
+                    config_evidence=[e.render() for e in sorted(config_ev.get(cid, []), key=lambda e: -e.weight)],
+                    fixes=list(cause.fixes),
+                ),
+            )
+        )
+    ranked.sort(key=lambda r: r[:3])
+    return [r[3] for r in ranked]
+
+
+__all__ = ["rank_causes", "finding_causes", "SEVERITY_FACTOR"]
