@@ -1,0 +1,808 @@
+"""Reader for W&B's binary transaction log ``run-<id>.wandb`` (formats.md §9d).
+
+The file is what the W&B client writes locally for every run (online or offline); it is the
+only place an offline run keeps its metrics.  Layout:
+
+* framing = the LevelDB log format (``leveldb/doc/log_format.md``): a 7-byte file header
+  ``":W&B"`` + uint16 LE ``0xBEE1`` + uint8 version 0, then 32 KiB blocks of records
+  ``uint32 crc | uint16 length | uint8 type | data``; FULL/FIRST/MIDDLE/LAST fragments; fewer
+  than 7 bytes left in a block are zero padding.  The checksum is zlib CRC-32 of the data
+  seeded with the CRC-32 of the type byte (``wandb/sdk/internal/datastore.py``, wandb <= 0.29;
+  checked on files of wandb 0.14.2, 0.15.5 and 0.31.0), not LevelDB's masked CRC32C;
+* payload = a protobuf ``wandb_internal.Record`` (``wandb/proto/wandb_internal.proto``).
+
+The protobuf is decoded here with a small wire-format decoder, so the library never imports
+wandb.  Metrics come from ``Record.history`` rows; ``HistoryItem`` has ``key`` (legacy Python
+backend) or ``nested_key`` (Go wandb-core) and ``value_json`` (NaN/Infinity as bare tokens).
+Values are parsed in bulk with one ``json.loads`` per chunk of items, which is what keeps a
+million-point history to a couple of seconds.
+
+Step: the row's ``_step``, unless ``define_metric(..., step_metric=...)`` gave the key another
+x-axis (HF Trainer and OpenRLHF declare ``train/global_step``, formats.md §1e, §2); then the
+value of that metric in the row (or the last one logged before it), as W&B's own charts do.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import logging
+import math
+import mmap
+import os
+import struct
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..errors import LogReadError
+from ..frame import RawRun, RawSeries, ReadIssue, TextSample
+from . import wandb_files
+from .wandb_files import EVAL_PREFIXES, TableRef
+
+log = logging.getLogger(__name__)
+
+NAME = "wandb_binary"
+
+_MAGIC = b":W&B\xe1\xbe"  # ident ":W&B" + uint16 LE 0xBEE1 (datastore.py LEVELDBLOG_HEADER_*)
+_VERSION = 0
+_FILE_HEADER = 7
+_BLOCK = 32 * 1024
+_REC_HEADER = 7  # crc32 + uint16 length + uint8 type
+_FULL, _FIRST, _MIDDLE, _LAST = 1, 2, 3, 4
+_CRC_SEED = [zlib.crc32(bytes([t])) for t in range(256)]
+
+# Record oneof field numbers (wandb_internal.proto, formats.md §9d).
+_R_HISTORY, _R_CONFIG, _R_METRIC, _R_RUN, _R_EXIT = 2, 5, 12, 17, 18
+
+# Items per bulk-decoding chunk: bounds the Python objects alive at once (memory) while
+# keeping the per-chunk numpy work large enough to be cheap.
+_CHUNK_ITEMS = 200_000
+
+# Keys that W&B writes into every row; used for step and wall time, never analysed.
+_STEP_KEY, _TIME_KEY = "_step", "_timestamp"
+# Nested dict values deeper than this are not flattened into metrics (untrusted input).
+_MAX_NESTING = 16
+_TABLE_TYPES = ("table-file", "table", "partitioned-table", "joined-table")
+
+
+class _Malformed(ValueError):
+    """The bytes are not a valid protobuf message."""
+
+
+# -- protobuf wire format ------------------------------------------------------------------
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """Decode a base-128 varint at ``pos``; return (value, next position)."""
+    result = shift = 0
+    while True:
+        if pos >= len(buf):
+            raise _Malformed("varint runs past the end")
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise _Malformed("varint longer than 10 bytes")
+
+
+def _fields(buf: bytes) -> Iterator[tuple[int, int, Any]]:
+    """Yield ``(field number, wire type, value)``: an int for varint/fixed, bytes otherwise."""
+    pos, n = 0, len(buf)
+    while pos < n:
+        tag, pos = _varint(buf, pos)
+        wire = tag & 7
+        if wire == 0:
+            value, pos = _varint(buf, pos)
+        elif wire == 2:
+            length, pos = _varint(buf, pos)
+            if pos + length > n:
+                raise _Malformed("field runs past the end")
+            value = buf[pos : pos + length]
+            pos += length
+        elif wire == 1 or wire == 5:
+            size = 8 if wire == 1 else 4
+            if pos + size > n:
+                raise _Malformed("field runs past the end")
+            value = int.from_bytes(buf[pos : pos + size], "little")
+            pos += size
+        else:  # groups (3/4) are not used by wandb_internal.proto
+            raise _Malformed(f"unsupported wire type {wire}")
+        yield tag >> 3, wire, value
+
+
+def _signed(v: int) -> int:
+    """int32/int64 varints are two's complement on 64 bits."""
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+# -- LevelDB-log framing ---------------------------------------------------------------------
+
+
+@dataclass
+class _Damage:
+    """A stretch of unreadable bytes, reported once when reading resumes after it."""
+
+    start: int
+    reason: str
+
+
+def iter_records(data: bytes, path: str, issues: list[ReadIssue]) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(byte offset, payload)`` for every intact record after the file header.
+
+    Damage never stops the scan: a bad checksum or impossible header skips that record (or
+    the rest of its block when its length cannot be trusted), and one error issue names the
+    offset where the damaged stretch starts.  A file that ends inside a record (still being
+    written, or cut by a copy) keeps every complete record before it.
+    """
+    n = len(data)
+    pos = _FILE_HEADER
+    parts: list[bytes] | None = None  # fragments of a FIRST..LAST record being reassembled
+    parts_at = 0
+    damage: _Damage | None = None
+
+    def flush_damage(upto: int) -> None:
+        nonlocal damage
+        if damage is not None:
+            issues.append(
+                ReadIssue(path, f"{upto - damage.start} damaged bytes skipped ({damage.reason})", offset=damage.start)
+            )
+            damage = None
+
+    def mark(at: int, reason: str) -> None:
+        nonlocal damage, parts
+        if parts is not None:  # the record being reassembled is lost with the damage
+            at, parts = min(at, parts_at), None
+        if damage is None:
+            damage = _Damage(at, reason)
+
+    while pos < n:
+        block_end = (pos // _BLOCK + 1) * _BLOCK
+        if block_end - pos < _REC_HEADER:
+            pos = block_end  # block trailer (log_format.md: a record never starts in the last 6 bytes)
+            continue
+        if pos + _REC_HEADER > n:
+            break
+        crc, length, rtype = struct.unpack_from("<IHB", data, pos)
+        end = pos + _REC_HEADER + length
+        if rtype == 0 and length == 0:
+            pos = block_end  # zero-filled rest of a block (preallocated or padded file)
+            continue
+        if end > block_end or not _FULL <= rtype <= _LAST:
+            mark(pos, "bad record header")
+            pos = block_end  # the length cannot be trusted: resume at the next block
+            continue
+        if end > n:
+            break
+        payload = data[pos + _REC_HEADER : end]
+        if zlib.crc32(payload, _CRC_SEED[rtype]) != crc:
+            mark(pos, "checksum mismatch")
+            pos = end
+            continue
+        if parts is None and rtype in (_MIDDLE, _LAST):
+            mark(pos, "record fragment without its start")  # its start was in the damage
+            pos = end
+            continue
+        flush_damage(pos)
+        if rtype == _FULL:
+            if parts is not None:
+                mark(parts_at, "record fragment without its end")
+                flush_damage(pos)
+            yield pos, payload
+        elif rtype == _FIRST:
+            if parts is not None:
+                mark(parts_at, "record fragment without its end")
+                flush_damage(pos)
+            parts, parts_at = [payload], pos
+        elif rtype == _MIDDLE:
+            parts.append(payload)
+        else:
+            parts.append(payload)
+            yield parts_at, b"".join(parts)
+            parts = None
+        pos = end
+
+    flush_damage(min(pos, n))
+    if pos < n or parts is not None:
+        at = parts_at if parts is not None else pos
+        # A half-written last record is what a live or killed run leaves: the data before it
+        # is complete, so this is a warning, not an error.
+        issues.append(
+            ReadIssue(path, "file ends inside a record (truncated or still being written)", offset=at, level="warning")
+        )
+
+
+# -- history decoding ---------------------------------------------------------------------------
+
+
+def _history_row(buf: bytes) -> tuple[list[Any], list[bytes], int | None]:
+    """Keys and ``value_json`` texts of a ``HistoryRecord``'s items, and its ``step.num`` (None if absent).
+
+    ``key`` is the bytes of ``HistoryItem.key`` or of a single ``nested_key``, or a tuple of
+    the ``nested_key`` parts.  The typed value fields of newer protos (none=3, boolean=4,
+    integer=5 sint64, number=6 double, text=7, json=8) are turned into JSON text so that
+    every value takes the same bulk-decoding path; ``value_json`` wins when both are set.
+
+    This is the hot loop of the reader (one pass per history item), so the common encodings
+    (one-byte tags and lengths) are decoded inline; anything else goes through ``_varint``.
+    """
+    keys: list[Any] = []
+    values: list[bytes] = []
+    step: int | None = None
+    pos, n = 0, len(buf)
+    while pos < n:
+        if buf[pos] != 0x0A:  # not an item (field 1, length-delimited): step, _info, ...
+            for fno, wire, sub in _fields(_one_field(buf, pos)):
+                if fno == 2 and wire == 2:
+                    step = 0  # proto3 omits num == 0
+                    for sfno, swire, v in _fields(sub):
+                        if sfno == 1 and swire == 0:
+                            step = _signed(v)
+            pos = _skip_field(buf, pos)
+            continue
+        length = buf[pos + 1]
+        if length < 0x80:
+            p = pos + 2
+        else:
+            length, p = _varint(buf, pos + 1)
+        end = p + length
+        if end > n:
+            raise _Malformed("history item runs past the end")
+        key: Any = None
+        parts: list[bytes] | None = None
+        value: bytes | None = None
+        typed: bytes | None = None
+        while p < end:
+            tag = buf[p]
+            if tag == 0x82 and buf[p + 1] == 0x01:  # value_json: field 16, wire type 2
+                p += 2
+            elif tag == 0x12 or tag == 0x0A:  # nested_key (2) / key (1)
+                p += 1
+            else:
+                field_end = _skip_field(buf, p, end)
+                for fno, wire, v in _fields(buf[p:field_end]):
+                    typed = _typed_json(fno, wire, v) or typed
+                p = field_end
+                continue
+            length = buf[p]
+            if length < 0x80:
+                p += 1
+            else:
+                length, p = _varint(buf, p)
+            v = buf[p : p + length]
+            p += length
+            if tag == 0x82:
+                value = v
+            elif tag == 0x12:
+                if parts is None:
+                    parts = [v]
+                else:
+                    parts.append(v)
+            else:
+                key = v
+        if p != end:
+            raise _Malformed("history item runs past its length")
+        if parts is not None:
+            key = parts[0] if len(parts) == 1 else tuple(parts)
+        if value is None:
+            value = typed
+        if key is not None and value is not None:
+            keys.append(key)
+            values.append(value)
+        pos = end
+    return keys, values, step
+
+
+def _skip_field(buf: bytes, pos: int, end: int | None = None) -> int:
+    """Position after the field that starts at ``pos``."""
+    end = len(buf) if end is None else end
+    tag, pos = _varint(buf, pos)
+    wire = tag & 7
+    if wire == 0:
+        _, pos = _varint(buf, pos)
+    elif wire == 2:
+        length, pos = _varint(buf, pos)
+        pos += length
+    elif wire == 1:
+        pos += 8
+    elif wire == 5:
+        pos += 4
+    else:
+        raise _Malformed(f"unsupported wire type {wire}")
+    if pos > end:
+        raise _Malformed("field runs past the end")
+    return pos
+
+
+def _one_field(buf: bytes, pos: int) -> bytes:
+    return buf[pos : _skip_field(buf, pos)]
+
+
+def _typed_json(fno: int, wire: int, v: Any) -> bytes | None:
+    if fno == 3 and wire == 0:
+        return b"null"
+    if fno == 4 and wire == 0:
+        return b"true" if v else b"false"
+    if fno == 5 and wire == 0:
+        return str((v >> 1) ^ -(v & 1)).encode()  # zigzag sint64
+    if fno == 6 and wire == 1:
+        x = struct.unpack("<d", v.to_bytes(8, "little"))[0]
+        return json.dumps(x).encode()  # NaN/Infinity tokens, like value_json
+    if fno == 7 and wire == 2:
+        return json.dumps(v.decode("utf-8", "replace")).encode()
+    if fno == 8 and wire == 2:
+        return v
+    return None
+
+
+def _config_items(buf: bytes) -> Iterator[tuple[str, list[str], Any]]:
+    """``ConfigRecord`` -> ``(op, key path, value)`` with op ``update`` or ``remove``."""
+    for fno, wire, sub in _fields(buf):
+        if wire != 2 or fno not in (1, 2):
+            continue
+        key: list[str] = []
+        raw = None
+        for ifno, iwire, v in _fields(sub):
+            if iwire != 2:
+                continue
+            if ifno == 1:
+                key = [v.decode("utf-8", "replace")]
+            elif ifno == 2:
+                key.append(v.decode("utf-8", "replace"))
+            elif ifno == 16:
+                raw = v
+        if not key:
+            continue
+        try:
+            value = json.loads(raw) if raw is not None else None
+        except ValueError:
+            value = raw.decode("utf-8", "replace")
+        yield ("update" if fno == 1 else "remove"), key, value
+
+
+def _set_config(config: dict[str, Any], op: str, key: list[str], value: Any) -> None:
+    if key[0] == "_wandb":  # internal telemetry, not a hyper-parameter (formats.md §9c)
+        return
+    node = config
+    for part in key[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            if op == "remove":
+                return
+            child = node[part] = {}
+        node = child
+    if op == "update":
+        node[key[-1]] = value
+    else:
+        node.pop(key[-1], None)
+
+
+def _str_fields(buf: bytes, wanted: dict[int, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for fno, wire, v in _fields(buf):
+        name = wanted.get(fno)
+        if name is not None and wire == 2:
+            text = v.decode("utf-8", "replace")
+            if name == "tags":
+                out.setdefault(name, []).append(text)
+            elif text:
+                out[name] = text
+    return out
+
+
+# -- the reader -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Chunk:
+    """Items of consecutive history rows, decoded together."""
+
+    keys: list[int] = field(default_factory=list)
+    values: list[bytes] = field(default_factory=list)
+    row_sizes: list[int] = field(default_factory=list)  # items per row
+    row_offsets: list[int] = field(default_factory=list)
+    row_stepnums: list[int | None] = field(default_factory=list)
+    first_row: int = 0
+
+
+@dataclass
+class _Log:
+    """Everything decoded from one ``.wandb`` file, column-wise."""
+
+    path: str
+    key_ids: dict[Any, int] = field(default_factory=dict)
+    key_names: list[str] = field(default_factory=list)
+    # numeric points: key id, global row index, value
+    num_keys: list[np.ndarray] = field(default_factory=list)
+    num_rows: list[np.ndarray] = field(default_factory=list)
+    num_vals: list[np.ndarray] = field(default_factory=list)
+    # per row: step (from _step / step.num) and wall time (_timestamp)
+    row_steps: list[np.ndarray] = field(default_factory=list)
+    row_walls: list[np.ndarray] = field(default_factory=list)
+    texts: list[tuple[str, int, str]] = field(default_factory=list)  # key, row, text
+    tables: list[tuple[str, int, str]] = field(default_factory=list)  # key, row, path relative to files/
+    metric_defs: list[tuple[str, str, str]] = field(default_factory=list)  # name, glob, step_metric
+    config: dict[str, Any] = field(default_factory=dict)
+    run_info: dict[str, Any] = field(default_factory=dict)
+    exit_code: int | None = None
+    issues: list[ReadIssue] = field(default_factory=list)
+    n_rows: int = 0
+    last_step: int = -1
+    _media: tuple[int, tuple[str, ...]] = (0, ())
+
+    def key_id(self, key: Any) -> int:
+        """Id of a key (bytes, or a tuple of nested_key parts that shares the id of its joined name)."""
+        kid = self.key_ids.get(key)
+        if kid is None:
+            if isinstance(key, tuple):
+                kid = self.key_id(b"/".join(key))
+            else:
+                kid = len(self.key_names)
+                self.key_names.append(key.decode("utf-8", "replace"))
+            self.key_ids[key] = kid
+        return kid
+
+    def media_prefixes(self) -> tuple[str, ...]:
+        """Keys logged as media: wandb-core splits a media dict into ``<key>/_type``, ``<key>/path`` ..."""
+        seen, prefixes = self._media
+        if seen != len(self.key_names):
+            prefixes = tuple(k[: -len("/_type")] + "/" for k in self.key_names if k.endswith("/_type"))
+            self._media = (len(self.key_names), prefixes)
+        return prefixes
+
+
+@dataclass
+class Decoded:
+    """A decoded ``.wandb`` file: the run, the tables its history logged, its last ``_step``."""
+
+    run: RawRun
+    tables: list[TableRef]
+    last_step: int | None
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """A W&B transaction log starts with ``:W&B`` and the 0xBEE1 magic, whatever its name."""
+    return head[: len(_MAGIC)] == _MAGIC
+
+
+def read(path: Path) -> list[RawRun]:
+    """Read ``run-<id>.wandb`` and the side files of its run folder (``files/`` beside it)."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            # mmap: a multi-GB log is paged in as it is scanned instead of copied into memory
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(fh.fileno()).st_size else b""
+    except (OSError, ValueError) as exc:
+        raise LogReadError(str(path), f"cannot read file: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        decoded = decode(data, str(path))
+    finally:
+        if isinstance(data, mmap.mmap):
+            data.close()
+    raw = decoded.run
+    side = wandb_files.read_side_files(path.parent / "files", decoded.tables)
+    wandb_files.merge_side_files(raw, side)
+    issue = wandb_files.summary_step_issue(side.summary, decoded.last_step, str(path.parent / "files" / "wandb-summary.json"))
+    if issue is not None:
+        raw.issues.append(issue)
+    log.debug("%s: %d series, %d points", path, len(raw.series), sum(len(x) for x in raw.series))
+    return [raw]
+
+
+def read_run_folder(folder: Path) -> list[RawRun]:
+    """Every run of a W&B run folder (``run-*``/``offline-run-*``): its ``.wandb`` log and ``files/``.
+
+    A folder without a ``.wandb`` file (copied without it) still gives its config and text
+    tables, with a warning that the metrics are missing.
+    """
+    folder = Path(folder)
+    logs = sorted(p for p in folder.glob("*.wandb") if p.is_file())
+    if logs:
+        runs: list[RawRun] = []
+        for p in logs:
+            runs += read(p)
+        return runs
+    side = wandb_files.read_side_files(folder / "files")
+    if not (side.config or side.texts or side.summary or side.metadata):
+        raise LogReadError(str(folder), "not a W&B run folder (no .wandb file and no files/ content)")
+    raw = RawRun()
+    wandb_files.merge_side_files(raw, side)
+    raw.issues.append(ReadIssue(str(folder), "no run-<id>.wandb file: the run's metric history is missing", level="warning"))
+    return [raw]
+
+
+def decode(data: bytes | mmap.mmap, path: str) -> Decoded:
+    """Decode the bytes of a ``.wandb`` file into a RawRun (without side files)."""
+    if len(data) < _FILE_HEADER:
+        raise LogReadError(path, f"not a W&B log: {len(data)} bytes, shorter than the 7-byte header", offset=0)
+    if data[: len(_MAGIC)] != _MAGIC:
+        raise LogReadError(path, "not a W&B log: header is not ':W&B' + 0xBEE1", offset=0)
+    if data[6] != _VERSION:
+        raise LogReadError(path, f"unsupported W&B log version {data[6]}", offset=6)
+
+    lg = _Log(path)
+    key_ids = lg.key_ids
+    chunk = _Chunk()
+    saw_exit = False
+    for offset, payload in iter_records(data, path, lg.issues):
+        try:
+            for fno, wire, body in _fields(payload):
+                if wire != 2:
+                    continue
+                if fno == _R_HISTORY:
+                    keys, values, stepnum = _history_row(body)
+                    lg.n_rows += 1
+                    chunk.keys += [key_ids[k] if k in key_ids else lg.key_id(k) for k in keys]
+                    chunk.values += values
+                    chunk.row_sizes.append(len(keys))
+                    chunk.row_offsets.append(offset)
+                    chunk.row_stepnums.append(stepnum)
+                    if len(chunk.values) >= _CHUNK_ITEMS:
+                        _flush(lg, chunk)
+                        chunk = _Chunk(first_row=lg.n_rows)
+                elif fno == _R_CONFIG:
+                    for op, key, value in _config_items(body):
+                        _set_config(lg.config, op, key, value)
+                elif fno == _R_RUN:
+                    _read_run_record(lg, body)
+                elif fno == _R_METRIC:
+                    d = _str_fields(body, {1: "name", 2: "glob", 4: "step_metric"})
+                    if d.get("step_metric") or d.get("name"):
+                        lg.metric_defs.append((d.get("name", ""), d.get("glob", ""), d.get("step_metric", "")))
+                elif fno == _R_EXIT:
+                    saw_exit = True
+                    lg.exit_code = 0
+                    for efno, ewire, v in _fields(body):
+                        if efno == 1 and ewire == 0:
+                            lg.exit_code = _signed(v)
+        except (_Malformed, IndexError, ValueError, RecursionError) as exc:
+            lg.issues.append(ReadIssue(path, f"malformed record skipped ({exc})", offset=offset))
+    _flush(lg, chunk)
+    if lg.exit_code:
+        lg.issues.append(ReadIssue(path, f"the run exited with code {lg.exit_code}", level="warning"))
+    elif not saw_exit and lg.n_rows:
+        lg.issues.append(
+            ReadIssue(path, "no exit record: the run crashed or was still running when the file was copied", level="warning")
+        )
+    return _build(lg)
+
+
+def _read_run_record(lg: _Log, body: bytes) -> None:
+    """``RunRecord``: initial config (field 4) and identity (id, project, name, group, tags)."""
+    names = {1: "run_id", 3: "project", 6: "group", 7: "job_type", 8: "display_name", 10: "tags"}
+    lg.run_info.update(_str_fields(body, names))
+    for fno, wire, sub in _fields(body):
+        if fno == 4 and wire == 2:
+            for op, key, value in _config_items(sub):
+                _set_config(lg.config, op, key, value)
+
+
+def _parse_values(values: list[bytes]) -> list[Any]:
+    """All ``value_json`` texts of a chunk with one ``json.loads`` (Python's json takes NaN/Infinity)."""
+    try:
+        return json.loads(b"[" + b",".join(values) + b"]")
+    except (ValueError, RecursionError):
+        out: list[Any] = []
+        for v in values:
+            try:
+                out.append(json.loads(v))
+            except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
+                out.append(_BAD)
+        return out
+
+
+_BAD = object()  # marker of a value_json that is not JSON
+
+
+def _flush(lg: _Log, chunk: _Chunk) -> None:
+    """Decode the values of a chunk and append its numeric points and per-row step/time."""
+    n_rows = len(chunk.row_offsets)
+    if not n_rows:
+        return
+    parsed = _parse_values(chunk.values)
+    keys = np.asarray(chunk.keys, dtype=np.int64)
+    local = np.repeat(np.arange(n_rows, dtype=np.int64), chunk.row_sizes)
+    rows = local + chunk.first_row
+    # bool is a subclass of int but a logged flag is not a metric: compare exact types
+    is_num = np.fromiter((t is float or t is int for t in map(type, parsed)), dtype=bool, count=len(parsed))
+    try:
+        vals = np.array([v if m else 0.0 for v, m in zip(parsed, is_num)], dtype=np.float64)
+    except OverflowError:  # an int beyond float range
+        vals = np.array([_to_float(v) if m else 0.0 for v, m in zip(parsed, is_num)], dtype=np.float64)
+
+    steps = np.full(n_rows, np.nan)
+    walls = np.full(n_rows, np.nan)
+    for name, target in ((_STEP_KEY, steps), (_TIME_KEY, walls)):
+        kid = lg.key_ids.get(name.encode())
+        if kid is not None:
+            sel = is_num & (keys == kid)
+            target[local[sel]] = vals[sel]
+    found = np.isfinite(steps)
+    row_steps = np.where(found, np.clip(steps, -(2.0**62), 2.0**62), 0).astype(np.int64)
+    for i in np.flatnonzero(~found).tolist():  # rare: rows without an _step item
+        stepnum = chunk.row_stepnums[i]
+        prev = row_steps[i - 1] if i else lg.last_step
+        row_steps[i] = stepnum if stepnum is not None else prev + 1  # else: the next log call
+    lg.last_step = int(row_steps[-1])
+
+    slow = np.flatnonzero(~is_num)
+    extra: list[tuple[int, int, float]] = []
+    bad_rows: list[int] = []
+    media = lg.media_prefixes()
+    for i in slow.tolist():
+        value = parsed[i]
+        if value is _BAD:
+            bad_rows.append(int(local[i]))
+            continue
+        _non_scalar(lg, int(keys[i]), int(rows[i]), value, media, extra)
+    if bad_rows:
+        lg.issues.append(
+            ReadIssue(lg.path, f"{len(bad_rows)} value(s) that are not JSON skipped", offset=chunk.row_offsets[bad_rows[0]])
+        )
+    keep = np.flatnonzero(is_num)
+    num_keys, num_rows, num_vals = keys[keep], rows[keep], vals[keep]
+    if extra:
+        ek, er, ev = zip(*extra)
+        num_keys = np.concatenate([num_keys, np.asarray(ek, dtype=np.int64)])
+        num_rows = np.concatenate([num_rows, np.asarray(er, dtype=np.int64)])
+        num_vals = np.concatenate([num_vals, np.asarray(ev, dtype=np.float64)])
+    lg.num_keys.append(num_keys)
+    lg.num_rows.append(num_rows)
+    lg.num_vals.append(num_vals)
+    lg.row_steps.append(row_steps)
+    lg.row_walls.append(walls)
+
+
+def _to_float(v: Any) -> float:
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
+
+
+def _non_scalar(lg: _Log, kid: int, row: int, value: Any, media: tuple[str, ...], extra: list, depth: int = 0) -> None:
+    """Route a value that is not a number: text sample, table reference, nested metrics, or skip."""
+    key = lg.key_names[kid]
+    if key.startswith("_") or depth > _MAX_NESTING:
+        return
+    prefix = next((p for p in media if key.startswith(p)), None)
+    if prefix is not None:
+        # wandb-core writes a media dict as separate items: <key>/_type, <key>/path, ...
+        if key == prefix + "path" and isinstance(value, str) and value.endswith(".table.json"):
+            lg.tables.append((prefix[:-1], row, value))
+        return
+    if isinstance(value, str):
+        lg.texts.append((key, row, value))
+    elif isinstance(value, dict):
+        if "_type" in value:  # legacy backend: the whole media dict in one value_json
+            if value.get("_type") in _TABLE_TYPES and isinstance(value.get("path"), str):
+                lg.tables.append((key, row, value["path"]))
+            return
+        for sub, v in value.items():
+            sub_id = lg.key_id(f"{key}/{sub}".encode())
+            if type(v) is float or type(v) is int:
+                extra.append((sub_id, row, _to_float(v)))
+            else:
+                _non_scalar(lg, sub_id, row, v, media, extra, depth + 1)
+    # lists (histogram bins, ...), booleans and null are not scalar metrics
+
+
+def _step_metric_of(lg: _Log, key: str) -> str | None:
+    """The x-axis W&B would use for ``key``: the last exact ``define_metric``, else the last glob."""
+    exact = [sm for name, _, sm in lg.metric_defs if name == key]
+    if exact:
+        sm = exact[-1]
+    else:
+        globs = [sm for _, glob, sm in lg.metric_defs if glob and fnmatch.fnmatchcase(key, glob)]
+        sm = globs[-1] if globs else ""
+    return sm if sm and sm != key else None
+
+
+def _build(lg: _Log) -> Decoded:
+    """Group the decoded points into one RawSeries per key with resolved steps."""
+    raw = RawRun(config=lg.config, issues=lg.issues)
+    if lg.run_info or lg.exit_code is not None:
+        info = dict(lg.run_info)
+        if lg.exit_code is not None:
+            info["exit_code"] = lg.exit_code
+        raw.config["wandb_run"] = info
+    keys = np.concatenate(lg.num_keys) if lg.num_keys else np.empty(0, np.int64)
+    rows = np.concatenate(lg.num_rows) if lg.num_rows else np.empty(0, np.int64)
+    vals = np.concatenate(lg.num_vals) if lg.num_vals else np.empty(0)
+    row_steps = np.concatenate(lg.row_steps) if lg.row_steps else np.empty(0, np.int64)
+    row_walls = np.concatenate(lg.row_walls) if lg.row_walls else np.empty(0)
+    resolver = _StepResolver(lg, keys, rows, vals, row_steps)
+
+    media = lg.media_prefixes()
+    order = np.argsort(keys, kind="stable")  # stable: file order kept within a key
+    bounds = np.flatnonzero(np.diff(keys[order])) + 1
+    for idx in np.split(order, bounds) if len(order) else []:
+        name = lg.key_names[int(keys[idx[0]])]
+        if name.startswith("_") or any(name.startswith(p) for p in media):
+            continue
+        r = rows[idx]
+        series = RawSeries(tag=name, steps=resolver.steps(name, r), values=vals[idx], wall_time=row_walls[r], source=lg.path)
+        (raw.eval_series if name.startswith(EVAL_PREFIXES) else raw.series).append(series)
+
+    by_key: dict[str, list[tuple[int, str]]] = {}
+    for name, row, text in lg.texts:
+        by_key.setdefault(name, []).append((row, text))
+    for name, items in by_key.items():
+        steps = resolver.steps(name, np.array([row for row, _ in items], dtype=np.int64))
+        raw.texts += [TextSample(step=int(s), tag=name, text=t, source=lg.path) for s, (_, t) in zip(steps, items)]
+    raw.texts.sort(key=lambda t: t.step)  # stable: file order within a step
+    refs = [TableRef(key=name, path=rel, step=resolver.step(name, row)) for name, row, rel in lg.tables]
+    raw.restarts = sorted(set(_backward_steps(row_steps) + resolver.restarts))
+    raw.issues += resolver.issues
+    return Decoded(raw, refs, int(row_steps.max()) if len(row_steps) else None)
+
+
+class _StepResolver:
+    """Steps of a key's points: the row's ``_step``, or the value of its ``define_metric`` step metric."""
+
+    def __init__(self, lg: _Log, keys: np.ndarray, rows: np.ndarray, vals: np.ndarray, row_steps: np.ndarray):
+        self.lg, self.keys, self.rows, self.vals, self.row_steps = lg, keys, rows, vals, row_steps
+        self._axes: dict[str, np.ndarray | None] = {}
+        self._metric_of: dict[str, str | None] = {}
+        self._fallback: set[str] = set()  # keys whose step metric could not be used
+        self.issues: list[ReadIssue] = []
+        self.restarts: list[int] = []
+
+    def _axis(self, metric: str) -> np.ndarray | None:
+        """Value of ``metric`` at every row, carried forward from the last row that logged it
+        (W&B's handler fills a missing step metric the same way)."""
+        if metric not in self._axes:
+            kid = self.lg.key_ids.get(metric.encode())
+            axis = None
+            if kid is not None:
+                sel = self.keys == kid
+                at = np.full(len(self.row_steps), np.nan)
+                at[self.rows[sel]] = self.vals[sel]
+                logged = np.isfinite(at)
+                self.restarts += _backward_steps(at[logged].astype(np.int64))
+                last = np.maximum.accumulate(np.where(logged, np.arange(len(at)), -1))
+                axis = np.where(last >= 0, at[np.maximum(last, 0)], np.nan)
+            self._axes[metric] = axis
+        return self._axes[metric]
+
+    def steps(self, key: str, rows: np.ndarray) -> np.ndarray:
+        base = self.row_steps[rows]
+        if key not in self._metric_of:
+            self._metric_of[key] = _step_metric_of(self.lg, key) if self.lg.metric_defs else None
+        metric = self._metric_of[key]
+        if metric is None or key in self._fallback:
+            return base
+        axis = self._axis(metric)
+        if axis is None:
+            return base
+        x = axis[rows]
+        if not (np.isfinite(x).all() and (x == np.round(x)).all() and (np.abs(x) < 2.0**62).all()):
+            # Mixing two step domains in one series would invent jumps: keep _step for the
+            # whole key and say why.
+            self._fallback.add(key)
+            self.issues.append(
+                ReadIssue(
+                    self.lg.path,
+                    f"{key!r}: step metric {metric!r} missing or not an integer on some rows; _step used instead",
+                    level="warning",
+                )
+            )
+            return base
+        return x.astype(np.int64)
+
+    def step(self, key: str, row: int) -> int:
+        return int(self.steps(key, np.array([row]))[0])
+
+
+def _backward_steps(steps: np.ndarray) -> list[int]:
+    """Steps at which a step sequence goes back (a restart within one log)."""
+    if len(steps) < 2:
+        return []
+    back = np.flatnonzero(np.diff(steps) < 0) + 1
+    return [int(s) for s in steps[back]]
