@@ -1,0 +1,54 @@
+"""Report renderers: one module per output format, all fed the same :class:`Report`.
+
+``render(report, "sarif")`` returns the whole document as a string.  Format modules are
+imported only when used, so ``ppo-doctor check --format github`` never imports matplotlib
+(only ``html`` draws plots, through :mod:`ppo_doctor.report.plots`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from .model import Report
+
+# format name -> module in this package defining ``render(report, options) -> str``
+FORMATS: dict[str, str] = {
+    "text": "terminal",
+    "terminal": "terminal",
+    "markdown": "markdown",
+    "html": "html",
+    "json": "json_out",
+    "sarif": "sarif",
+    "junit": "junit",
+    "github": "github",
+}
+
+
+@dataclass
+class RenderOptions:
+    """What a renderer may need besides the report.
+
+    ``fail_on`` decides JUnit failures; ``color`` turns on ANSI styling in ``text``;
+    ``config`` is the resolved configuration (``select``/``ignore`` decide which rules
+    JUnit lists); ``plots`` lets ``html`` skip drawing (fast previews, tests).
+    """
+
+    fail_on: str = "error"
+    color: bool = False
+    config: dict[str, Any] = field(default_factory=dict)
+    plots: bool = True
+
+
+def render(report: Report, fmt: str, options: RenderOptions | None = None) -> str:
+    """Render ``report`` in format ``fmt`` (a key of :data:`FORMATS`)."""
+    try:
+        module = FORMATS[fmt]
+    except KeyError:
+        raise ValueError(f"unknown report format {fmt!r}; choose from {', '.join(sorted(FORMATS))}") from None
+    mod = importlib.import_module(f"{__name__}.{module}")
+    return mod.render(report, options or RenderOptions())
+
+
+__all__ = ["FORMATS", "RenderOptions", "render", "Report"]

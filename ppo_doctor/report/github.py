@@ -1,0 +1,64 @@
+"""``--format github``: GitHub Actions workflow commands that annotate the job summary.
+
+One ``::error``/``::warning``/``::notice`` line per finding and per read error.  The
+escaping follows actions/toolkit ``packages/core/src/command.ts``: in the message,
+``%``, ``\\r`` and ``\\n`` become ``%25``, ``%0D``, ``%0A``; in a property value, ``:`` and
+``,`` are escaped too (``%3A``, ``%2C``).  Without it a tag name holding a newline could
+start a workflow command of its own (``::add-mask::``, ``::stop-commands::`` ...).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import RenderOptions
+from .escape import plain, step_span
+from .model import Report
+from .sarif import metric_file
+
+COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def escape_data(text: str) -> str:
+    """Escape a workflow-command message (toolkit ``escapeData``)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Escape a workflow-command property value (toolkit ``escapeProperty``)."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _rel(path: str) -> str:
+    """Annotations are matched to repository files by a path relative to the workspace."""
+    p = Path(path)
+    try:
+        return p.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return p.as_posix()
+
+
+def command(kind: str, message: str, *, file: str | None = None, title: str | None = None) -> str:
+    """One workflow command line; ``message`` and properties are escaped here."""
+    props = []
+    if file:
+        props.append(f"file={escape_property(plain(file))}")
+    if title:
+        props.append(f"title={escape_property(plain(title))}")
+    head = f"::{kind}" + (" " + ",".join(props) if props else "")
+    # newlines survive as %0A so multi-line messages render as such in the annotation
+    return f"{head}::{escape_data(plain(message, keep_newlines=True))}"
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    """The annotation lines, one per finding and per read problem."""
+    lines = []
+    for rr in report.runs:
+        for f in rr.findings:
+            title = f"{f.code} {f.name} ({rr.run.id})"
+            msg = f"{f.message}\n{f.metric}, steps {step_span(f.start_step, f.end_step)}; verdict: {rr.verdict}"
+            lines.append(command(COMMAND[f.severity], msg, file=_rel(metric_file(rr.run, f.metric)), title=title))
+    for e in report.errors:
+        kind = "error" if e.level == "error" else "warning"
+        lines.append(command(kind, str(e), file=_rel(e.path), title="ppo-doctor: unreadable log"))
+    return "".join(line + "\n" for line in lines)

@@ -1,0 +1,301 @@
+"""Annotated metric plots for postmortems (``ppo-doctor plot`` and the HTML report).
+
+One figure per metric group per run, one panel per metric.  Each panel shows the raw points
+(thin line, dots when few) under a debiased EMA, incidents shaded over their steps and
+labelled with the rule code, the onset as a dashed line, NaN/Inf points as red crosses at
+the axis edge (they cannot be drawn at their value), an optional healthy baseline in grey,
+and a log axis when positive values span more than 2.5 decades.
+
+matplotlib is imported here and only here (never on the ``check`` path); figures are built
+with :class:`matplotlib.figure.Figure`, which needs no pyplot global state and renders with
+the Agg canvas.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+from matplotlib.figure import Figure
+from scipy.signal import lfilter
+
+from ..findings import Finding
+from ..run import Run
+from .escape import plain
+from .model import Report, RunReport
+
+log = logging.getLogger(__name__)
+
+# Groups follow the guides' "metrics to watch" (reference/guides-digest.md): reward, KL,
+# losses, value function, gradients, entropy and generated length.
+GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "reward": ("Reward", ("reward/score", "reward/total", "reward/kl_penalty", "reward/std")),
+    "kl": ("KL and trust region", ("kl/ref", "kl/coef", "kl/old", "policy/clipfrac", "policy/ratio_mean")),
+    "losses": ("Losses", ("loss/policy", "loss/value", "loss/total", "loss/entropy")),
+    "value": ("Value function", ("value/explained_var", "value/error", "value/mean", "return/mean", "adv/mean", "adv/std")),
+    "gradients": ("Gradients and learning rate", ("grad/norm", "grad/norm_critic", "opt/lr")),
+    "entropy_length": ("Entropy and response length", ("policy/entropy", "len/response_mean", "len/response_clip_ratio")),
+}
+OTHER = "other"
+NONFINITE_LABEL = "NaN/Inf"
+FORMATS = ("png", "svg", "pdf")
+
+SEVERITY_COLOR = {"error": "#d62728", "warning": "#ff7f0e", "info": "#17becf"}
+SERIES_COLOR = "#1f5fa8"
+BASELINE_COLOR = "#8c8c8c"
+LOG_DECADES = 2.5  # log y-axis when positive values span more than this many decades
+MARKER_LIMIT = 400  # raw points drawn as dots only when a series is this short
+PANEL_HEIGHT = 2.3  # inches per metric panel
+FIG_WIDTH = 11.0
+HEADER_IN, FOOTER_IN = 0.75, 0.5  # title and legend above, x label below
+MARGIN_LEFT_IN, MARGIN_RIGHT_IN = 0.9, 0.25
+TITLE_CHARS = 120  # a long run id must not run off the figure
+DPI = 100
+
+
+@dataclass
+class PlotSpec:
+    """One figure to draw: a run, a group key and title, and the metrics in panel order."""
+
+    run_report: RunReport
+    group: str
+    title: str
+    metrics: list[str]
+
+
+def ema(values: np.ndarray, weight: float) -> np.ndarray:
+    """TensorBoard-style debiased exponential moving average (values must be finite)."""
+    if len(values) == 0:
+        return values
+    num = lfilter([1.0 - weight], [1.0, -weight], values)
+    den = lfilter([1.0 - weight], [1.0, -weight], np.ones_like(values))
+    return num / den
+
+
+def smoothing_weight(n: int) -> float:
+    """EMA weight giving an effective window of about n/40 points (at least 1)."""
+    span = max(1.0, n / 40.0)
+    return 1.0 - 2.0 / (span + 1.0)
+
+
+def wants_log_scale(values: np.ndarray) -> bool:
+    """True when every finite value is positive and they span > ``LOG_DECADES`` decades."""
+    finite = values[np.isfinite(values)]
+    if len(finite) < 2 or finite.min() <= 0:
+        return False
+    return float(np.log10(finite.max() / finite.min())) > LOG_DECADES
+
+
+def plot_specs(rr: RunReport, metrics: Iterable[str] | None = None) -> list[PlotSpec]:
+    """The figures for one run: each group's present metrics, plus metrics with findings.
+
+    With ``metrics`` only those are drawn (grouped as usual; any other name, e.g. a raw
+    tag, goes to an "Other metrics" figure).
+    """
+    frame = rr.run.frame
+    wanted = None if metrics is None else list(dict.fromkeys(metrics))
+    placed: set[str] = set()
+    specs = []
+    for key, (title, members) in GROUPS.items():
+        present = [m for m in members if frame.has(m) and (wanted is None or m in wanted)]
+        if present:
+            specs.append(PlotSpec(rr, key, title, present))
+            placed.update(present)
+    extra = wanted if wanted is not None else [f.metric for f in rr.findings]
+    rest = [m for m in dict.fromkeys(extra) if m not in placed and frame.has(m)]
+    if rest:
+        specs.append(PlotSpec(rr, OTHER, "Other metrics", rest))
+    return specs
+
+
+def label(text: object) -> str:
+    """Log-derived text for a matplotlib label: control chars stripped, ``$`` kept literal.
+
+    An unescaped ``$`` pair would be parsed as mathtext (and a lone one can raise); turning
+    mathtext off globally would also break the log-axis tick labels, which use it.
+    """
+    return plain(text).replace("$", r"\$")
+
+
+def _label_code(ax, f: Finding, row: int) -> None:
+    color = SEVERITY_COLOR[f.severity]
+    ax.text(
+        f.start_step,
+        0.92 - 0.13 * row,
+        f" {label(f.code)}",
+        transform=ax.get_xaxis_transform(),
+        ha="left",
+        va="top",
+        fontsize=8,
+        fontweight="bold",
+        color=color,
+        bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": color, "alpha": 0.85},
+        zorder=6,
+    )
+
+
+def _incidents(ax, metric: str, findings: list[Finding]) -> None:
+    """Shade this metric's incidents; thin dotted onsets of the run's other incidents."""
+    row = 0
+    for f in findings:
+        if f.start_step is None:
+            continue
+        color = SEVERITY_COLOR[f.severity]
+        if f.metric == metric:
+            end = f.end_step if f.end_step is not None else f.start_step
+            ax.axvspan(f.start_step, max(end, f.start_step), color=color, alpha=0.13, lw=0, zorder=0)
+            ax.axvline(f.start_step, color=color, ls="--", lw=1.2, zorder=4)
+            _label_code(ax, f, row)
+            row += 1
+        else:
+            ax.axvline(f.start_step, color=color, ls=":", lw=0.8, alpha=0.45, zorder=1)
+
+
+def _nonfinite(ax, steps: np.ndarray, values: np.ndarray) -> None:
+    """Red crosses on the top edge (NaN, +Inf) or bottom edge (-Inf) of the panel."""
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return
+    edge = np.where(np.isneginf(values[bad]), 0.0, 1.0)
+    ax.scatter(
+        steps[bad],
+        edge,
+        marker="x",
+        s=28,
+        color="red",
+        linewidths=1.4,
+        transform=ax.get_xaxis_transform(),
+        clip_on=False,
+        zorder=7,
+        label=NONFINITE_LABEL,
+    )
+
+
+def _series(ax, steps: np.ndarray, values: np.ndarray, color: str, label: str, *, baseline: bool = False) -> None:
+    ok = np.isfinite(values)
+    x, y = steps[ok], values[ok]
+    if len(x) == 0:
+        return
+    raw_kw = {"color": color, "lw": 0.7, "alpha": 0.35 if not baseline else 0.25, "zorder": 2}
+    if len(x) <= MARKER_LIMIT:
+        raw_kw.update(marker="o", ms=2.2)
+    ax.plot(x, y, label=f"{label} (raw)" if not baseline else None, **raw_kw)
+    if len(x) >= 3:
+        ax.plot(x, ema(y, smoothing_weight(len(x))), color=color, lw=1.7, ls="--" if baseline else "-", label=f"{label} (EMA)", zorder=3)
+
+
+def _panel(ax, spec: PlotSpec, metric: str, baseline: Run | None) -> None:
+    run = spec.run_report.run
+    s = run.frame.series(metric)
+    steps, values = s.index.to_numpy(dtype=np.int64), s.to_numpy(dtype=np.float64)
+    if baseline is not None and baseline.frame.has(metric):
+        b = baseline.frame.series(metric)
+        _series(ax, b.index.to_numpy(dtype=np.int64), b.to_numpy(dtype=np.float64), BASELINE_COLOR, f"baseline {label(baseline.id)}", baseline=True)
+    _series(ax, steps, values, SERIES_COLOR, "run")
+    both = values if baseline is None or not baseline.frame.has(metric) else np.concatenate([values, baseline.frame.series(metric).to_numpy()])
+    if wants_log_scale(both):
+        ax.set_yscale("log")
+    _incidents(ax, metric, spec.run_report.findings)
+    _nonfinite(ax, steps, values)
+    if not np.isfinite(values).any():
+        ax.text(0.5, 0.5, "no finite value", transform=ax.transAxes, ha="center", va="center", color="red")
+    bad = int((~np.isfinite(values)).sum())
+    ax.set_ylabel(label(metric) + (f"\n({bad} NaN/Inf)" if bad else ""), fontsize=9)
+    ax.grid(True, alpha=0.25)
+    ax.tick_params(labelsize=8)
+
+
+def _legend(fig: Figure, axes: Iterable, height: float) -> None:
+    """One legend for the figure, above the first panel, so no panel's data or incident
+    labels hide behind it."""
+    entries: dict[str, object] = {}
+    for ax in axes:
+        for handle, text in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(text, handle)
+    if entries:
+        fig.legend(
+            list(entries.values()),
+            list(entries),
+            loc="lower right",
+            bbox_to_anchor=(1 - MARGIN_RIGHT_IN / FIG_WIDTH, 1 - HEADER_IN / height),
+            ncol=len(entries),
+            fontsize=8,
+            frameon=False,
+        )
+
+
+def draw(spec: PlotSpec, baseline: Run | None = None) -> Figure:
+    """The figure for ``spec`` (not saved)."""
+    rr = spec.run_report
+    n = len(spec.metrics)
+    height = HEADER_IN + FOOTER_IN + PANEL_HEIGHT * n
+    fig = Figure(figsize=(FIG_WIDTH, height), dpi=DPI)
+    # fixed margins in inches: a layout engine (constrained/tight) measures every text
+    # artist on each save and doubled the drawing time of a report
+    fig.subplots_adjust(
+        left=MARGIN_LEFT_IN / FIG_WIDTH,
+        right=1 - MARGIN_RIGHT_IN / FIG_WIDTH,
+        top=1 - HEADER_IN / height,
+        bottom=FOOTER_IN / height,
+        hspace=0.12,
+    )
+    axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+    for ax, metric in zip(axes, spec.metrics):
+        _panel(ax, spec, metric, baseline)
+    axes[-1].set_xlabel("step")
+    codes = sorted({f.code for f in rr.findings if f.metric in spec.metrics})
+    verdict = rr.verdict.upper() + (f" ({', '.join(codes)})" if codes else "")
+    title = f"{label(rr.run.id)}: {spec.title} | {label(verdict)}"
+    short = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 3] + "..."
+    fig.suptitle(short, y=1 - 0.12 / height, va="top", fontsize=11, fontweight="bold")
+    _legend(fig, axes, height)
+    return fig
+
+
+def _slug(text: str) -> str:
+    """A file-name-safe, collision-resistant name for a run id from an untrusted log."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")[:60] or "run"
+    return f"{safe}-{hashlib.sha1(text.encode('utf-8', 'replace')).hexdigest()[:6]}"
+
+
+def save(fig: Figure, target: Path | io.BytesIO, fmt: str) -> None:
+    """Write ``fig`` to a path or a buffer in ``fmt``."""
+    fig.savefig(target, format=fmt, dpi=DPI)
+
+
+def plot_report(
+    report: Report,
+    out_dir: str | Path,
+    *,
+    fmt: str = "png",
+    metrics: Iterable[str] | None = None,
+    baseline: Run | None = None,
+) -> list[Path]:
+    """Write every run's figures to ``out_dir`` and return their paths."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown plot format {fmt!r}; choose from {', '.join(FORMATS)}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    metrics = list(metrics) if metrics is not None else None
+    paths = []
+    for rr in report.runs:
+        for spec in plot_specs(rr, metrics):
+            path = out / f"{_slug(rr.run.id)}__{spec.group}.{fmt}"
+            save(draw(spec, baseline), path, fmt)
+            paths.append(path)
+    return paths
+
+
+def png_data_uris(rr: RunReport, baseline: Run | None = None) -> Iterator[tuple[PlotSpec, str]]:
+    """``(spec, "data:image/png;base64,...")`` for each figure of one run (HTML embedding)."""
+    for spec in plot_specs(rr):
+        buf = io.BytesIO()
+        save(draw(spec, baseline), buf, "png")
+        yield spec, "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")

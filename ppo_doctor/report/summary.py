@@ -1,0 +1,51 @@
+"""Small views of a :class:`RunReport` shared by the human formats (text, Markdown, HTML)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..findings import SEVERITY_RANK, Finding
+from .escape import plain
+from .model import Report, RunReport
+
+TOP_CAUSES = 3
+
+
+def symptom_onsets(rr: RunReport) -> dict[str, int]:
+    """Earliest onset step of each symptom (symptoms whose findings have no step are left out)."""
+    onset: dict[str, int] = {}
+    for f in rr.findings:
+        if f.start_step is not None:
+            onset[f.symptom] = min(onset.get(f.symptom, f.start_step), f.start_step)
+    return onset
+
+
+def verdict_line(rr: RunReport) -> str:
+    """``UNHEALTHY: kl_blowup from step 410, nan from step 900`` (plain, log text stripped).
+
+    A healthy run with warnings says so in parentheses; an unknown one gives its reason.
+    """
+    onset = symptom_onsets(rr)
+    parts = ", ".join(s if s not in onset else f"{s} from step {onset[s]}" for s in rr.symptoms)
+    if rr.verdict == "healthy":
+        return "HEALTHY" + (f" (warnings: {parts})" if parts else "")
+    if rr.verdict == "unknown":
+        return "UNKNOWN: " + (plain(rr.verdict_reason) or "the run lacks the metrics to judge")
+    return f"{rr.verdict.upper()}: {parts or plain(rr.verdict_reason)}"
+
+
+def ordered_findings(rr: RunReport) -> list[Finding]:
+    """Worst first, then by onset step, then by code."""
+    return sorted(rr.findings, key=lambda f: (-SEVERITY_RANK[f.severity], f.start_step or 0, f.code))
+
+
+def severity_counts(rr: RunReport) -> str:
+    """``2 error, 1 warning`` (empty when there is no finding)."""
+    counts = Counter(f.severity for f in rr.findings)
+    return ", ".join(f"{counts[s]} {s}" for s in ("error", "warning", "info") if counts[s])
+
+
+def verdict_tally(report: Report) -> str:
+    """``2 unhealthy, 1 healthy`` over every run of the report."""
+    verdicts = Counter(rr.verdict for rr in report.runs)
+    return ", ".join(f"{verdicts[v]} {v}" for v in ("unhealthy", "unknown", "healthy") if verdicts[v])

@@ -1,0 +1,157 @@
+"""Annotated plots: grouping, incident shading, onsets, NaN marks, log scale, baseline, files."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from matplotlib.collections import PathCollection
+from matplotlib.patches import Rectangle
+
+from ppo_doctor.cli import cli
+from ppo_doctor.report import plots
+from ppo_doctor.report.model import Report, RunReport
+from report_builders import hostile_report, healthy_report, make_run, unhealthy_report
+
+TESTS = Path(__file__).parent
+
+
+def _axes_by_metric(fig):
+    return {ax.get_ylabel().split("\n")[0]: ax for ax in fig.axes}
+
+
+def test_groups_hold_the_present_metrics():
+    specs = {s.group: s.metrics for s in plots.plot_specs(unhealthy_report())}
+    assert specs == {
+        "reward": ["reward/score"],
+        "kl": ["kl/ref", "kl/coef"],
+        "losses": ["loss/policy", "loss/value"],
+        "gradients": ["grad/norm"],
+        "entropy_length": ["policy/entropy", "len/response_mean"],
+    }
+    only = plots.plot_specs(unhealthy_report(), metrics=["kl/ref", "not/logged"])
+    assert [(s.group, s.metrics) for s in only] == [("kl", ["kl/ref"])]
+
+
+def test_finding_on_an_unmapped_tag_gets_its_own_figure():
+    specs = plots.plot_specs(hostile_report().runs[0])
+    assert specs[-1].group == plots.OTHER and specs[-1].metrics == ["reward/<script>alert(1)</script>"]
+
+
+def test_incident_is_shaded_labelled_and_its_onset_marked():
+    rr = unhealthy_report()
+    spec = next(s for s in plots.plot_specs(rr) if s.group == "kl")
+    ax = _axes_by_metric(plots.draw(spec))["kl/ref"]
+    spans = [p for p in ax.patches if isinstance(p, Rectangle)]
+    assert len(spans) == 1
+    assert spans[0].get_x() == 120 and spans[0].get_x() + spans[0].get_width() == 199  # start .. end step
+    assert any(t.get_text().strip() == "PD101" for t in ax.texts)
+    onsets = [ln for ln in ax.lines if ln.get_linestyle() == "--" and list(ln.get_xdata()) == [120, 120]]
+    assert onsets, "a dashed vertical line at the onset step"
+    assert ax.get_yscale() == "log"  # KL goes from 0.05 to ~40: more than 2.5 decades
+
+
+def test_raw_points_stay_visible_under_the_ema():
+    spec = next(s for s in plots.plot_specs(unhealthy_report()) if s.group == "reward")
+    ax = plots.draw(spec).axes[0]
+    labels = [ln.get_label() for ln in ax.lines]
+    assert "run (raw)" in labels and "run (EMA)" in labels
+    raw = next(ln for ln in ax.lines if ln.get_label() == "run (raw)")
+    assert len(raw.get_xdata()) == 200 and raw.get_marker() == "o"
+
+
+def test_nonfinite_points_are_marked_at_the_edge():
+    spec = next(s for s in plots.plot_specs(unhealthy_report()) if s.group == "losses")
+    ax = _axes_by_metric(plots.draw(spec))["loss/value"]
+    marks = [c for c in ax.collections if isinstance(c, PathCollection) and c.get_label() == plots.NONFINITE_LABEL]
+    assert len(marks) == 1
+    assert ax.get_ylabel() == "loss/value\n(10 NaN/Inf)"
+    offsets = marks[0].get_offsets()
+    assert list(offsets[:, 0]) == list(range(190, 200)) and set(offsets[:, 1]) == {1.0}
+
+
+def test_all_nan_series_still_draws():
+    run = make_run("nan-run", {"loss/value": [np.nan] * 5 + [-np.inf]})
+    fig = plots.draw(plots.plot_specs(RunReport(run=run, verdict="unhealthy"))[0])
+    ax = fig.axes[0]
+    marks = [c for c in ax.collections if isinstance(c, PathCollection)]
+    assert sorted(marks[0].get_offsets()[:, 1]) == [0.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    assert any(t.get_text() == "no finite value" for t in ax.texts)
+
+
+def test_baseline_is_overlaid_in_grey():
+    spec = next(s for s in plots.plot_specs(unhealthy_report()) if s.group == "reward")
+    ax = plots.draw(spec, baseline=healthy_report().run).axes[0]
+    grey = [ln for ln in ax.lines if ln.get_color() == plots.BASELINE_COLOR]
+    assert len(grey) == 2  # raw + EMA
+    assert any(ln.get_label() == "baseline healthy (EMA)" for ln in grey)
+
+
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        (np.array([1e-3, 1.0, 10.0]), True),
+        (np.array([0.5, 2.0, 40.0]), False),  # under 2.5 decades
+        (np.array([-1.0, 1e-3, 100.0]), False),  # a log axis cannot show negatives
+        (np.array([np.nan, 1e-4, np.inf, 1.0]), True),  # non-finite values are ignored
+    ],
+)
+def test_log_scale_rule(values, expected):
+    assert plots.wants_log_scale(values) is expected
+
+
+def test_ema_is_debiased_and_smooth():
+    assert np.allclose(plots.ema(np.full(50, 3.0), 0.9), 3.0)
+    noisy = np.random.default_rng(0).standard_normal(400)
+    smooth = plots.ema(noisy, plots.smoothing_weight(400))
+    assert smooth[0] == noisy[0] and smooth.std() < noisy.std() / 2
+
+
+@pytest.mark.parametrize("fmt, magic", [("png", b"\x89PNG"), ("svg", b"<?xml"), ("pdf", b"%PDF")])
+def test_plot_report_writes_each_format(tmp_path, fmt, magic):
+    report = Report(runs=[unhealthy_report()])
+    paths = plots.plot_report(report, tmp_path, fmt=fmt, metrics=["kl/ref"])
+    assert [p.name for p in paths] == [f"{plots._slug('kl_blowup')}__kl.{fmt}"]
+    assert paths[0].read_bytes().startswith(magic)
+
+
+def test_hostile_names_make_safe_file_names_and_labels(tmp_path):
+    report = hostile_report()
+    report.runs[0].run.id = "../../$evil$ \x1b[31m/run"
+    paths = plots.plot_report(report, tmp_path)
+    assert paths and all(p.parent == tmp_path for p in paths)
+    assert all("/" not in p.name and "$" not in p.name for p in paths)
+
+
+def test_matplotlib_stays_off_the_check_path():
+    code = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "from click.testing import CliRunner\n"
+        "from ppo_doctor.cli import cli\n"
+        "from ppo_doctor.report import render\n"
+        "from report_builders import sample_report\n"
+        "CliRunner().invoke(cli, ['check', '--help'])\n"
+        "for fmt in ('text', 'markdown', 'json', 'sarif', 'junit', 'github'): render(sample_report(), fmt)\n"
+        "assert 'matplotlib' not in sys.modules, 'matplotlib imported'\n"
+    ) % str(TESTS)
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_plot_command(monkeypatch, tmp_path):
+    def fake_analyze(path, config=None, *, jobs=1):
+        rr = healthy_report() if Path(path).name == "base" else unhealthy_report()
+        return Report(runs=[rr] if Path(path).name != "two" else [rr, healthy_report()])
+
+    monkeypatch.setattr(sys.modules["ppo_doctor.analyze"], "analyze", fake_analyze)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "figs"
+    result = CliRunner().invoke(cli, ["plot", "run", "-o", str(out), "--baseline", "base", "--metrics", "kl/ref,loss/value"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name.split("__")[1] for p in out.iterdir()) == ["kl.png", "losses.png"]
+    assert result.stdout.split() == [str(p) for p in sorted(out.iterdir())]
+    bad = CliRunner().invoke(cli, ["plot", "run", "-o", str(out), "--baseline", "two"])
+    assert bad.exit_code == 2 and "holds 2 runs" in bad.stderr

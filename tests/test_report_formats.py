@@ -1,0 +1,273 @@
+"""Every report format on hand-built reports: content, structure, and the format's own rules."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from ppo_doctor.report import FORMATS, RenderOptions, render
+from ppo_doctor.report.github import escape_data, escape_property
+from ppo_doctor.report.model import Report
+from ppo_doctor.report import rulemeta
+from ppo_doctor.report.rulemeta import RuleMeta
+from ppo_doctor.report.sarif import to_sarif
+from report_builders import (
+    healthy_report,
+    hostile_report,
+    kl_finding,
+    sample_report,
+    unhealthy_report,
+    warning_finding,
+)
+
+DATA = Path(__file__).parent / "data"
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+# RFC 3986 characters; anything else in a URI must be percent-encoded
+URI_CHARS = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*$")
+
+
+@pytest.fixture(autouse=True)
+def no_registry(monkeypatch):
+    """Rule metadata comes from the hand-built reports only (the registry has its own tests)."""
+    monkeypatch.setattr(rulemeta, "registered_rules", lambda select=None, ignore=None: [])
+
+
+@pytest.fixture(scope="module")
+def sarif_validator() -> jsonschema.Draft7Validator:
+    schema = json.loads((DATA / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    return jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+
+
+@pytest.fixture(scope="module")
+def report_validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads((DOCS / "report.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+# -- text ---------------------------------------------------------------------------------
+def test_text_report_has_verdicts_onsets_causes_and_read_errors():
+    out = render(sample_report(), "text")
+    assert "UNHEALTHY: kl_blowup from step 120, nan from step 190" in out
+    assert "run healthy  HEALTHY\n" in out
+    assert "UNKNOWN: the run logs no reward or KL" in out
+    assert "PD101 kl-runaway" in out and "onset 120" in out
+    assert "1. KL coefficient too low" in out and "try: Raise the KL coefficient" in out
+    assert "not applicable, missing metrics: PD301 (value/explained_var)" in out
+    assert "logs/broken/events.out.tfevents.2 at byte 4096: truncated record" in out
+    assert "\x1b[" not in out  # no colour unless asked
+
+
+def test_healthy_run_with_warnings_says_so():
+    rr = healthy_report()
+    rr.findings = [warning_finding()]
+    assert "HEALTHY (warnings: gradient_explosion from step 121)" in render(Report(runs=[rr]), "text")
+
+
+def test_text_report_colours_only_when_asked():
+    coloured = render(sample_report(), "text", RenderOptions(color=True))
+    assert "\x1b[31m" in coloured  # red for UNHEALTHY / errors
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == render(sample_report(), "text")
+
+
+def test_text_report_shows_only_top_three_causes():
+    rr = unhealthy_report()
+    rr.causes = rr.causes * 3  # six causes
+    out = render(Report(runs=[rr]), "text")
+    assert "3. " in out and "4. " not in out
+
+
+# -- markdown -----------------------------------------------------------------------------
+def test_markdown_summary_and_findings_tables():
+    out = render(sample_report(), "markdown")
+    lines = out.splitlines()
+    header = lines.index("| run | verdict | symptoms | findings | top cause |")
+    assert lines[header + 2].startswith("| kl\\_blowup | **unhealthy** |")
+    rows = [ln for ln in lines if ln.startswith("| error |") or ln.startswith("| warning |")]
+    assert len(rows) == 3
+    # every table row has exactly as many cells as its header (no stray pipes)
+    assert all(r.count(" | ") == 6 for r in rows)
+    assert "## Read problems" in out
+
+
+# -- html ---------------------------------------------------------------------------------
+def test_html_is_self_contained_with_plots():
+    out = render(Report(runs=[unhealthy_report()]), "html")
+    assert out.startswith("<!DOCTYPE html>")
+    imgs = re.findall(r'<img class="plot" alt="[^"]*" src="([^"]+)"', out)
+    assert len(imgs) >= 4
+    assert all(src.startswith("data:image/png;base64,") for src in imgs)
+    # nothing to fetch: no external URL anywhere in the page
+    assert not re.search(r'(src|href)="(?!data:|#)', out)
+    assert "Content-Security-Policy" in out and "<script" not in out
+
+
+def test_html_lists_findings_causes_not_applicable_and_errors():
+    out = render(sample_report(), "html", RenderOptions(plots=False))
+    for text in ("kl-runaway", "KL coefficient too low", "Raise the KL coefficient", "value/explained_var",
+                 "truncated record", "<td class=\"num\">4096</td>"):
+        assert text in out
+    assert out.count('class="badge') == 6  # 3 runs: summary table + section headers
+
+
+# -- json ---------------------------------------------------------------------------------
+def test_json_is_strict_and_matches_the_schema(report_validator):
+    for report in (sample_report(), hostile_report()):
+        report_validator.validate(_strict(render(report, "json")))
+    nan_finding = _strict(render(sample_report(), "json"))["runs"][0]["findings"][1]
+    assert nan_finding["code"] == "PD901"
+    assert nan_finding["observed"] == {"first": "nan", "count": 10.0, "worst": "inf"}
+
+
+def _strict(text: str) -> dict:
+    return json.loads(text, parse_constant=lambda c: pytest.fail(f"non-standard JSON token {c}"))
+
+
+def test_json_survives_nan_everywhere():
+    rr = unhealthy_report()
+    rr.causes[0].confidence = float("nan")
+    rr.run.config["beta"] = float("-inf")
+    rr.findings[0].observed["z"] = float("inf")
+    doc = _strict(render(Report(runs=[rr]), "json"))
+    assert doc["runs"][0]["config"]["beta"] == "-inf"
+    assert doc["runs"][0]["causes"][0]["confidence"] == "nan"
+
+
+# -- sarif --------------------------------------------------------------------------------
+def test_sarif_validates_against_the_official_schema(sarif_validator):
+    for report in (sample_report(), hostile_report()):
+        doc = json.loads(render(report, "sarif"))
+        errors = [f"{list(e.path)}: {e.message}" for e in sarif_validator.iter_errors(doc)]
+        assert errors == []
+        for result in doc["runs"][0]["results"]:
+            uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            assert URI_CHARS.match(uri), uri
+
+
+def test_sarif_one_result_per_finding_with_rule_metadata():
+    report = sample_report()
+    rules = [
+        RuleMeta(code="PD101", name="kl-runaway", summary="KL to the reference runs away.", doc="KL ...\n\nLong doc.",
+                 severity="error", symptom="kl_blowup", requires=("kl/ref",)),
+    ]
+    doc = to_sarif(report, rules=rules, root=Path.cwd())
+    run = doc["runs"][0]
+    results = run["results"]
+    assert len(results) == sum(len(rr.findings) for rr in report.runs) == 3
+    descriptors = run["tool"]["driver"]["rules"]
+    by_id = {d["id"]: d for d in descriptors}
+    assert by_id["PD101"]["fullDescription"]["text"] == "KL ...\n\nLong doc."
+    assert by_id["PD101"]["defaultConfiguration"]["level"] == "error"
+    # rules the registry does not know still get a descriptor, and ruleIndex points at it
+    assert {"PD901", "PD402", "PD301"} <= set(by_id)
+    for r in results:
+        assert descriptors[r["ruleIndex"]]["id"] == r["ruleId"]
+        assert r["locations"][0]["physicalLocation"]["region"]["startLine"] == 1
+    assert results[2]["level"] == "warning"
+    logical = results[0]["locations"][0]["logicalLocations"][0]
+    assert logical["name"] == "steps 120-199" and logical["fullyQualifiedName"] == "kl_blowup/kl/ref@120"
+    notes = run["invocations"][0]["toolExecutionNotifications"]
+    assert notes[0]["level"] == "error" and "truncated record" in notes[0]["message"]["text"]
+
+
+def test_sarif_fingerprint_is_stable_across_onset_changes():
+    a, b = unhealthy_report(), unhealthy_report()
+    b.findings[0] = kl_finding(start=130)
+    fa = to_sarif(Report(runs=[a]), rules=[])["runs"][0]["results"][0]["partialFingerprints"]
+    fb = to_sarif(Report(runs=[b]), rules=[])["runs"][0]["results"][0]["partialFingerprints"]
+    assert fa == fb
+
+
+# -- junit --------------------------------------------------------------------------------
+def _junit(report: Report, **kw) -> ET.Element:
+    return ET.fromstring(render(report, "junit", RenderOptions(**kw)).encode("utf-8"))
+
+
+def test_junit_is_well_formed_with_one_case_per_rule_per_run():
+    root = _junit(sample_report())
+    assert root.tag == "testsuites"
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == ["kl_blowup", "healthy", "only-loss", "ppo-doctor read errors"]
+    rule_names = [c.get("name") for c in suites[0].findall("testcase")]
+    assert rule_names == ["PD101 kl-runaway", "PD301 explained-variance-negative", "PD402 grad-norm-spike",
+                          "PD901 nonfinite-values"]
+    assert all(len(s.findall("testcase")) == 4 for s in suites[:3])
+    cases = {c.get("name"): c for c in suites[0].findall("testcase")}
+    assert cases["PD101 kl-runaway"].find("failure").get("type") == "error"
+    assert cases["PD301 explained-variance-negative"].find("skipped").get("message").endswith("value/explained_var")
+    # a warning below --fail-on error passes, its text kept in system-out
+    assert cases["PD402 grad-norm-spike"].find("failure") is None
+    assert "gradient norm" in cases["PD402 grad-norm-spike"].find("system-out").text
+    assert suites[2].find("testcase[@name='PD101 kl-runaway']/skipped") is not None
+    assert suites[3].find("testcase/error").get("type") == "LogReadError"
+    counts = {k: int(root.get(k)) for k in ("tests", "failures", "skipped", "errors")}
+    assert counts == {"tests": 13, "failures": 2, "skipped": 2, "errors": 1}
+    assert sum(int(s.get("tests")) for s in suites) == counts["tests"]
+
+
+def test_junit_fail_on():
+    warn = _junit(sample_report(), fail_on="warning")
+    assert int(warn.get("failures")) == 3
+    never = _junit(sample_report(), fail_on="never")
+    assert int(never.get("failures")) == 0
+
+
+
+def test_junit_strips_characters_xml_cannot_hold():
+    report = hostile_report()
+    report.runs[0].findings[0].message += "\x00\x01\x08 \ud800 end"
+    root = _junit(report)  # parses: no forbidden character survived
+    assert root.find(".//failure").text.endswith(" end")
+
+
+# -- github -------------------------------------------------------------------------------
+def test_github_escaping_follows_the_toolkit():
+    assert escape_data("100%\r\nnext") == "100%25%0D%0Anext"
+    assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+
+
+def test_github_one_annotation_per_finding_and_read_error():
+    lines = render(sample_report(), "github").splitlines()
+    assert len(lines) == 4
+    assert lines[0].startswith("::error file=logs/kl_blowup/events.out.tfevents.1,title=PD101 kl-runaway (kl_blowup)::")
+    assert lines[2].startswith("::warning ")
+    assert "title=ppo-doctor%3A unreadable log" in lines[3]
+    # a message cannot start a second workflow command: every line starts with one
+    hostile = render(hostile_report(), "github").splitlines()
+    assert all(re.match(r"^::(error|warning|notice) file=", ln) for ln in hostile)
+    assert "%0A::error::injected" in hostile[0]
+
+
+# -- registry of formats ------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", sorted(set(FORMATS) - {"html"}))
+def test_every_format_renders_an_empty_report(fmt):
+    out = render(Report(), fmt)
+    assert out == "" if fmt == "github" else out.endswith("\n")
+
+
+def test_unknown_format_is_rejected():
+    with pytest.raises(ValueError, match="unknown report format"):
+        render(Report(), "yaml")
+
+
+@pytest.mark.slow
+def test_html_report_of_sample_logs(sample_logs, tmp_path, monkeypatch):
+    """The shipped sample runs render to one page with plots for every run and findings."""
+    from click.testing import CliRunner
+
+    from ppo_doctor.cli import cli
+
+    monkeypatch.undo()  # the real registry: this is the end-to-end page
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(cli, ["report", str(sample_logs), "--isolated", "--format", "html", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    runs = len(re.findall(r'<h2 id="run-\d+">', page))
+    assert runs >= 1
+    assert len(re.findall(r'<img class="plot"', page)) >= runs
+    assert "<h3>Findings</h3>" in page and "<h3>Likely causes and fixes</h3>" in page
