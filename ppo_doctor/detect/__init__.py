@@ -1,0 +1,67 @@
+"""Generic signal detectors: no PPO knowledge, numpy/scipy only, vectorised, linear time.
+
+Inputs are ``steps`` (int64, sorted, gaps may be uneven) and ``values`` (float64, NaN/Inf
+allowed).  Every detector accepts series of any length, including 0, 1 or 2 points, and
+returns an empty or neutral result when there is too little data to judge.
+
+Modules: :mod:`.spans` (mask <-> spans), :mod:`.threshold`, :mod:`.sustained`,
+:mod:`.spike`, :mod:`.level_shift`, :mod:`.trend`, :mod:`.flatline`,
+:mod:`.oscillation`, :mod:`.nonfinite`, :mod:`.onset`; robust statistics (``robust_sd``,
+``noise_sd``, ``quantiles``, ``approx_median``) that subsample very long series.
+"""
+
+from __future__ import annotations
+
+from .flatline import flat_mask, flat_spans, is_flat
+from .level_shift import LevelShift, level_shifts
+from .nonfinite import NonFinite, nonfinite
+from .onset import Onset, onset, onset_step
+from .oscillation import Oscillation, oscillation
+from .spans import Span, longest, mask_to_spans, spans_to_mask
+from ._util import approx_median, noise_sd, quantiles, robust_sd
+from .spike import default_window, robust_z, spike_scores, spikes
+from .sustained import first_sustained_step, sustained_mask, sustained_spans
+from .threshold import above, below, first_true, outside, threshold_spans
+from .trend import TrendSummary, first_last, ols_slope, relative_change, rolling_slope, summarize, theil_sen
+
+__all__ = [
+    "Span",
+    "mask_to_spans",
+    "spans_to_mask",
+    "longest",
+    "above",
+    "below",
+    "outside",
+    "first_true",
+    "threshold_spans",
+    "sustained_mask",
+    "sustained_spans",
+    "first_sustained_step",
+    "robust_z",
+    "spike_scores",
+    "spikes",
+    "default_window",
+    "approx_median",
+    "quantiles",
+    "robust_sd",
+    "noise_sd",
+    "LevelShift",
+    "level_shifts",
+    "ols_slope",
+    "theil_sen",
+    "first_last",
+    "relative_change",
+    "rolling_slope",
+    "summarize",
+    "TrendSummary",
+    "flat_mask",
+    "flat_spans",
+    "is_flat",
+    "Oscillation",
+    "oscillation",
+    "NonFinite",
+    "nonfinite",
+    "Onset",
+    "onset",
+    "onset_step",
+]

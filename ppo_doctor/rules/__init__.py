@@ -1,0 +1,29 @@
+"""Rules: one small module per rule (``pdNNN_<name>.py``), a registry that imports them all,
+and the engine that runs them over a Run.
+
+Codes are grouped by family: PD1xx KL to the reference, PD2xx reward, PD3xx stagnation,
+PD4xx value function, PD5xx oscillation, PD6xx gradients and non-finite values, PD7xx
+entropy and response length, PD8xx update size (ratio, clip fraction, approx KL), PD9xx log
+quality and generated text samples.  ``ppo-doctor rules`` lists them, ``ppo-doctor explain
+CODE`` prints one, and ``docs/rules.md`` is generated from them (``python -m
+ppo_doctor.rules.docs``).
+"""
+
+from __future__ import annotations
+
+from .base import Example, Rule, RuleContext
+from .engine import run_rules, validate_rule_options, validate_selection, verdict_for
+from .registry import all_rules, get, select
+
+__all__ = [
+    "Example",
+    "Rule",
+    "RuleContext",
+    "all_rules",
+    "get",
+    "select",
+    "run_rules",
+    "verdict_for",
+    "validate_rule_options",
+    "validate_selection",
+]

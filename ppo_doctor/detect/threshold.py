@@ -1,0 +1,59 @@
+"""Threshold masks: which points lie above, below or outside a band.
+
+Non-finite handling is explicit: NaN never counts as crossing (it is reported by
+:mod:`.nonfinite`), while +Inf is above every threshold and -Inf below every one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .spans import Span, mask_to_spans
+
+
+def above(values, threshold: float, inclusive: bool = False) -> np.ndarray:
+    """True where ``value > threshold`` (``>=`` when inclusive); NaN is False."""
+    v = np.asarray(values, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return v >= threshold if inclusive else v > threshold
+
+
+def below(values, threshold: float, inclusive: bool = False) -> np.ndarray:
+    """True where ``value < threshold`` (``<=`` when inclusive); NaN is False."""
+    v = np.asarray(values, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return v <= threshold if inclusive else v < threshold
+
+
+def outside(values, low: float | None = None, high: float | None = None) -> np.ndarray:
+    """True where the value is below ``low`` or above ``high`` (either bound may be None)."""
+    v = np.asarray(values, dtype=np.float64)
+    m = np.zeros(len(v), dtype=bool)
+    if low is not None:
+        m |= below(v, low)
+    if high is not None:
+        m |= above(v, high)
+    return m
+
+
+def first_true(steps, mask) -> int | None:
+    """Step of the first True point, or None."""
+    m = np.asarray(mask, dtype=bool)
+    hit = np.flatnonzero(m)
+    return int(np.asarray(steps)[hit[0]]) if len(hit) else None
+
+
+def threshold_spans(
+    steps,
+    values,
+    *,
+    high: float | None = None,
+    low: float | None = None,
+    min_len: int = 1,
+    max_gap: int = 0,
+) -> list[Span]:
+    """Spans of points above ``high`` or below ``low``; the peak is the most extreme point."""
+    v = np.asarray(values, dtype=np.float64)
+    m = outside(v, low, high)
+    peak = "max" if low is None else ("min" if high is None else "abs")
+    return mask_to_spans(steps, m, v, min_len=min_len, max_gap=max_gap, peak=peak)

@@ -1,0 +1,137 @@
+"""Trends: slope per step (Theil-Sen and OLS), relative change between the first and last
+windows, and rolling slopes.
+
+Theil-Sen (median of pairwise slopes) ignores outliers; it is O(m^2) in the number of
+points, so long series are first thinned to ``max_points`` evenly spaced points (the slope
+of a trend survives thinning; only its noise estimate gets coarser).  Steps may be uneven:
+slopes are per *step*, never per point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._util import finite_part, finite_xy, noise_sd, window_size
+
+
+def _thin(x: np.ndarray, y: np.ndarray, max_points: int) -> tuple[np.ndarray, np.ndarray]:
+    if len(x) <= max_points:
+        return x, y
+    idx = np.linspace(0, len(x) - 1, max_points).round().astype(np.int64)
+    return x[idx], y[idx]
+
+
+def ols_slope(steps, values) -> float:
+    """Least-squares slope per step of the finite points (NaN with < 2 distinct steps)."""
+    s, v = finite_xy(steps, values)
+    if len(v) < 2:
+        return float("nan")
+    x = s.astype(np.float64)
+    xm = x - x.mean()
+    den = float(np.dot(xm, xm))
+    if den == 0:
+        return float("nan")
+    return float(np.dot(xm, v - v.mean()) / den)
+
+
+def theil_sen(steps, values, max_points: int = 300) -> tuple[float, float]:
+    """Theil-Sen ``(slope per step, intercept)`` of the finite points (NaNs when < 2 points)."""
+    s, v = finite_xy(steps, values)
+    x, y = _thin(s.astype(np.float64), v, max_points)
+    if len(y) < 2:
+        return float("nan"), float("nan")
+    i, j = np.triu_indices(len(x), k=1)
+    dx = x[j] - x[i]
+    ok = dx != 0
+    if not ok.any():
+        return float("nan"), float("nan")
+    slope = float(np.median((y[j] - y[i])[ok] / dx[ok]))
+    intercept = float(np.median(y - slope * x))
+    return slope, intercept
+
+
+def first_last(values, window: int) -> tuple[float, float]:
+    """Medians of the first and the last ``window`` finite values (NaNs when empty)."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if len(v) == 0:
+        return float("nan"), float("nan")
+    w = max(1, min(int(window), len(v)))
+    return float(np.median(v[:w])), float(np.median(v[-w:]))
+
+
+def relative_change(values, window: int, floor: float = 1e-12) -> float:
+    """(last-window median - first-window median) / max(|first-window median|, floor)."""
+    a, b = first_last(values, window)
+    if not np.isfinite(a):
+        return float("nan")
+    return (b - a) / max(abs(a), floor)
+
+
+def rolling_slope(steps, values, window: int) -> np.ndarray:
+    """OLS slope per step over each trailing window of ``window`` finite points.
+
+    Output has the length of the input; entries are NaN where the window is incomplete or
+    the point is not finite.  Cumulative sums make it linear in the series length.
+    """
+    s, v, idx = finite_part(steps, values)
+    out = np.full(len(np.asarray(values)), np.nan)
+    w = int(window)
+    if w < 2 or len(v) < w:
+        return out
+    x = (s - s[0]).astype(np.float64)
+
+    def wsum(a: np.ndarray) -> np.ndarray:
+        c = np.concatenate(([0.0], np.cumsum(a)))
+        return c[w:] - c[:-w]
+
+    sx, sy, sxx, sxy = wsum(x), wsum(v), wsum(x * x), wsum(x * v)
+    den = w * sxx - sx * sx
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slope = np.where(den > 0, (w * sxy - sx * sy) / np.where(den > 0, den, 1.0), np.nan)
+    out[idx[w - 1 :]] = slope
+    return out
+
+
+@dataclass(frozen=True)
+class TrendSummary:
+    """How a series moved over a run, with enough context to judge it against noise."""
+
+    n: int
+    slope: float  # Theil-Sen, per step
+    first: float  # median of the first window
+    last: float  # median of the last window
+    change: float  # last - first
+    noise: float  # point-to-point noise sd
+    span_steps: int  # last step - first step
+    window: int
+
+    @property
+    def rel_change(self) -> float:
+        """Change relative to the first window's level."""
+        return self.change / max(abs(self.first), 1e-12)
+
+    @property
+    def change_in_noise(self) -> float:
+        """|change| in units of the noise of a window median (how sure the move is)."""
+        se = self.noise * np.sqrt(2.0 / max(1, self.window))
+        return abs(self.change) / max(se, 1e-12)
+
+    @property
+    def fitted_change(self) -> float:
+        """Slope times the step span: the trend's size over the run."""
+        return self.slope * self.span_steps
+
+
+def summarize(steps, values, window_frac: float = 0.1, min_window: int = 3, max_window: int | None = None) -> TrendSummary:
+    """Trend summary of the finite points; ``n == 0`` when there is nothing to summarise."""
+    s, v = finite_xy(steps, values)
+    n = len(v)
+    if n == 0:
+        return TrendSummary(0, float("nan"), float("nan"), float("nan"), float("nan"), float("nan"), 0, 0)
+    w = window_size(n, window_frac, min_window, max_window)
+    a, b = first_last(v, w)
+    slope, _ = theil_sen(s, v)
+    return TrendSummary(n, slope, a, b, b - a, noise_sd(v), int(s[-1] - s[0]), w)

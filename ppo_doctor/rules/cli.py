@@ -1,0 +1,64 @@
+"""``ppo-doctor rules`` (the rule table) and ``ppo-doctor explain CODE_OR_NAME`` (one rule in full).
+
+Loaded lazily by ``ppo_doctor/cli.py`` (``LAZY_COMMANDS``); exit code 2 for an unknown rule,
+as for any usage error (DESIGN.md "CLI exit codes").
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from .docs import body, describe_example, describe_rule, example_findings, requires_text
+from .registry import all_rules, get
+
+EXIT_ERROR = 2
+
+
+@click.command("rules")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules(fmt: str) -> None:
+    """List every rule: code, name, symptom, severity and summary."""
+    items = all_rules()
+    if fmt == "json":
+        click.echo(json.dumps([describe_rule(r) for r in items], indent=2))
+        return
+    rows = [(r.code, r.name, r.symptom, r.severity, r.summary()) for r in items]
+    widths = [max(len(row[i]) for row in rows + [("code", "name", "symptom", "severity", "")]) for i in range(4)]
+    header = ("code", "name", "symptom", "severity", "summary")
+    for row in [header] + rows:
+        click.echo("  ".join(col.ljust(widths[i]) for i, col in enumerate(row[:4])) + "  " + row[4])
+
+
+@click.command("explain")
+@click.argument("code_or_name")
+def explain(code_or_name: str) -> None:
+    """Explain one rule: documentation, parameters, requirements, causes and examples."""
+    try:
+        rule = get(code_or_name)
+    except KeyError as e:
+        click.echo(f"Error: {e.args[0]}", err=True)
+        sys.exit(EXIT_ERROR)
+    click.echo(f"{rule.code} {rule.name}: {rule.summary()}")
+    click.echo(f"symptom: {rule.symptom}    default severity: {rule.severity}")
+    click.echo(f"requires: {', '.join(requires_text(rule)) or 'nothing'}")
+    click.echo("")
+    click.echo(body(rule))
+    click.echo("")
+    if rule.params:
+        click.echo("parameters (override under [tool.ppo-doctor.rules.%s]):" % rule.name)
+        for k, v in rule.params.items():
+            click.echo(f"  {k} = {v!r}")
+    if rule.causes:
+        click.echo("causes supported (weight):")
+        for c, w in sorted(rule.causes.items(), key=lambda kv: -kv[1]):
+            click.echo(f"  {c} ({w:g})")
+    click.echo(f"message: {rule.message}")
+    click.echo("")
+    bad = rule.bad_example()
+    click.echo(f"bad example: {describe_example(bad)}")
+    for msg in example_findings(rule, bad):
+        click.echo(f"  -> {msg}")
+    click.echo(f"good example: {describe_example(rule.good_example())}")

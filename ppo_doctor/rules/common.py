@@ -1,0 +1,310 @@
+"""Helpers shared by the rules: unit-aware metric views, run classification, windows and the
+construction of incident findings with onset / threshold / peak / end steps.
+
+Rules judge a value only in the units it was logged in (DESIGN.md "Canonical metrics"):
+:func:`kl_view` squares trlx's square-root KL and picks the healthy band that matches the
+reduction (sequence sum vs token mean); :func:`entropy_view` undoes SB3's negated
+``entropy_loss`` and turns TRL's sequence-summed entropy into a per-token one when the
+response length is logged.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import numpy as np
+
+from ..detect import Span, approx_median, onset
+from ..detect._util import finite_xy, window_size
+from ..findings import Finding
+from ..run import Run
+from .base import Rule, RuleContext
+
+# TRL docs / Training FAQ: objective/kl (a sum over response tokens) should stay in 0-10 nats.
+SEQ_KL_BAND = 10.0
+# Per-token equivalent: PTT's hard KL cap (0.3) for token-mean KLs, which is also TRL's 10 nats
+# spread over the FAQ's recommended max_new_tokens=32 (10/32 = 0.31) (thresholds-and-peers.md §1.2, §4.1).
+TOKEN_KL_BAND = 0.3
+
+# Frameworks of classic RL (SB3, CleanRL, baselines): no reference policy, so no ref-KL.
+CLASSIC_RL_MARKERS = ("sb3", "stable", "cleanrl", "baselines", "classic", "gym")
+
+
+# -- run classification --------------------------------------------------------------------
+def framework(run: Run) -> str:
+    """The run's framework id in lower case (``ppo_doctor.metrics.FRAMEWORKS``), "unknown" if unset."""
+    return (run.framework or "unknown").lower()
+
+
+def is_classic_rl(run: Run) -> bool:
+    """A classic-RL run (SB3/CleanRL/baselines): rules about a reference model do not apply."""
+    fw = framework(run)
+    return any(m in fw for m in CLASSIC_RL_MARKERS)
+
+
+def is_grpo(run: Run) -> bool:
+    """A GRPO run, whose KL term is off by default (beta = 0 in TRL since 0.19)."""
+    return "grpo" in framework(run)
+
+
+# Framework ids of LLM RL trainers (ppo_doctor.metrics.FRAMEWORKS) and metrics only LLM runs log.
+LLM_FRAMEWORK_MARKERS = ("trl", "openrlhf", "verl", "deepspeed", "other")
+LLM_METRICS = ("kl/ref", "kl/coef", "reward/kl_penalty", "len/response_mean", "len/response_clip_ratio")
+
+
+def is_llm_rl(run: Run) -> bool:
+    """An LLM RL run (RLHF PPO, GRPO, ...): a known LLM framework, LLM-only metrics, or texts."""
+    if is_classic_rl(run):
+        return False
+    fw = framework(run)
+    if any(m in fw for m in LLM_FRAMEWORK_MARKERS):
+        return True
+    return bool(run.texts) or any(run.frame.has(m) for m in LLM_METRICS)
+
+
+def cfg_value(run: Run, *keys: str) -> Any:
+    """The first of ``keys`` present in the run's canonical config (None when absent)."""
+    for k in keys:
+        if k in run.config and run.config[k] is not None:
+            return run.config[k]
+    return None
+
+
+def cfg_float(run: Run, *keys: str) -> float | None:
+    """A numeric config value; strings such as ``"1e-5"`` are parsed, booleans are not numbers."""
+    v = cfg_value(run, *keys)
+    if v is None or isinstance(v, bool):
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def cfg_int(run: Run, *keys: str) -> int | None:
+    """A config value as an integer (rounded), or None."""
+    f = cfg_float(run, *keys)
+    return None if f is None else int(round(f))
+
+
+# -- series access ----------------------------------------------------------------------
+def metric_sign(run: Run, metric: str) -> int:
+    """+1, or -1 when the framework logs the negation (SB3 ``train/entropy_loss``)."""
+    info = run.metric_info.get(metric)
+    if info is not None and info.sign in (1, -1):
+        return int(info.sign)
+    return 1
+
+
+def finite_arrays(ctx: RuleContext, metric: str, signed: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Steps and finite values of ``metric`` (sign convention applied when ``signed``)."""
+    steps, values = ctx.arrays(metric)
+    s, v = finite_xy(steps, values)
+    if signed and metric_sign(ctx.run, metric) == -1:
+        v = -v
+    return s, v
+
+
+def windows(n: int, frac: float = 0.1, lo: int = 3, hi: int | None = None) -> int:
+    """Size of the early / late comparison windows for a series of ``n`` points."""
+    return window_size(n, frac, lo, hi)
+
+
+def early_late(values: np.ndarray, frac: float = 0.1, lo: int = 3) -> tuple[float, float, int]:
+    """Medians of the first and last windows (``frac`` of the points, at least ``lo``)."""
+    n = len(values)
+    if n == 0:
+        return float("nan"), float("nan"), 0
+    w = windows(n, frac, lo)
+    return approx_median(values[:w]), approx_median(values[-w:]), w
+
+
+def sustain_window(n: int, lo: int = 3, hi: int = 20, share: float = 0.6) -> tuple[int, int]:
+    """(k, window) for "k of window consecutive points": 5 % of the run, 3..20 points, 60 % of it.
+
+    The share follows PTT's windowed conditions and rlwatch's consecutive-step counters
+    (thresholds-and-peers.md §1.2): one noisy point is never an incident.
+    """
+    w = max(lo, min(hi, n // 20))
+    return max(1, math.ceil(share * w)), w
+
+
+def fmt_num(x: float) -> str:
+    """A number for a message: 3 significant digits, plain for moderate magnitudes."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return str(x)
+    return f"{x:.3g}"
+
+
+# -- KL in its own units -----------------------------------------------------------------
+@dataclass
+class KLView:
+    """The reference KL as judged: values in nats (trlx's square root undone) and its band."""
+
+    metric: str
+    steps: np.ndarray
+    values: np.ndarray
+    reduction: str  # "seq_sum", "token_mean" or "unknown"
+    estimator: str | None  # "k1", "k2", "k3", "full", "abs", None (unknown)
+    band: float
+    note: str
+
+    @property
+    def unit(self) -> str:
+        return {"seq_sum": "nats per sequence", "token_mean": "nats per token"}.get(self.reduction, "nats")
+
+    @property
+    def can_be_negative(self) -> bool:
+        """k1 (and an unknown estimator, which defaults to k1 in TRL/OpenRLHF) can dip below 0."""
+        return self.estimator in (None, "k1")
+
+
+def kl_view(ctx: RuleContext, seq_band: float = SEQ_KL_BAND, token_band: float = TOKEN_KL_BAND) -> KLView | None:
+    """The ``kl/ref`` series in judged units with the matching healthy band, or None.
+
+    A sequence sum is compared with TRL's 0-10 band, a token mean with the per-token band.
+    When the reduction is unknown the sequence band is used (lenient: it never calls a
+    healthy per-sequence KL too high) and the note says so.
+    """
+    if not ctx.has("kl/ref"):
+        return None
+    steps, values = finite_arrays(ctx, "kl/ref", signed=False)
+    info = ctx.run.metric_info.get("kl/ref")
+    estimator = (info.estimator or None) if info else None
+    reduction = (info.reduction or "unknown") if info else "unknown"
+    notes = []
+    if estimator == "sqrt_k3":
+        # trlx logs sqrt(KL) (formats.md §4, §8): square it before judging
+        values = np.square(values)
+        estimator = "k3"
+        notes.append("squared from trlx's square-root KL")
+    if reduction == "seq_sum":
+        band = seq_band
+    elif reduction == "token_mean":
+        band = token_band
+    else:
+        band = seq_band
+        notes.append("reduction unknown, judged against the sequence-level band")
+    return KLView("kl/ref", steps, values, reduction, estimator, band, "; ".join(notes))
+
+
+def per_token_kl(ctx: RuleContext, view: KLView) -> float | None:
+    """Late per-token KL when a sequence-summed KL and the response length are both logged."""
+    if view.reduction != "seq_sum" or not ctx.has("len/response_mean") or len(view.values) == 0:
+        return None
+    _, length = finite_arrays(ctx, "len/response_mean")
+    if len(length) == 0:
+        return None
+    _, late_len, _ = early_late(length)
+    _, late_kl, _ = early_late(view.values)
+    return late_kl / late_len if late_len > 0 else None
+
+
+def align(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Steps common to two sorted unique step arrays, with the indices into each.
+
+    Metrics logged together share their steps; that case skips the sort of ``intersect1d``.
+    """
+    if len(a) == len(b) and np.array_equal(a, b):
+        idx = np.arange(len(a))
+        return a, idx, idx
+    return np.intersect1d(a, b, assume_unique=True, return_indices=True)
+
+
+# -- entropy in its own units ------------------------------------------------------------
+@dataclass
+class EntropyView:
+    """Policy entropy as judged: sign convention undone, per token when convertible."""
+
+    metric: str
+    steps: np.ndarray
+    values: np.ndarray  # entropy (sign convention undone), per token when convertible
+    note: str
+
+
+def entropy_view(ctx: RuleContext) -> EntropyView | None:
+    """Policy entropy: ``policy/entropy``, else SB3-style ``loss/entropy`` (sign applied).
+
+    SB3 logs ``train/entropy_loss`` = -entropy (formats.md §7); the mapping records it as
+    ``sign=-1``, and for an SB3 run without that record the sign is assumed.  TRL's
+    ``objective/entropy`` is a sum over the response; divided by the response length when it is
+    logged on the same steps, so a shorter answer is not read as a collapse.
+    """
+    metric = ctx.first_present("policy/entropy", "loss/entropy")
+    if metric is None:
+        return None
+    steps, values = ctx.arrays(metric)
+    sign = metric_sign(ctx.run, metric)
+    info = ctx.run.metric_info.get(metric)
+    if metric == "loss/entropy" and info is None and "sb3" in framework(ctx.run):
+        sign = -1
+    s, v = finite_xy(steps, values * sign)
+    notes = ["sign flipped (logged as -entropy)"] if sign == -1 else []
+    if info is not None and info.reduction == "seq_sum" and ctx.has("len/response_mean"):
+        ls, lv = ctx.arrays("len/response_mean")
+        common, ia, ib = align(s, ls)
+        ok = np.isfinite(lv[ib]) & (lv[ib] > 0)
+        if ok.sum() >= max(3, len(s) // 2):
+            s, v = common[ok], v[ia][ok] / lv[ib][ok]
+            notes.append("divided by response length (logged as a sequence sum)")
+    return EntropyView(metric, s, v, "; ".join(notes))
+
+
+# -- building findings -------------------------------------------------------------------
+def incident(
+    rule: Rule,
+    ctx: RuleContext,
+    *,
+    metric: str,
+    steps: np.ndarray,
+    values: np.ndarray,
+    span: Span,
+    direction: str,
+    observed: dict[str, float],
+    end_step: int | None = None,
+    peak_step: int | None = None,
+    log_scale: bool = False,
+    **kw: Any,
+) -> Finding:
+    """A finding for an incident that starts at ``span`` (indices into ``steps``/``values``).
+
+    ``threshold_step`` is the span's first step; ``start_step`` its onset (where the series
+    departed from its baseline, estimated on the prefix; never after the threshold step);
+    ``peak_step`` and ``end_step`` default to the span's.  ``log_scale``: estimate the onset
+    on log10 of a positive series (norms and losses blow up multiplicatively, and on a linear
+    scale a geometric run-up looks flat until its last few points).
+    """
+    series = values
+    if log_scale:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            series = np.log10(np.where(values > 0, values, np.nan))
+    on = onset(steps, series, span.start_idx, direction)
+    threshold_step = span.start_step
+    start = min(on.step, threshold_step)
+    return rule.finding(
+        ctx,
+        metric=metric,
+        observed=observed,
+        start_step=int(start),
+        threshold_step=int(threshold_step),
+        peak_step=int(span.peak_step if peak_step is None else peak_step),
+        end_step=int(span.end_step if end_step is None else end_step),
+        **kw,
+    )
+
+
+def describe(values: Iterable[Any], limit: int = 5) -> str:
+    """A short comma-separated list, with '...' after ``limit`` items."""
+    items = [str(v) for v in values]
+    return ", ".join(items[:limit]) + (", ..." if len(items) > limit else "")
+
+
+class TextSampleRule(Rule):
+    """Base for rules that read ``run.texts``: not applicable when no text samples were logged."""
+
+    @classmethod
+    def missing(cls, run: Run) -> list[str]:
+        return super().missing(run) + ([] if run.texts else ["text samples"])

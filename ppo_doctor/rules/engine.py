@@ -1,0 +1,184 @@
+"""The rule engine: run the selected rules over a Run, and turn findings into a verdict.
+
+Config shape (shared with the config loader and the CLI)::
+
+    {"select": ["PD1", ...], "ignore": [...],
+     "rules": {"<code or name>": {"<param>": value}},
+     "fail_on": "error", "aliases": {...}}
+
+Only ``select``, ``ignore`` and ``rules`` are read here; ``fail_on`` and ``aliases`` belong to
+the CLI and the ingest step.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+
+from ..findings import SEVERITY_RANK, Finding
+from ..report.model import NotApplicable
+from ..run import Run
+from . import registry
+from .base import Rule
+
+log = logging.getLogger(__name__)
+
+# Symptoms about the run's dynamics (everything but log quality).  Warnings on this many of
+# them at once make a run unhealthy even without an error: one warning can be noise, three
+# independent symptoms agreeing (say KL drifting, entropy falling and value loss rising)
+# describe a run that is going wrong.
+CORE_SYMPTOMS = (
+    "kl_blowup",
+    "negative_kl",
+    "reward_hacking",
+    "reward_spike",
+    "stagnation",
+    "value_instability",
+    "oscillation",
+    "gradient_explosion",
+    "nan",
+    "entropy_collapse",
+)
+WARNING_SYMPTOMS_FOR_UNHEALTHY = 3
+
+# The metric families a verdict needs at least one of (DESIGN.md "Report": unknown when the
+# run lacks the metrics to judge, e.g. SFT control runs or logs of timings only).  Only the RL
+# losses count: a bare ``loss`` (HF Trainer) maps to ``loss/total`` and is an SFT run's loss too.
+JUDGING_FAMILIES = {
+    "reward": ("reward/score", "reward/total"),
+    "KL": ("kl/ref", "kl/old"),
+    "policy/value loss": ("loss/policy", "loss/value"),
+}
+
+
+def _overrides_for(rule: type[Rule], rules_cfg: dict[str, Any]) -> dict[str, Any]:
+    """Parameter overrides for ``rule``: its code's entry, then its name's (name wins)."""
+    out: dict[str, Any] = {}
+    for key, opts in (rules_cfg or {}).items():
+        k = str(key).strip()
+        if isinstance(opts, dict) and (k.upper() == rule.code or k.lower() == rule.name):
+            out.update(opts)
+    return {k: (float(v) if isinstance(rule.params.get(k), float) and isinstance(v, int) and not isinstance(v, bool) else v) for k, v in out.items()}
+
+
+def _type_ok(default: Any, value: Any) -> bool:
+    if default is None:
+        return True
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, int):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(default, str):
+        return isinstance(value, str)
+    if isinstance(default, (list, tuple)):
+        return isinstance(value, (list, tuple))
+    return isinstance(value, type(default))
+
+
+def validate_rule_options(rules_cfg: Any) -> list[str]:
+    """Error messages for a ``rules`` table: unknown rule, unknown parameter, wrong type."""
+    if rules_cfg in (None, {}):
+        return []
+    if not isinstance(rules_cfg, dict):
+        return [f"rules: expected a table of rule options, got {type(rules_cfg).__name__}"]
+    errors = []
+    for key, opts in rules_cfg.items():
+        try:
+            rule = registry.get(str(key))
+        except KeyError as e:
+            errors.append(f"rules.{key}: {e.args[0]}")
+            continue
+        if not isinstance(opts, dict):
+            errors.append(f"rules.{key}: expected a table of parameters, got {type(opts).__name__}")
+            continue
+        for param, value in opts.items():
+            if param not in rule.params:
+                known = ", ".join(sorted(rule.params)) or "none"
+                errors.append(f"rules.{key}.{param}: unknown parameter of {rule.code} {rule.name} (known: {known})")
+            elif not _type_ok(rule.params[param], value):
+                want = type(rule.params[param]).__name__
+                errors.append(f"rules.{key}.{param}: expected {want}, got {type(value).__name__} {value!r}")
+    return errors
+
+
+def validate_selection(select: Any = None, ignore: Any = None) -> list[str]:
+    """Error messages for select/ignore entries that match no rule."""
+    errors = []
+    for label, pats in (("select", select), ("ignore", ignore)):
+        if pats is None:
+            continue
+        if isinstance(pats, str) or not isinstance(pats, (list, tuple)):
+            errors.append(f"{label}: expected a list of rule codes, prefixes or names")
+            continue
+        errors.extend(f"{label}: {p!r} matches no rule" for p in registry.unknown_selectors(pats))
+    return errors
+
+
+def run_rules(run: Run, config: dict[str, Any] | None = None) -> tuple[list[Finding], list[NotApplicable]]:
+    """Evaluate every selected rule; rules missing a required metric are reported, not run.
+
+    A rule that fails on malformed data is logged and skipped so that one rule cannot take the
+    whole report down (inputs are untrusted); it is listed as not applicable with the reason.
+    """
+    cfg = config or {}
+    rules_cfg = cfg.get("rules") or {}
+    findings: list[Finding] = []
+    not_applicable: list[NotApplicable] = []
+    for rule_cls in registry.select(cfg.get("select"), cfg.get("ignore")):
+        missing = rule_cls.missing(run)
+        if missing:
+            not_applicable.append(NotApplicable(rule_cls.code, rule_cls.name, missing))
+            continue
+        rule = rule_cls()
+        try:
+            # extreme logged values (1e300, Inf) overflow in intermediate sums; the detectors
+            # treat the resulting Inf/NaN explicitly, so numpy's warnings would only be noise
+            with np.errstate(all="ignore"):
+                findings.extend(rule.run(run, _overrides_for(rule_cls, rules_cfg)))
+        except Exception as e:  # noqa: BLE001 - see docstring: one rule must not break the report
+            log.error("rule %s %s failed on run %s: %s", rule_cls.code, rule_cls.name, run.id, e, exc_info=log.isEnabledFor(logging.DEBUG))
+            not_applicable.append(NotApplicable(rule_cls.code, rule_cls.name, [f"internal error: {type(e).__name__}"]))
+    findings.sort(key=lambda f: (f.code, f.start_step if f.start_step is not None else -1, f.metric))
+    return findings, not_applicable
+
+
+def _missing_families(run: Run) -> list[str]:
+    return [fam for fam, metrics in JUDGING_FAMILIES.items() if not any(run.frame.has(m) for m in metrics)]
+
+
+def _where(f: Finding) -> str:
+    return f"{f.code} {f.name}" + (f" from step {f.start_step}" if f.start_step is not None else "")
+
+
+def verdict_for(run: Run, findings: list[Finding], not_applicable: list[NotApplicable]) -> tuple[str, str]:
+    """``(verdict, reason)``: unhealthy, unknown or healthy (see module constants for the policy).
+
+    * unhealthy: any error-level finding, or warnings on at least
+      ``WARNING_SYMPTOMS_FOR_UNHEALTHY`` distinct core symptoms;
+    * unknown: the run logs no reward, no KL and no loss metric, so nothing can be judged;
+    * healthy otherwise; the reason names the families that were not logged (a run without
+      any KL metric is healthy on what it logs, never "healthy on KL").
+    """
+    errors = [f for f in findings if f.severity == "error"]
+    if errors:
+        shown = "; ".join(_where(f) for f in errors[:3]) + (f"; +{len(errors) - 3} more" if len(errors) > 3 else "")
+        return "unhealthy", f"{len(errors)} error-level finding(s): {shown}"
+    missing = _missing_families(run)
+    if len(missing) == len(JUDGING_FAMILIES):
+        return "unknown", "cannot judge: the run logs no reward, no KL and no policy/value loss metric (an SFT or non-RL log?)"
+    warned = []
+    for f in sorted(findings, key=lambda f: -SEVERITY_RANK[f.severity]):
+        if f.severity == "warning" and f.symptom in CORE_SYMPTOMS and f.symptom not in warned:
+            warned.append(f.symptom)
+    if len(warned) >= WARNING_SYMPTOMS_FOR_UNHEALTHY:
+        return "unhealthy", f"warnings on {len(warned)} symptoms at once: {', '.join(warned)}"
+    reason = "no error-level finding"
+    if warned:
+        reason += f" ({len(warned)} warning symptom(s): {', '.join(warned)})"
+    if missing:
+        reason += f"; not judged: no {' / '.join(missing)} metric logged"
+    return "healthy", reason

@@ -1,0 +1,111 @@
+"""PD101 kl-above-band."""
+
+from __future__ import annotations
+
+from ..detect import sustained_spans, theil_sen
+from .base import Example, Rule
+from .common import SEQ_KL_BAND, TOKEN_KL_BAND, early_late, fmt_num, incident, kl_view, per_token_kl, sustain_window
+from .examples import ramp, saturating
+
+
+class KLAboveBand(Rule):
+    """KL to the reference model stays above its healthy band.
+
+    **What it detects.** The policy-vs-reference KL (``kl/ref``) is above its healthy band for
+    a sustained stretch (60 % of a window of 5 % of the run, 3..20 points).  The band depends on
+    what was logged: TRL's ``objective/kl`` is a sum over the response, healthy between 0 and
+    10 nats; token-mean KLs (OpenRLHF, veRL, GRPO) are judged against 0.3 nats per token.
+    trlx's square-root KL is squared first.  Error when the KL ends the run at least
+    ``error_factor`` times the band, or ends above it while still rising; warning when it went
+    above the band and came back or hovers just above it.
+
+    **Why it matters.** "Policy collapse": the policy drifts far from the SFT model, text turns
+    incoherent, and the reward model is being exploited.  KL is, with mean reward, the first
+    metric the guides tell you to watch.
+
+    **Known false positives.** A run that logs a sequence-summed KL without saying so and has
+    very long responses; a log whose reduction is unknown is judged against the lenient
+    sequence band.  Raise ``seq_band`` / ``token_band`` for a deliberately loose KL budget.
+
+    **Source.** TRL docs and Training FAQ ("keep KL between 0 and 10"); PTT's KL hard cap 0.3
+    for token-mean KLs; guide: "policy collapse (KL too high)" (guides-digest.md,
+    thresholds-and-peers.md §4.1).
+    """
+
+    code = "PD101"
+    name = "kl-above-band"
+    symptom = "kl_blowup"
+    severity = "error"
+    requires = ("kl/ref",)
+    params = {"seq_band": SEQ_KL_BAND, "token_band": TOKEN_KL_BAND, "error_factor": 1.5, "min_points": 5}
+    causes = {
+        "kl-coef-too-low": 0.9,
+        "lr-too-high": 0.6,
+        "too-many-ppo-epochs": 0.5,
+        "batch-too-large": 0.2,
+        "reward-model-flawed": 0.3,
+    }
+    message = (
+        "KL to the reference above its healthy band ({band_s} {unit}) from step {threshold_step}: "
+        "peak {peak_s}, {late_s} at the end of the run"
+    )
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        view = kl_view(ctx, p["seq_band"], p["token_band"])
+        if view is None or len(view.values) < p["min_points"]:
+            return
+        s, v, band = view.steps, view.values, view.band
+        k, w = sustain_window(len(v))
+        spans = sustained_spans(s, v > band, k, w, values=v)
+        if not spans:
+            return
+        worst = max(spans, key=lambda sp: sp.peak_value)
+        _, late, _ = early_late(v)
+        half = len(v) // 2
+        late_slope, _ = theil_sen(s[half:], v[half:])
+        still_rising = late_slope * float(s[-1] - s[half]) > 0.25 * band if len(v) - half >= 3 else False
+        severe = late >= p["error_factor"] * band or (late > band and still_rising)
+        observed = {"band": band, "peak": worst.peak_value, "late": late}
+        tok = per_token_kl(ctx, view)
+        evidence = [f"KL measured in {view.unit}" + (f" ({view.note})" if view.note else "")]
+        if tok is not None:
+            observed["late_per_token"] = tok
+            evidence.append(f"about {fmt_num(tok)} nats per token at the end (KL / response length)")
+        yield incident(
+            self,
+            ctx,
+            metric=view.metric,
+            steps=s,
+            values=v,
+            span=spans[0],
+            direction="up",
+            observed=observed,
+            peak_step=worst.peak_step,
+            end_step=spans[-1].end_step,
+            severity="error" if severe else "warning",
+            evidence=evidence,
+            fmt={
+                "band_s": fmt_num(band),
+                "unit": view.unit,
+                "peak_s": fmt_num(worst.peak_value),
+                "late_s": fmt_num(late),
+                "threshold_step": spans[0].start_step,
+            },
+        )
+
+    @classmethod
+    def bad_example(cls):
+        # beta too small: sequence-level KL climbs from 0 to ~35 nats (like TRL runs with beta 0.05)
+        return Example(
+            series={"kl/ref": ramp(200, 0.0, 35.0, sd=1.5, seed=1, begin=40), "reward/score": saturating(200, 1, 9, sd=0.3)},
+            metric_info={"kl/ref": {"estimator": "k1", "reduction": "seq_sum"}},
+        )
+
+    @classmethod
+    def good_example(cls):
+        # KL rises into the band and settles around 5 nats
+        return Example(
+            series={"kl/ref": saturating(200, 0.0, 5.0, sd=0.8, seed=2), "reward/score": saturating(200, 1.0, 3.0, sd=0.3)},
+            metric_info={"kl/ref": {"estimator": "k1", "reduction": "seq_sum"}},
+        )

@@ -1,0 +1,92 @@
+"""PD112 negative-kl-impossible."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..detect import mask_to_spans
+from .base import Example, Rule
+from .common import fmt_num, incident, kl_view
+from .examples import saturating, with_points
+
+
+class NegativeKLImpossible(Rule):
+    """A KL estimator that cannot be negative (k2, k3, full, trlx sqrt) logs negative values.
+
+    **What it detects.** ``kl/ref`` whose recorded estimator is k2 (½Δ²), k3
+    (exp(-Δ) - 1 + Δ), the full-distribution KL, ``abs`` or trlx's square root, with at least
+    ``min_count`` points below ``-tol`` (a relative float tolerance: 1e-6 of the series'
+    typical magnitude, at least ``abs_tol``).
+
+    **Why it matters.** These estimators are non-negative by construction, so a negative value
+    is not noise: the KL computation is wrong (sign error, wrong masking of padding, mixing
+    log-probs of different tokens) or the logged metric is not the estimator it claims to be
+    (TRL once reported the k1 KL while training with ``kl_penalty="full"``, trl#1161).
+
+    **Known false positives.** A mislabelled estimator in the alias table (the evidence names
+    the recorded estimator so it can be checked).
+
+    **Source.** formats.md §8 (estimator/sign table); huggingface/trl#1161 → PR #1180;
+    guide: implementation errors in the KL estimate (guides-digest.md).
+    """
+
+    code = "PD112"
+    name = "negative-kl-impossible"
+    symptom = "negative_kl"
+    severity = "error"
+    requires = ("kl/ref",)
+    params = {"abs_tol": 1e-9, "rel_tol": 1e-6, "min_count": 3}
+    causes = {"implementation-bug": 1.0}
+    message = (
+        "KL to the reference is negative at {count} point(s) (min {min_s}) although its estimator ({estimator}) "
+        "cannot be negative: the KL computation or its label is wrong"
+    )
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        view = kl_view(ctx)
+        if view is None or view.can_be_negative or len(view.values) == 0:
+            return
+        s, v = view.steps, view.values
+        info = ctx.run.metric_info.get("kl/ref")
+        if info is not None and info.estimator == "sqrt_k3":
+            # a square hides the sign: judge the logged square root itself
+            s, v = ctx.arrays("kl/ref")
+            keep = np.isfinite(v)
+            s, v = s[keep], v[keep]
+        scale = float(np.median(np.abs(v))) if len(v) else 0.0
+        tol = max(p["abs_tol"], p["rel_tol"] * scale)
+        neg = v < -tol
+        count = int(neg.sum())
+        if count < min(p["min_count"], max(1, len(v) // 2)):
+            return
+        spans = mask_to_spans(s, neg, v, peak="min")
+        worst = min(spans, key=lambda sp: sp.peak_value)
+        estimator = info.estimator if info is not None and info.estimator else view.estimator
+        yield incident(
+            self,
+            ctx,
+            metric=view.metric,
+            steps=s,
+            values=v,
+            span=spans[0],
+            direction="down",
+            observed={"count": count, "min": worst.peak_value},
+            peak_step=worst.peak_step,
+            end_step=spans[-1].end_step,
+            evidence=[f"recorded estimator: {estimator}"],
+            fmt={"min_s": fmt_num(worst.peak_value), "estimator": estimator},
+        )
+
+    @classmethod
+    def bad_example(cls):
+        # a GRPO-style k3 KL with a sign error after step 40
+        x = np.abs(saturating(80, 0.0, 0.05, sd=0.002, seed=8))
+        x[40:] = -x[40:]
+        return Example(series={"kl/ref": x}, metric_info={"kl/ref": {"estimator": "k3", "reduction": "token_mean"}})
+
+    @classmethod
+    def good_example(cls):
+        # k3 with one float-rounding value of -1e-12 at the start
+        x = with_points(np.abs(saturating(80, 0.0, 0.05, sd=0.002, seed=9)), {0: -1e-12})
+        return Example(series={"kl/ref": x}, metric_info={"kl/ref": {"estimator": "k3", "reduction": "token_mean"}})

@@ -1,0 +1,86 @@
+"""PD201 reward-spike."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..detect import approx_median, default_window, quantiles, spans_to_mask, spike_scores, spikes
+from .base import Example, Rule
+from .common import finite_arrays, fmt_num, incident
+from .examples import saturating, with_points
+
+
+class RewardSpike(Rule):
+    """The reward jumps far above its local level for a few steps.
+
+    **What it detects.** Points of the mean reward (``reward/score``, else ``reward/total``)
+    whose robust z-score against the local level (block medians of 5 % of the run, MAD scale)
+    exceeds ``z``, and whose distance from that level is at least ``range_frac`` of the run's
+    5-95 % range and ``level_frac`` of the median reward's magnitude (so a smooth, low-noise
+    curve, or a reward stuck at one value, is not flagged for a small wiggle).  Error when
+    the spike lies "far beyond the plausible range": more than one full 1-99 % range outside the
+    other points.
+
+    **Why it matters.** The guide's "reward surge": the mean reward rises fast, far beyond a
+    plausible range, usually because the policy found a reward-model exploit, or because
+    rewards are not normalised / clipped and one batch dominates the update.
+
+    **Known false positives.** Curricula or reward changes at a known step; evaluation rows
+    mixed into the training series.
+
+    **Source.** guides-digest.md ("Reward surge"); robust z as in rlwatch / ADTK PersistAD;
+    OLMo 2 "spike score" and PaLM's loss-spike practice (thresholds-and-peers.md §1.2, §2.1).
+    """
+
+    code = "PD201"
+    name = "reward-spike"
+    symptom = "reward_spike"
+    severity = "warning"
+    requires = (("reward/score", "reward/total"),)
+    params = {"z": 8.0, "range_frac": 0.25, "level_frac": 0.1, "direction": "up", "min_points": 20}
+    causes = {"reward-model-flawed": 0.6, "reward-not-clipped": 0.6, "reward-not-normalized": 0.5, "lr-too-high": 0.2}
+    message = "{count} reward spike(s), the largest {peak_s} at step {peak_step} (robust z {z_s} above the local level)"
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        metric = ctx.first_present("reward/score", "reward/total")
+        s, v = finite_arrays(ctx, metric)
+        if len(v) < p["min_points"]:
+            return
+        lo, hi = quantiles(v, [5, 95])
+        window = default_window(len(v))
+        scores = spike_scores(v, window)
+        min_dev = max(p["range_frac"] * float(hi - lo), p["level_frac"] * abs(approx_median(v)))
+        found = spikes(s, v, z=p["z"], window=window, direction=p["direction"], min_deviation=min_dev, scores=scores)
+        if not found:
+            return
+        rest = v[~spans_to_mask(len(v), found)]
+        p1, p99 = quantiles(rest, [1, 99]) if len(rest) else (lo, hi)
+        width = float(p99 - p1)
+        centre = approx_median(rest) if len(rest) else approx_median(v)
+        worst = max(found, key=lambda sp: abs(sp.peak_value - centre))
+        far = worst.peak_value > p99 + width or worst.peak_value < p1 - width
+        z = float(np.nanmax(np.abs(scores[0][[sp.peak_idx for sp in found]])))
+        yield incident(
+            self,
+            ctx,
+            metric=metric,
+            steps=s,
+            values=v,
+            span=found[0],
+            direction="up" if worst.peak_value >= centre else "down",
+            observed={"count": len(found), "peak": worst.peak_value, "z": z, "typical_high": float(p99)},
+            peak_step=worst.peak_step,
+            end_step=found[-1].end_step,
+            severity="error" if far else "warning",
+            evidence=[f"other points lie in [{fmt_num(p1)}, {fmt_num(p99)}]"],
+            fmt={"peak_s": fmt_num(worst.peak_value), "peak_step": worst.peak_step, "z_s": fmt_num(z)},
+        )
+
+    @classmethod
+    def bad_example(cls):
+        return Example(series={"reward/score": with_points(saturating(200, 0.0, 2.0, sd=0.2, seed=10), {120: 9.0, 121: 8.0})})
+
+    @classmethod
+    def good_example(cls):
+        return Example(series={"reward/score": saturating(200, 0.0, 2.0, sd=0.2, seed=11)})

@@ -1,0 +1,162 @@
+"""PD202 reward-hacking."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..detect import mask_to_spans, quantiles, summarize, sustained_spans
+from .base import Example, Rule
+from .common import (
+    SEQ_KL_BAND,
+    TOKEN_KL_BAND,
+    early_late,
+    entropy_view,
+    finite_arrays,
+    fmt_num,
+    incident,
+    kl_view,
+    sustain_window,
+)
+from .examples import ramp, saturating
+from .textstats import hacking_evidence
+
+
+def supporting_evidence(ctx) -> list[str]:
+    """Signs of exploitation besides reward and KL: longer answers, lower entropy, reward std
+    collapse, degenerate samples (Secrets of RLHF I; OpenRLHF#236; trl#204)."""
+    out = []
+    if ctx.has("len/response_mean"):
+        _, ln = finite_arrays(ctx, "len/response_mean")
+        a, b, _ = early_late(ln)
+        if len(ln) >= 5 and a > 0 and b / a >= 1.5:
+            out.append(f"responses grew {b / a:.1f}x longer ({fmt_num(a)} -> {fmt_num(b)} tokens)")
+    ent = entropy_view(ctx)
+    if ent is not None and len(ent.values) >= 5:
+        a, b, _ = early_late(ent.values)
+        if a > 0 and b <= 0.5 * a:
+            out.append(f"entropy fell {1 - b / a:.0%} ({fmt_num(a)} -> {fmt_num(b)})")
+    if ctx.has("reward/std"):
+        _, sd = finite_arrays(ctx, "reward/std")
+        a, b, _ = early_late(sd)
+        if len(sd) >= 5 and a > 0 and b <= 0.3 * a:
+            out.append(f"reward std across the batch fell {1 - b / a:.0%}: responses converge on one pattern")
+    out.extend(hacking_evidence(ctx.run.texts))
+    return out
+
+
+class RewardHacking(Rule):
+    """Reward keeps rising while the KL to the reference rises much faster, past its band.
+
+    **What it detects.** Over the run, the mean reward rises (significantly, against its own
+    noise) while ``kl/ref`` rises and ends above its healthy band (see PD101 for units).  The
+    strength of the evidence is PTT's slope-ratio rule made unit-free: KL gain in bands
+    divided by reward gain as a share of the reward's 5-95 % range; a ratio above ``ratio``
+    means the policy buys little reward with a lot of divergence.  Error when the ratio is
+    high, when the KL ends above twice the band, or when supporting evidence agrees: responses
+    much longer, entropy halved, reward std collapsed, or degenerate text samples (repeated
+    phrases, identical answers, symbol spam).  Otherwise a warning.
+
+    **Why it matters.** Over-optimisation of a proxy reward (Gao et al. 2022): the reward model
+    scores the policy ever higher while real quality falls; the guides' "rapid reward rise
+    together with very high KL".  Read the samples.
+
+    **Known false positives.** A run whose KL budget is deliberately large; a reward that really
+    keeps improving with a weak KL penalty (the slope ratio stays low and no other evidence
+    agrees, so it stays a warning).
+
+    **Source.** guides-digest.md ("Rapid reward rise together with very high KL"); PTT reward
+    hacking rule (KL slope / reward slope > 3 over 50 steps); Secrets of RLHF I (longer answers,
+    rapidly growing KL); trl#204, open-r1#373 (thresholds-and-peers.md §4.1, §5).
+    """
+
+    code = "PD202"
+    name = "reward-hacking"
+    symptom = "reward_hacking"
+    severity = "error"
+    requires = (("reward/score", "reward/total"), "kl/ref")
+    params = {"seq_band": SEQ_KL_BAND, "token_band": TOKEN_KL_BAND, "ratio": 3.0, "min_reward_rise": 3.0, "min_points": 20}
+    causes = {"reward-model-flawed": 0.9, "kl-coef-too-low": 0.8, "lr-too-high": 0.3, "reward-not-normalized": 0.2}
+    message = (
+        "reward rose {r_first_s} -> {r_last_s} while KL rose {kl_first_s} -> {kl_last_s} {unit} "
+        "(band {band_s}; KL gain per reward gain {ratio_s}): the policy is exploiting the reward"
+    )
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        view = kl_view(ctx, p["seq_band"], p["token_band"])
+        rmetric = ctx.first_present("reward/score", "reward/total")
+        if view is None or rmetric is None:
+            return
+        rs, rv = finite_arrays(ctx, rmetric)
+        ks, kv, band = view.steps, view.values, view.band
+        if len(rv) < p["min_points"] or len(kv) < p["min_points"]:
+            return
+        r, k = summarize(rs, rv), summarize(ks, kv)
+        reward_rising = r.change > 0 and r.slope > 0 and r.change_in_noise >= p["min_reward_rise"]
+        if not (reward_rising and k.change > 0 and k.slope > 0 and k.last > band):
+            return
+        lo, hi = quantiles(rv, [5, 95])
+        r_gain = r.change / max(float(hi - lo), 1e-12)
+        ratio = ((k.last - k.first) / band) / max(r_gain, 1e-9)
+        support = supporting_evidence(ctx)
+        strong = ratio >= p["ratio"] or k.last >= 2 * band or bool(support)
+        kk, w = sustain_window(len(kv))
+        spans = sustained_spans(ks, kv > band, kk, w, values=kv)
+        if not spans:
+            idx = int(np.argmax(kv > band))
+            spans = mask_to_spans(ks, np.arange(len(kv)) == idx, kv)
+        evidence = [f"reward {rmetric}: +{fmt_num(r.change)} ({fmt_num(r.change_in_noise)} noise s.e.)"]
+        if ratio >= p["ratio"]:
+            evidence.append(f"KL gain per reward gain {fmt_num(ratio)} >= {fmt_num(p['ratio'])} (PTT slope-ratio rule, unit-free)")
+        evidence.extend(support)
+        causes = dict(self.causes)
+        if support:
+            causes["reward-model-flawed"] = 1.0
+        if any("longer" in e or "repeat" in e for e in support):
+            causes["reward-hacking-length"] = 0.8  # the exploit is length or repetition
+        yield incident(
+            self,
+            ctx,
+            metric=view.metric,
+            steps=ks,
+            values=kv,
+            span=spans[0],
+            direction="up",
+            observed={"reward_first": r.first, "reward_last": r.last, "kl_first": k.first, "kl_last": k.last, "ratio": ratio},
+            peak_step=int(ks[int(np.argmax(kv))]),
+            end_step=int(max(ks[-1], rs[-1])),
+            severity="error" if strong else "warning",
+            evidence=evidence,
+            causes=causes,
+            fmt={
+                "r_first_s": fmt_num(r.first),
+                "r_last_s": fmt_num(r.last),
+                "kl_first_s": fmt_num(k.first),
+                "kl_last_s": fmt_num(k.last),
+                "unit": view.unit,
+                "band_s": fmt_num(band),
+                "ratio_s": fmt_num(ratio),
+            },
+        )
+
+    @classmethod
+    def bad_example(cls):
+        n = 200
+        return Example(
+            series={
+                "reward/score": saturating(n, 1.0, 9.0, rate=3, sd=0.4, seed=12),
+                "kl/ref": ramp(n, 0.0, 40.0, sd=1.5, seed=13),
+                "len/response_mean": ramp(n, 40.0, 120.0, sd=3.0, seed=14),
+            },
+            metric_info={"kl/ref": {"estimator": "k1", "reduction": "seq_sum"}},
+            texts=[(0, "The movie was fine, with a good cast."), (199, "great great great great great great great great great great great")],
+        )
+
+    @classmethod
+    def good_example(cls):
+        # reward improves and the KL settles inside the band
+        n = 200
+        return Example(
+            series={"reward/score": saturating(n, 1.0, 4.0, sd=0.3, seed=15), "kl/ref": saturating(n, 0.0, 6.0, sd=0.8, seed=16)},
+            metric_info={"kl/ref": {"estimator": "k1", "reduction": "seq_sum"}},
+        )

@@ -1,0 +1,83 @@
+"""PD203 reward-std-collapse."""
+
+from __future__ import annotations
+
+from ..detect import mask_to_spans, summarize
+from .base import Example, Rule
+from .common import early_late, finite_arrays, fmt_num, incident
+from .examples import decay, flat, saturating
+
+
+class RewardStdCollapse(Rule):
+    """The reward's spread across the batch collapses toward zero.
+
+    **What it detects.** ``reward/std`` (the standard deviation of the scores within a batch)
+    ends the run below ``drop`` times its early level (medians of the first and last 10 %).
+    When the mean reward rose meanwhile, the finding is reward hacking (every response found the
+    same high-scoring pattern); otherwise stagnation (every response scores the same, so the
+    advantages, and the learning signal, vanish; GRPO's ``frac_reward_zero_std`` case).
+
+    **Why it matters.** Diversity has collapsed (trl#204: at the end every prompt gets the same
+    response) or the reward saturates; either way the gradient signal from reward differences
+    is gone.
+
+    **Known false positives.** Tasks whose reward saturates at a cap once solved (e.g. an
+    accuracy reward reaching 1.0 everywhere): the run is done, not broken.
+
+    **Source.** PTT reward_std rules, rlwatch reward-variance detector; huggingface/trl#204;
+    TRL GRPO ``frac_reward_zero_std`` (thresholds-and-peers.md §1.2, §4.1, §5; formats.md §1d).
+    """
+
+    code = "PD203"
+    name = "reward-std-collapse"
+    symptom = "reward_hacking"
+    severity = "warning"
+    requires = ("reward/std",)
+    params = {"drop": 0.1, "min_points": 20}
+    causes = {"reward-model-flawed": 0.6, "kl-coef-too-low": 0.5, "weak-learning-signal": 0.3}
+    message = "reward std across the batch fell from {first_s} to {late_s} ({pct}): {meaning}"
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        s, v = finite_arrays(ctx, "reward/std")
+        if len(v) < p["min_points"]:
+            return
+        first, late, _ = early_late(v)
+        if not first > 0 or late > p["drop"] * first:
+            return
+        rising = False
+        rmetric = ctx.first_present("reward/score", "reward/total")
+        if rmetric is not None:
+            rs, rv = finite_arrays(ctx, rmetric)
+            if len(rv) >= p["min_points"]:
+                r = summarize(rs, rv)
+                rising = r.change > 0 and r.change_in_noise >= 3
+        if rising:
+            symptom, meaning = "reward_hacking", "responses converge on one high-scoring pattern"
+            causes = {"reward-model-flawed": 0.8, "kl-coef-too-low": 0.7}
+        else:
+            symptom, meaning = "stagnation", "every response scores alike, so advantages and the learning signal vanish"
+            causes = {"weak-learning-signal": 0.9, "reward-model-flawed": 0.4}
+        span = mask_to_spans(s, v <= p["drop"] * first, v, peak="min")[0]
+        yield incident(
+            self,
+            ctx,
+            metric="reward/std",
+            steps=s,
+            values=v,
+            span=span,
+            direction="down",
+            observed={"first": first, "late": late},
+            end_step=int(s[-1]),
+            symptom=symptom,
+            causes=causes,
+            fmt={"first_s": fmt_num(first), "late_s": fmt_num(late), "pct": f"-{1 - late / first:.0%}", "meaning": meaning},
+        )
+
+    @classmethod
+    def bad_example(cls):
+        return Example(series={"reward/std": decay(150, 1.0, 0.02, sd=0.01, seed=17), "reward/score": saturating(150, 0.0, 3.0, sd=0.1)})
+
+    @classmethod
+    def good_example(cls):
+        return Example(series={"reward/std": flat(150, 0.9, 0.05, seed=18), "reward/score": saturating(150, 0.0, 3.0, sd=0.1)})

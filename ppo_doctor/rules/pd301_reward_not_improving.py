@@ -1,0 +1,115 @@
+"""PD301 reward-not-improving."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..detect import summarize
+from .base import Example, Rule
+from .common import cfg_float, early_late, finite_arrays, fmt_num, kl_view
+from .examples import flat, saturating
+
+
+def no_movement_evidence(ctx, kl_frac: float = 0.05) -> list[str]:
+    """Signs that the policy is not being updated: tiny ref KL, approx KL, gradients or LR."""
+    out = []
+    view = kl_view(ctx)
+    if view is not None and len(view.values) >= 3:
+        _, late, _ = early_late(view.values)
+        if abs(late) < kl_frac * view.band:
+            out.append(f"KL to the reference stays at {fmt_num(late)} {view.unit} (< {kl_frac:.0%} of its band)")
+    if ctx.has("kl/old"):
+        _, ko = finite_arrays(ctx, "kl/old")
+        if len(ko) >= 3 and abs(float(np.median(ko))) < 1e-6:
+            out.append(f"approx KL per update is {fmt_num(float(np.median(ko)))}: updates do not change the policy")
+    if ctx.has("grad/norm"):
+        _, g = finite_arrays(ctx, "grad/norm")
+        if len(g) >= 3 and float(np.median(g)) < 1e-6:
+            out.append(f"gradient norm is {fmt_num(float(np.median(g)))}")
+    lr = None
+    if ctx.has("opt/lr"):
+        _, lrs = finite_arrays(ctx, "opt/lr")
+        lr = float(np.max(lrs)) if len(lrs) else None
+    lr = lr if lr is not None else cfg_float(ctx.run, "lr")
+    if lr is not None and lr < 1e-8:
+        out.append(f"learning rate is {fmt_num(lr)}")
+    return out
+
+
+class RewardNotImproving(Rule):
+    """The mean reward does not improve over the whole run.
+
+    **What it detects.** The median reward of the last 10 % of the run is within
+    ``min_rise`` standard errors of the first 10 % (standard error of a window median from
+    the point-to-point noise), and the Theil-Sen trend over the run is no larger.  Runs of
+    fewer than ``min_points`` points are not judged.  The finding lists what else shows the
+    policy is not moving: a KL to the reference under 5 % of its band, an approx KL per update
+    near 0, near-zero gradients, or a learning rate under 1e-8.
+
+    **Why it matters.** The guide's "vanishing gradients / stalled training": reward plateaus,
+    KL stays very low, the policy stops improving.  With a tiny KL the updates are too small
+    (learning rate too low); with a normal KL the reward gives no usable signal.
+
+    **Known false positives.** Short runs and runs resumed after convergence (the reward is
+    already at its plateau); rewards that are binary and rare early on.
+
+    **Source.** guides-digest.md ("Vanishing gradients / stalled training"); rlwatch's
+    monotone-reward check; DeepDiagnosis' "loss not decreasing" (thresholds-and-peers.md §1).
+    """
+
+    code = "PD301"
+    name = "reward-not-improving"
+    symptom = "stagnation"
+    severity = "warning"
+    requires = (("reward/score", "reward/total"),)
+    params = {"min_rise": 2.0, "min_points": 20}
+    causes = {"weak-learning-signal": 0.8, "lr-too-low": 0.5, "reward-model-flawed": 0.2}
+    message = "reward did not improve over {n} points ({first_s} -> {last_s}, noise {noise_s}){why}"
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        metric = ctx.first_present("reward/score", "reward/total")
+        s, v = finite_arrays(ctx, metric)
+        if len(v) < p["min_points"]:
+            return
+        t = summarize(s, v)
+        se = t.noise * np.sqrt(2.0 / max(1, t.window))
+        limit = p["min_rise"] * max(se, 1e-12)
+        if t.change >= limit or t.fitted_change >= limit or t.change <= -limit:
+            return  # improving, or clearly falling (a different problem)
+        evidence = no_movement_evidence(ctx)
+        causes = dict(self.causes)
+        if evidence:
+            causes.update({"lr-too-low": 0.9, "weak-learning-signal": 0.5})
+        best = int(np.argmax(v))
+        yield self.finding(
+            ctx,
+            metric=metric,
+            observed={"first": t.first, "last": t.last, "noise": t.noise},
+            start_step=int(s[0]),
+            threshold_step=int(s[min(len(s) - 1, t.window - 1)]),
+            peak_step=int(s[best]),
+            end_step=int(s[-1]),
+            evidence=evidence,
+            causes=causes,
+            fmt={
+                "n": len(v),
+                "first_s": fmt_num(t.first),
+                "last_s": fmt_num(t.last),
+                "noise_s": fmt_num(t.noise),
+                "why": "; the policy is barely moving" if evidence else "",
+            },
+        )
+
+    @classmethod
+    def bad_example(cls):
+        # lr ~ 0: reward and KL stay where they started
+        return Example(
+            series={"reward/score": flat(200, 0.5, 0.3, seed=19), "kl/ref": flat(200, 0.01, 0.005, seed=20)},
+            config={"lr": 1e-10},
+            metric_info={"kl/ref": {"estimator": "k1", "reduction": "seq_sum"}},
+        )
+
+    @classmethod
+    def good_example(cls):
+        return Example(series={"reward/score": saturating(200, 0.5, 3.0, sd=0.3, seed=21)})

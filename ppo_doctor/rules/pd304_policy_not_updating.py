@@ -1,0 +1,89 @@
+"""PD304 policy-not-updating."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Example, Rule
+from .common import cfg_int, finite_arrays, fmt_num
+from .examples import flat
+
+
+class PolicyNotUpdating(Rule):
+    """Clip fraction and approx KL stay at zero although each batch gets several updates.
+
+    **What it detects.** With ``ppo_epochs > 1`` or ``num_mini_batches > 1`` in the config,
+    ``policy/clipfrac`` is exactly 0 on at least ``share`` of the steps and/or ``kl/old`` stays
+    below ``kl_floor``: after the first minibatch update the ratio should move off 1, so this
+    means the optimiser step changes nothing.
+
+    **Configuration-aware (a known trap).** With ``ppo_epochs == 1`` and a single minibatch the
+    update is computed with the rollout policy itself, the ratio is exactly 1 and the clip
+    fraction is 0 *by construction*: that is not a symptom and the rule stays silent
+    (DAPO#11, verl#791: "clip_ratio has no effect").  It also stays silent when the config
+    does not say how many updates a batch gets.
+
+    **Why it matters.** A run that never updates its policy cannot learn (stagnation): a
+    learning rate of 0, frozen parameters, or a loss that does not reach the policy.
+
+    **Known false positives.** Logs where the clip fraction is not computed (always written as
+    0) by the framework.
+
+    **Source.** BytedTsinghua-SIA/DAPO#11, verl-project/verl#791 (thresholds-and-peers.md §4.1,
+    §5); TRL/CleanRL clipfrac definitions (formats.md §1b, §6).
+    """
+
+    code = "PD304"
+    name = "policy-not-updating"
+    symptom = "stagnation"
+    severity = "warning"
+    requires = (("policy/clipfrac", "kl/old"),)
+    params = {"share": 0.9, "kl_floor": 1e-9, "min_points": 10}
+    causes = {"lr-too-low": 0.8, "implementation-bug": 0.6}
+    message = "{what} although each batch gets {updates} updates: the optimiser step does not change the policy"
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        epochs = cfg_int(ctx.run, "ppo_epochs")
+        minibatches = cfg_int(ctx.run, "num_mini_batches")
+        if epochs is None and minibatches is None:
+            return
+        updates = max(1, epochs or 1) * max(1, minibatches or 1)
+        if updates <= 1:
+            return  # ratio == 1 by construction: clipfrac 0 is expected
+        what = []
+        steps = []
+        if ctx.has("policy/clipfrac"):
+            s, v = finite_arrays(ctx, "policy/clipfrac")
+            if len(v) >= p["min_points"] and float(np.mean(v == 0)) >= p["share"]:
+                what.append(f"clip fraction is 0 on {np.mean(v == 0):.0%} of steps")
+                steps.append(s)
+        if ctx.has("kl/old"):
+            s, v = finite_arrays(ctx, "kl/old")
+            if len(v) >= p["min_points"] and float(np.mean(np.abs(v) < p["kl_floor"])) >= p["share"]:
+                what.append(f"approx KL per update stays below {fmt_num(p['kl_floor'])}")
+                steps.append(s)
+        if not what:
+            return
+        all_steps = np.concatenate(steps)
+        first, last = int(all_steps.min()), int(all_steps.max())
+        yield self.finding(
+            ctx,
+            metric="policy/clipfrac" if ctx.has("policy/clipfrac") else "kl/old",
+            observed={"updates": updates},
+            start_step=first,
+            threshold_step=first,
+            peak_step=first,
+            end_step=last,
+            evidence=[f"config: ppo_epochs={epochs}, num_mini_batches={minibatches}"],
+            fmt={"what": " and ".join(what), "updates": updates},
+        )
+
+    @classmethod
+    def bad_example(cls):
+        return Example(series={"policy/clipfrac": flat(50, 0.0), "kl/old": flat(50, 0.0)}, config={"ppo_epochs": 4, "num_mini_batches": 4})
+
+    @classmethod
+    def good_example(cls):
+        # the trap: one epoch, one minibatch -> ratio == 1, clipfrac == 0 by construction
+        return Example(series={"policy/clipfrac": flat(50, 0.0), "kl/old": flat(50, 0.0)}, config={"ppo_epochs": 1, "num_mini_batches": 1})

@@ -1,0 +1,83 @@
+"""PD305 entropy-frozen."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..detect import flat_spans
+from .base import Example, Rule
+from .common import entropy_view, fmt_num
+from .examples import flat, saturating
+
+
+def uniform_actions(entropy: float) -> int | None:
+    """k when ``entropy`` is ln(k) for a small integer k: a uniform policy over k actions."""
+    if not 0.5 < entropy < math.log(10_000):
+        return None
+    k = round(math.exp(entropy))
+    return k if k >= 2 and abs(math.log(k) - entropy) < 1e-3 else None
+
+
+class EntropyFrozen(Rule):
+    """Policy entropy does not move at all: the policy distribution is not being updated.
+
+    **What it detects.** The policy entropy (see PD701 for units and signs) stays constant,
+    within a relative ``tolerance``, over at least ``share`` of its points (flatline detector),
+    on a run of at least ``min_points`` points.  When the constant is ln(k) for an integer k the
+    policy is uniform over k actions: it never left its initialisation.
+
+    **Why it matters.** Learning changes the policy, and any change moves its entropy.  A frozen
+    entropy means the updates do not reach the policy (learning rate 0, frozen parameters, a
+    loss that is detached or multiplied by 0, or advantages that are all zero): stagnation.
+
+    **Known false positives.** Entropy logged from a fixed evaluation distribution, or a
+    constant placeholder value written by a custom logger.
+
+    **Source.** guides-digest.md ("vanishing gradients / stalled training"); Andy Jones'
+    "Debugging RL" notes (entropy/log|A| starts near 1 and should fall); DeepDiagnosis'
+    "unchanging tensor" check (thresholds-and-peers.md §1.1, §4.1).
+    """
+
+    code = "PD305"
+    name = "entropy-frozen"
+    symptom = "stagnation"
+    severity = "warning"
+    requires = (("policy/entropy", "loss/entropy"),)
+    params = {"tolerance": 1e-4, "share": 0.9, "min_points": 20}
+    causes = {"lr-too-low": 0.8, "implementation-bug": 0.6, "weak-learning-signal": 0.5}
+    message = "policy entropy stays at {value_s} for {count} of {n} points{uniform}: the policy is not changing"
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        view = entropy_view(ctx)
+        if view is None or len(view.values) < p["min_points"]:
+            return
+        s, v = view.steps, view.values
+        spans = flat_spans(s, v, min_len=p["min_points"], rel_tol=p["tolerance"])
+        count = sum(sp.length for sp in spans)
+        if count < p["share"] * len(v):
+            return
+        value = float(np.median(v))
+        k = uniform_actions(value)
+        yield self.finding(
+            ctx,
+            metric=view.metric,
+            observed={"value": value, "count": count},
+            start_step=spans[0].start_step,
+            threshold_step=spans[0].start_step,
+            peak_step=spans[0].start_step,
+            end_step=spans[-1].end_step,
+            evidence=[f"ln({k}) = {math.log(k):.4f}: uniform over {k} actions"] if k else [],
+            fmt={"value_s": fmt_num(value), "n": len(v), "uniform": f" (= ln {k}, a uniform policy)" if k else ""},
+        )
+
+    @classmethod
+    def bad_example(cls):
+        # a 7-action policy that never leaves its uniform initialisation (entropy ln 7)
+        return Example(series={"policy/entropy": flat(120, math.log(7))}, framework="unknown")
+
+    @classmethod
+    def good_example(cls):
+        return Example(series={"policy/entropy": saturating(120, 1.9, 1.2, sd=0.01, seed=64)}, framework="unknown")

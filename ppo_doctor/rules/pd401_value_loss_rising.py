@@ -1,0 +1,105 @@
+"""PD401 value-loss-rising."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..detect import approx_median, mask_to_spans, theil_sen
+from ..detect._util import block_min
+from .base import Example, Rule
+from .common import finite_arrays, fmt_num, incident, windows
+from .examples import decay, ramp, saturating
+from .value_scale import reward_scale, window_slices
+
+
+class ValueLossRising(Rule):
+    """The value loss grows far above its best level, beyond what the reward scale explains.
+
+    **What it detects.** The median ``loss/value`` of the last 10 % of the run is at least
+    ``factor`` times its lowest windowed median earlier in the run (its trough), the trend
+    after the trough is upward, and the growth is not explained by the rewards growing: the
+    growth is divided by the growth of the squared reward scale (|median reward| + spread,
+    first vs last window).  The trough is floored at 1 % of the run's median value loss: a
+    critic that was ~0 while the returns were constant would make any later loss look like
+    infinite growth.  A warning: value trouble degrades the advantages, it is rarely fatal alone.
+
+    **Why it matters.** "Value loss too high: stays high or swings wildly; bad advantages
+    destabilise the policy."  A critic whose error keeps growing feeds noise into the
+    advantages (DeepSpeedExamples#556: critic loss kept growing while the returns' scale grew
+    from ~4 to ~20; fix: running reward normalisation).
+
+    **Known false positives.** Classic-RL runs whose returns grow as the agent improves are
+    covered by the reward-scale adjustment only when a reward metric is logged.
+
+    **Source.** guides-digest.md ("Value loss too high"); DeepSpeedExamples#556; TRL docs
+    ("value loss will spike / NaN when not going well") (thresholds-and-peers.md §4.1, §5).
+    """
+
+    code = "PD401"
+    name = "value-loss-rising"
+    symptom = "value_instability"
+    severity = "warning"
+    requires = ("loss/value",)
+    params = {"factor": 4.0, "trough_floor": 0.01, "min_points": 20}
+    causes = {"value-lr-mistuned": 0.8, "reward-not-normalized": 0.7, "value-undertrained": 0.4, "gae-lambda": 0.2}
+    message = (
+        "value loss rose {growth_s}x above its best level ({trough_s} -> {late_s}){scale_note}: the critic is diverging"
+    )
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        s, v = finite_arrays(ctx, "loss/value")
+        n = len(v)
+        if n < p["min_points"]:
+            return
+        w = windows(n)
+        late = float(np.median(v[-w:]))
+        trough_idx, trough = block_min(v[:-w], w)
+        if trough is None:
+            return
+        trough = max(trough, p["trough_floor"] * approx_median(v))
+        if not trough > 0:
+            return
+        growth = late / trough
+        if growth < p["factor"]:
+            return
+        slope, _ = theil_sen(s[trough_idx:], v[trough_idx:])
+        if not slope > 0:
+            return
+        first_sl, last_sl = window_slices(n)
+        s0, s1 = reward_scale(ctx, first_sl), reward_scale(ctx, last_sl)
+        scale_growth = (s1 / s0) ** 2 if s0 and s1 else 1.0
+        adjusted = growth / max(scale_growth, 1.0)
+        if adjusted < p["factor"]:
+            return
+        span = mask_to_spans(s, (v >= p["factor"] * trough) & (np.arange(n) > trough_idx), v)
+        if not span:
+            return
+        note = f", {fmt_num(adjusted)}x after the reward scale's growth" if scale_growth > 1 else ""
+        yield incident(
+            self,
+            ctx,
+            metric="loss/value",
+            steps=s,
+            values=v,
+            span=span[0],
+            direction="up",
+            log_scale=True,
+            observed={"trough": trough, "late": late, "growth": growth, "adjusted_growth": adjusted},
+            peak_step=int(s[int(np.argmax(v))]),
+            end_step=int(s[-1]),
+            fmt={"growth_s": fmt_num(growth), "trough_s": fmt_num(trough), "late_s": fmt_num(late), "scale_note": note},
+        )
+
+    @classmethod
+    def bad_example(cls):
+        n = 200
+        v = np.concatenate([decay(60, 2.0, 0.2, sd=0.02, seed=24), ramp(140, 0.2, 6.0, sd=0.1, seed=25)])
+        return Example(series={"loss/value": np.abs(v), "reward/score": saturating(n, 1.0, 1.3, sd=0.1)})
+
+    @classmethod
+    def good_example(cls):
+        # SB3-style trap: returns grow ~20x as the agent learns, so the value loss grows ~400x
+        n = 200
+        reward = saturating(n, 20.0, 400.0, sd=5.0, seed=26)
+        return Example(series={"loss/value": (reward / 20.0) ** 2 * 3.0, "reward/score": reward}, framework="sb3")

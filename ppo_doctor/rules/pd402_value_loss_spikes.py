@@ -1,0 +1,75 @@
+"""PD402 value-loss-spikes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..detect import approx_median, spikes
+from .base import Example, Rule
+from .common import finite_arrays, fmt_num, incident
+from .examples import decay, with_points
+
+
+class ValueLossSpikes(Rule):
+    """The value loss swings wildly: spikes of ``factor`` times its local level.
+
+    **What it detects.** Points of ``loss/value`` at least ``factor`` (10) times their local
+    level and at least ``z`` robust z-scores above it, judged on a log scale because losses are
+    positive and their spikes multiplicative.  Always a warning: value spikes are common in
+    classic RL (a rare large return) and hurt one batch, they do not break the run alone.
+
+    **Why it matters.** The guide's "value loss too high: stays high or swings wildly".  Value
+    spikes come from returns the critic has never seen (an unnormalised or unclipped reward,
+    a reward-model outlier) or a value learning rate that is too high, and they corrupt the
+    advantages of that batch.
+
+    **Known false positives.** Rare, genuinely surprising episodes in classic RL (a first
+    success); one-off spikes after a checkpoint reload.
+
+    **Source.** guides-digest.md; TRL logging docs ("value loss will spike / NaN when not going
+    well"); PTT value-loss rule (thresholds-and-peers.md §4.1).
+    """
+
+    code = "PD402"
+    name = "value-loss-spikes"
+    symptom = "value_instability"
+    severity = "warning"
+    requires = ("loss/value",)
+    params = {"factor": 10.0, "z": 6.0, "min_points": 20}
+    causes = {"reward-not-clipped": 0.7, "reward-not-normalized": 0.6, "value-lr-mistuned": 0.6, "reward-model-flawed": 0.3}
+    message = "value loss spiked {count} time(s), up to {peak_s} at step {peak_step} (>= {factor:g}x its local level)"
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        s, v = finite_arrays(ctx, "loss/value")
+        pos = v > 0
+        s, v = s[pos], v[pos]
+        if len(v) < p["min_points"]:
+            return
+        logv = np.log10(v)
+        found = spikes(s, logv, z=p["z"], direction="up", min_deviation=float(np.log10(p["factor"])))
+        if not found:
+            return
+        worst = max(found, key=lambda sp: sp.peak_value)
+        peak = float(10 ** worst.peak_value)
+        yield incident(
+            self,
+            ctx,
+            metric="loss/value",
+            steps=s,
+            values=logv,
+            span=found[0],
+            direction="up",
+            observed={"count": len(found), "peak": peak, "median": approx_median(v)},
+            peak_step=worst.peak_step,
+            end_step=found[-1].end_step,
+            fmt={"peak_s": fmt_num(peak), "peak_step": worst.peak_step},
+        )
+
+    @classmethod
+    def bad_example(cls):
+        return Example(series={"loss/value": with_points(decay(150, 1.0, 0.2, sd=0.02, seed=27), {70: 15.0, 110: 40.0})})
+
+    @classmethod
+    def good_example(cls):
+        return Example(series={"loss/value": np.abs(decay(150, 1.0, 0.2, sd=0.03, seed=28))})

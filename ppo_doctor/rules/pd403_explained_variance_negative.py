@@ -1,0 +1,78 @@
+"""PD403 explained-variance-negative."""
+
+from __future__ import annotations
+
+from ..detect import approx_median, sustained_spans
+from .base import Example, Rule
+from .common import finite_arrays, fmt_num, incident, sustain_window
+from .examples import ramp, saturating
+
+
+class ExplainedVarianceNegative(Rule):
+    """The critic explains less than nothing: explained variance stays below 0.
+
+    **What it detects.** After a warm-up (the first ``warmup`` share of the run, where an
+    untrained critic is expected to be poor), the median of ``value/explained_var`` over the
+    rest of the run is below 0, with a sustained stretch below 0.  Error when that median is
+    below ``error_below`` (-1): the critic is far worse than predicting the mean return.
+    NaN values (CleanRL writes NaN when the returns are constant) are ignored here.
+
+    **Why it matters.** EV = 1 - Var(returns - values) / Var(returns).  Below 0 the value
+    predictions add error instead of removing it, so the advantages are noisier than with no
+    critic at all.  Typical causes: value learning rate, no critic warm-up, unscaled rewards.
+
+    **Known false positives.** Sparse-reward tasks whose returns have almost no variance (EV is
+    then ill-conditioned); runs where EV is computed on a tiny batch.
+
+    **Source.** PTT (EV < 0.1 flagged); CleanRL's formula; verl#498 (EV of -72 with a NaN value
+    loss); SB3#324 / baselines#975 (EV negative before a collapse) (thresholds-and-peers.md
+    §4.1, §5).
+    """
+
+    code = "PD403"
+    name = "explained-variance-negative"
+    symptom = "value_instability"
+    severity = "warning"
+    requires = ("value/explained_var",)
+    params = {"warmup": 0.1, "error_below": -1.0, "min_points": 10}
+    causes = {"value-undertrained": 0.8, "value-lr-mistuned": 0.7, "reward-not-normalized": 0.4, "gae-lambda": 0.2}
+    message = "explained variance of the critic stays below 0 after warm-up (median {median_s}, min {min_s})"
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        s, v = finite_arrays(ctx, "value/explained_var")
+        start = int(round(len(v) * p["warmup"]))
+        s, v = s[start:], v[start:]
+        if len(v) < p["min_points"]:
+            return
+        median = approx_median(v)
+        if median >= 0:
+            return
+        k, w = sustain_window(len(v))
+        spans = sustained_spans(s, v < 0, k, w, values=v, peak="min")
+        if not spans:
+            return
+        worst = min(spans, key=lambda sp: sp.peak_value)
+        yield incident(
+            self,
+            ctx,
+            metric="value/explained_var",
+            steps=s,
+            values=v,
+            span=spans[0],
+            direction="down",
+            observed={"median": median, "min": worst.peak_value},
+            peak_step=worst.peak_step,
+            end_step=spans[-1].end_step,
+            severity="error" if median < p["error_below"] else "warning",
+            fmt={"median_s": fmt_num(median), "min_s": fmt_num(worst.peak_value)},
+        )
+
+    @classmethod
+    def bad_example(cls):
+        return Example(series={"value/explained_var": ramp(100, -0.2, -0.8, sd=0.1, seed=29)})
+
+    @classmethod
+    def good_example(cls):
+        # negative while the critic warms up, then rising toward 1
+        return Example(series={"value/explained_var": saturating(100, -0.5, 0.8, rate=8, sd=0.05, seed=30)})

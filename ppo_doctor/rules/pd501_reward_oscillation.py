@@ -1,0 +1,65 @@
+"""PD501 reward-oscillation."""
+
+from __future__ import annotations
+
+from .base import Example, Rule
+from .common import finite_arrays, fmt_num
+from .examples import saturating, sine
+from .oscillating import DEFAULT_PARAMS, judge, peak_step
+
+
+class RewardOscillation(Rule):
+    """The mean reward swings back and forth without converging.
+
+    **What it detects.** After removing the trend, the smoothed mean reward alternates between
+    high and low at least ``min_swings`` times (4 full cycles), the swings are at least
+    ``min_structure`` times larger than smoothed noise would be and at least
+    ``min_rel_amplitude`` of the reward's range, and they do not die out (last-third amplitude
+    at least ``min_decay`` of the first third's).  See :mod:`ppo_doctor.detect.oscillation`.
+
+    **Why it matters.** The guide's "performance fluctuation": the policy overshoots and falls
+    back, update after update, instead of settling.  Typical causes are update steps that are
+    too large (learning rate, PPO epochs, large batches) and an unstable critic.
+
+    **Known false positives.** Curricula or periodic evaluation mixed into the training
+    reward; classic-RL episode returns averaged over a sliding window of episodes, which are
+    strongly autocorrelated (raise ``min_structure`` for those).
+
+    **Source.** guides-digest.md ("Performance fluctuation"); AUTOTRAINER's oscillating-loss
+    rule (adjacent extrema gaps over a share of epochs) (thresholds-and-peers.md §1.1).
+    """
+
+    code = "PD501"
+    name = "reward-oscillation"
+    symptom = "oscillation"
+    severity = "warning"
+    requires = (("reward/score", "reward/total"),)
+    params = dict(DEFAULT_PARAMS)
+    causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.5, "batch-too-large": 0.3, "value-lr-mistuned": 0.3}
+    message = "reward oscillates: {swings} swings of about +-{amp_s} (period ~{period_s} steps), not dying out"
+
+    def evaluate(self, ctx):
+        metric = ctx.first_present("reward/score", "reward/total")
+        s, v = finite_arrays(ctx, metric)
+        o = judge(s, v, ctx.params)
+        if o is None:
+            return
+        yield self.finding(
+            ctx,
+            metric=metric,
+            observed={"swings": o.swings, "amplitude": o.amplitude, "period": o.period_steps, "decay": o.decay},
+            start_step=o.start_step,
+            threshold_step=o.start_step,
+            peak_step=peak_step(s, v, o),
+            end_step=o.end_step,
+            evidence=[f"swing amplitude first third {fmt_num(o.amplitude_first)}, last third {fmt_num(o.amplitude_last)}"],
+            fmt={"amp_s": fmt_num(o.amplitude), "period_s": fmt_num(o.period_steps)},
+        )
+
+    @classmethod
+    def bad_example(cls):
+        return Example(series={"reward/score": sine(300, 2.0, 1.0, period=40, sd=0.2, seed=35)})
+
+    @classmethod
+    def good_example(cls):
+        return Example(series={"reward/score": saturating(300, 0.0, 3.0, sd=0.3, seed=36)})

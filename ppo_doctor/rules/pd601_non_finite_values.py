@@ -1,0 +1,127 @@
+"""PD601 non-finite-values."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..detect import nonfinite, onset
+from .base import Example, Rule
+from .common import describe
+from .examples import ramp, saturating
+
+CANONICAL = frozenset(
+    "reward/score reward/total reward/kl_penalty reward/std kl/ref kl/coef kl/old policy/entropy "
+    "policy/clipfrac policy/ratio_mean policy/ratio_var loss/policy loss/value loss/total loss/entropy "
+    "value/clipfrac value/explained_var value/mean value/error adv/mean adv/std return/mean grad/norm "
+    "grad/norm_critic opt/lr len/response_mean len/response_clip_ratio".split()
+)
+# Written as NaN by design when the returns of a batch are constant (CleanRL, formats.md §12.3).
+BENIGN_NAN = frozenset({"value/explained_var"})
+GRAD_NORMS = frozenset({"grad/norm", "grad/norm_critic"})
+
+
+class NonFiniteValues(Rule):
+    """A metric contains NaN or infinite values.
+
+    **What it detects.** Every metric of the run, canonical or not, is scanned for NaN, +Inf
+    and -Inf.  Severity: error for the training metrics (reward, KL, losses, policy, value,
+    advantage statistics); warning for a gradient norm with a few isolated non-finite points
+    that recovers (fp16 loss-scale overflow: the optimiser skips that step, veRL skips
+    non-finite grad norms, verl#789) and for metrics ppo_doctor does not know; info for
+    ``value/explained_var``, which CleanRL writes as NaN when the returns are constant.  The
+    onset is where the metric started to run away before the first non-finite value, when it
+    did (e.g. a growing gradient norm), else the first non-finite step.
+
+    **Why it matters.** NaN in a loss, KL or reward poisons every later update: the run is
+    broken from there.  Causes: overflow in ``exp`` (the k3 KL, verl#751), a learning rate too
+    high, unnormalised rewards, fp16 without loss scaling, division by a zero std.
+
+    **Known false positives.** Metrics a framework writes as NaN when undefined for a step
+    (an empty batch of finished episodes); GRPO writes ``None`` for a key with only NaNs.
+
+    **Source.** rlwatch and PTT ("any non-finite loss is critical"), AUTOTRAINER; verl#751,
+    #789; formats.md §12.3 (NaN encodings) (thresholds-and-peers.md §4.1, §5).
+    """
+
+    code = "PD601"
+    name = "non-finite-values"
+    symptom = "nan"
+    severity = "error"
+    requires = ()
+    params = {"isolated_share": 0.01, "min_prefix": 10}
+    causes = {"implementation-bug": 0.7, "lr-too-high": 0.5, "reward-not-normalized": 0.3, "no-grad-clipping": 0.3}
+    message = "{metric} has {count} non-finite value(s) ({kinds}) from step {first_step}{recovered}"
+
+    @staticmethod
+    def _severity(metric: str, nf, n: int, isolated_share: float) -> str:
+        if metric in BENIGN_NAN:
+            return "info"
+        if metric not in CANONICAL:
+            return "warning"
+        isolated = nf.recovered and nf.count <= max(2, int(isolated_share * n))
+        if metric in GRAD_NORMS and isolated:
+            return "warning"
+        return "error"
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        unknown = []
+        for metric in ctx.run.frame.metrics:
+            s, v = ctx.arrays(metric)
+            nf = nonfinite(s, v)
+            if nf.first_step is None:
+                continue
+            severity = self._severity(metric, nf, len(v), p["isolated_share"])
+            if metric not in CANONICAL:
+                unknown.append((metric, s, v, nf))
+                continue
+            yield self._finding(ctx, metric, s, v, nf, severity, p)
+        if unknown:
+            unknown.sort(key=lambda item: item[3].first_step)
+            metric, s, v, nf = unknown[0]
+            f = self._finding(ctx, metric, s, v, nf, "warning", p)
+            f.evidence.append(f"metrics not in ppo_doctor's vocabulary with non-finite values: {describe(m for m, *_ in unknown)}")
+            yield f
+
+    def _finding(self, ctx, metric, s, v, nf, severity, p):
+        first_idx = int(np.flatnonzero(nf.any)[0])
+        start = nf.first_step
+        finite_before = int(np.isfinite(v[:first_idx]).sum())
+        if finite_before >= p["min_prefix"]:
+            # did the metric run away before it broke?  Blow-ups are multiplicative, so judge the
+            # log-magnitude of the finite prefix (offset by its median so values near 0 stay calm)
+            mag = np.abs(v[: first_idx + 1])
+            ref = float(np.nanmedian(np.where(np.isfinite(mag), mag, np.nan)))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                logmag = np.log10(mag + max(ref, 1e-12))
+            start = onset(s[: first_idx + 1], logmag, first_idx, "up").step
+        counts = nf.counts()
+        kinds = ", ".join(f"{k}: {c}" for k, c in counts.items() if c)
+        recovered = f", finite again by step {nf.last_finite_step}" if nf.recovered else " and never finite again"
+        bad_steps = s[nf.any]
+        return self.finding(
+            ctx,
+            metric=metric,
+            observed={"count": nf.count, **{k: float(c) for k, c in counts.items()}},
+            start_step=int(start),
+            threshold_step=int(nf.first_step),
+            peak_step=int(nf.first_step),
+            end_step=int(bad_steps[-1]),
+            severity=severity,
+            evidence=[f"first non-finite value ({nf.first_kind}) at step {nf.first_step}"],
+            fmt={"metric": metric, "count": nf.count, "kinds": kinds, "first_step": nf.first_step, "recovered": recovered},
+        )
+
+    @classmethod
+    def bad_example(cls):
+        # the gradient norm runs away, then the losses turn NaN (e.g. k3 KL overflow)
+        g = ramp(100, 1.0, 1.0, sd=0.05, seed=39)
+        g[60:80] = np.geomspace(1.0, 1e6, 20)
+        g[80:] = np.nan
+        loss = saturating(100, 1.0, 0.3, sd=0.01, seed=40)
+        loss[80:] = np.nan
+        return Example(series={"grad/norm": g, "loss/policy": loss})
+
+    @classmethod
+    def good_example(cls):
+        return Example(series={"grad/norm": ramp(100, 1.0, 1.0, sd=0.05, seed=39), "loss/policy": saturating(100, 1.0, 0.3, sd=0.01)})

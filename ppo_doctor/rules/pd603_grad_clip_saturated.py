@@ -1,0 +1,80 @@
+"""PD603 grad-clip-saturated."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Example, Rule
+from .common import cfg_float, finite_arrays, fmt_num
+from .examples import flat
+
+
+class GradClipSaturated(Rule):
+    """Nearly every update is clipped: the gradient norm sits far above ``max_grad_norm``.
+
+    **What it detects.** With ``max_grad_norm`` known from the config, at least ``share`` of
+    the second half of the run has a (pre-clip) ``grad/norm`` above it, and the median is at
+    least ``ratio`` times it.  The step size is then set by the clip, not by the learning rate
+    and the gradient: the optimiser runs permanently at its safety limit.
+
+    **Why it matters.** Persistent saturation is the slow form of gradient explosion: updates
+    as large as allowed every step, usually from a learning rate that is too high or advantages
+    that are too large (rewards not normalised).
+
+    **Known false positives.** Frameworks that log the post-clip norm (then it never exceeds the
+    limit and the rule is silent); a deliberately tight clip.
+
+    **Source.** guides-digest.md ("watch gradient magnitudes; clipping helps with explosions");
+    CleanRL/37-details max_grad_norm 0.5; veRL/OpenRLHF log the pre-clip norm (formats.md §3)
+    (thresholds-and-peers.md §4.2).
+    """
+
+    code = "PD603"
+    name = "grad-clip-saturated"
+    symptom = "gradient_explosion"
+    severity = "warning"
+    requires = ("grad/norm",)
+    params = {"share": 0.9, "ratio": 3.0, "min_points": 20}
+    causes = {"lr-too-high": 0.6, "reward-not-normalized": 0.5, "reward-not-clipped": 0.3}
+    message = "grad/norm exceeds max_grad_norm={mgn:g} on {share_s} of the second half (median {median_s}): every update is clipped"
+
+    @classmethod
+    def missing(cls, run):
+        out = super().missing(run)
+        mgn = cfg_float(run, "max_grad_norm")
+        if mgn is None or mgn <= 0:
+            out.append("config max_grad_norm")
+        return out
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        mgn = cfg_float(ctx.run, "max_grad_norm")
+        s, v = finite_arrays(ctx, "grad/norm")
+        if mgn is None or mgn <= 0 or len(v) < p["min_points"]:
+            return
+        half = len(v) // 2
+        tail = v[half:]
+        share = float(np.mean(tail > mgn))
+        median = float(np.median(tail))
+        if share < p["share"] or median < p["ratio"] * mgn:
+            return
+        over = np.flatnonzero(v > mgn)
+        yield self.finding(
+            ctx,
+            metric="grad/norm",
+            observed={"share": share, "median": median, "max_grad_norm": mgn},
+            start_step=int(s[over[0]]),
+            threshold_step=int(s[over[0]]),
+            peak_step=int(s[int(np.argmax(v))]),
+            end_step=int(s[-1]),
+            evidence=[f"config: max_grad_norm={mgn:g}"],
+            fmt={"mgn": mgn, "share_s": f"{share:.0%}", "median_s": fmt_num(median)},
+        )
+
+    @classmethod
+    def bad_example(cls):
+        return Example(series={"grad/norm": np.abs(flat(100, 6.0, 1.0, seed=44))}, config={"max_grad_norm": 1.0})
+
+    @classmethod
+    def good_example(cls):
+        return Example(series={"grad/norm": np.abs(flat(100, 0.6, 0.2, seed=45))}, config={"max_grad_norm": 1.0})

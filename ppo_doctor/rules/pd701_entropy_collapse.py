@@ -1,0 +1,88 @@
+"""PD701 entropy-collapse."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..detect import sustained_spans
+from .base import Example, Rule
+from .common import early_late, entropy_view, fmt_num, incident, is_classic_rl, sustain_window
+from .examples import decay, saturating
+
+
+class EntropyCollapse(Rule):
+    """Policy entropy collapses: a large relative drop from its early level.
+
+    **What it detects.** Entropy (``policy/entropy``, or SB3's ``train/entropy_loss`` with its
+    sign undone, or TRL's sequence-summed entropy divided by the response length) whose late
+    median (last 10 %) is at least ``drop`` (60 %) below its early median (first 10 %), with a
+    sustained stretch below that level.  Error when the drop reaches ``error_drop`` (90 %) or the
+    late entropy is under ``floor`` nats per token after the drop, except for classic-RL runs,
+    where a near-deterministic policy at convergence is expected (warning at most).  Entropies
+    that start at or below 0 (differential entropy of continuous actions) are not judged.
+
+    **Why it matters.** The policy puts all its mass on a few outputs: mode collapse, repeated
+    answers, no exploration; with RLHF often the footprint of reward hacking.
+
+    **Known false positives.** Tasks with one right answer (the policy *should* become
+    confident); entropy logged as a sequence sum without the response length (a shorter answer
+    reads as lower entropy).
+
+    **Source.** PTT (entropy drop >= 50 % or floor 0.1), rlwatch (< 1.0 for 50 steps), Andy
+    Jones' RL debugging notes; huggingface/trl#204 (thresholds-and-peers.md §4.1, §5); SB3 sign
+    convention (formats.md §7).
+    """
+
+    code = "PD701"
+    name = "entropy-collapse"
+    symptom = "entropy_collapse"
+    severity = "warning"
+    requires = (("policy/entropy", "loss/entropy"),)
+    params = {"drop": 0.6, "error_drop": 0.9, "floor": 0.05, "min_points": 20}
+    causes = {"kl-coef-too-low": 0.6, "lr-too-high": 0.6, "reward-model-flawed": 0.4, "too-many-ppo-epochs": 0.3}
+    message = "policy entropy fell {pct} ({first_s} -> {late_s})"
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        view = entropy_view(ctx)
+        if view is None or len(view.values) < p["min_points"]:
+            return
+        s, v = view.steps, view.values
+        first, late, _ = early_late(v)
+        if not first > 0:
+            return
+        drop = 1.0 - late / first
+        if drop < p["drop"]:
+            return
+        k, w = sustain_window(len(v))
+        level = (1.0 - p["drop"]) * first
+        spans = sustained_spans(s, v < level, k, w, values=v, peak="min")
+        if not spans:
+            return
+        severe = drop >= p["error_drop"] or late < p["floor"]
+        if is_classic_rl(ctx.run):
+            severe = False  # a deterministic policy at convergence is normal in classic RL
+        yield incident(
+            self,
+            ctx,
+            metric=view.metric,
+            steps=s,
+            values=v,
+            span=spans[0],
+            direction="down",
+            observed={"first": first, "late": late, "drop": drop, "min": float(np.min(v))},
+            peak_step=min(spans, key=lambda sp: sp.peak_value).peak_step,
+            end_step=int(s[-1]),
+            severity="error" if severe else "warning",
+            evidence=[view.note] if view.note else [],
+            fmt={"pct": f"{drop:.0%}", "first_s": fmt_num(first), "late_s": fmt_num(late)},
+        )
+
+    @classmethod
+    def bad_example(cls):
+        return Example(series={"policy/entropy": decay(150, 2.5, 0.03, rate=6, sd=0.02, seed=46)})
+
+    @classmethod
+    def good_example(cls):
+        # entropy eases down by a third and stays there
+        return Example(series={"policy/entropy": saturating(150, 2.5, 1.7, sd=0.05, seed=47)})

@@ -1,0 +1,75 @@
+"""PD702 response-length-collapse."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..detect import sustained_spans
+from .base import Example, Rule
+from .common import early_late, finite_arrays, fmt_num, incident, sustain_window
+from .examples import decay, saturating
+
+
+class ResponseLengthCollapse(Rule):
+    """Generated responses become much shorter than at the start.
+
+    **What it detects.** ``len/response_mean`` whose late median (last 10 %) is below
+    ``ratio`` (50 %) of its early median (first 10 %), with a sustained stretch below that
+    level.  Error when the late median is at most ``empty`` tokens (the policy answers with
+    nothing but EOS).
+
+    **Why it matters.** A collapse of length is a collapse of behaviour: the policy found that
+    short (or empty) answers avoid penalties, e.g. a KL penalty summed over tokens, a reward
+    model that punishes content, or an EOS/padding bug (N+ implementation details: EOS and pad
+    must differ or the model never learns to stop / stops at once).
+
+    **Known false positives.** Runs with a deliberate length penalty; tasks whose SFT answers
+    were padded with filler the RL stage rightly removes.
+
+    **Source.** PTT output-length drop rule (>= 20 % warn, >= 35 % high); N+ implementation
+    details for RLHF with PPO (EOS handling) (thresholds-and-peers.md §4.1, §4.2).
+    """
+
+    code = "PD702"
+    name = "response-length-collapse"
+    symptom = "entropy_collapse"
+    severity = "warning"
+    requires = ("len/response_mean",)
+    params = {"ratio": 0.5, "empty": 1.0, "min_points": 20}
+    causes = {"reward-model-flawed": 0.5, "kl-coef-too-low": 0.4, "generation-settings": 0.4, "implementation-bug": 0.3}
+    message = "responses shrank to {pct} of their early length ({first_s} -> {late_s} tokens)"
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        s, v = finite_arrays(ctx, "len/response_mean")
+        if len(v) < p["min_points"]:
+            return
+        first, late, _ = early_late(v)
+        if not first > 0 or late >= p["ratio"] * first:
+            return
+        k, w = sustain_window(len(v))
+        spans = sustained_spans(s, v < p["ratio"] * first, k, w, values=v, peak="min")
+        if not spans:
+            return
+        yield incident(
+            self,
+            ctx,
+            metric="len/response_mean",
+            steps=s,
+            values=v,
+            span=spans[0],
+            direction="down",
+            observed={"first": first, "late": late, "min": float(np.min(v))},
+            peak_step=min(spans, key=lambda sp: sp.peak_value).peak_step,
+            end_step=int(s[-1]),
+            severity="error" if late <= p["empty"] else "warning",
+            fmt={"pct": f"{late / first:.0%}", "first_s": fmt_num(first), "late_s": fmt_num(late)},
+        )
+
+    @classmethod
+    def bad_example(cls):
+        return Example(series={"len/response_mean": decay(120, 48.0, 6.0, sd=1.0, seed=48)})
+
+    @classmethod
+    def good_example(cls):
+        return Example(series={"len/response_mean": saturating(120, 48.0, 40.0, sd=2.0, seed=49)})

@@ -1,0 +1,84 @@
+"""PD803 approx-kl-high."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..detect import sustained_spans
+from .base import Example, Rule
+from .common import cfg_float, finite_arrays, fmt_num, incident, sustain_window
+from .examples import flat, saturating
+
+
+class ApproxKLHigh(Rule):
+    """The approx KL between the rollout policy and the updated policy is over target.
+
+    **What it detects.** ``kl/old`` (TRL ``policy/approxkl_avg``, SB3/CleanRL ``approx_kl``,
+    veRL ``actor/ppo_kl``) above a limit for a sustained stretch.  The limit is 1.5 x the
+    configured early-stop threshold (``early_stop_kl``: SB3/CleanRL's ``target_kl``; Spinning Up
+    and SB3 stop the epoch there) when the run sets one, else ``max_kl`` (0.05, the upper of
+    Spinning Up's usual targets 0.01 / 0.05).  Error when
+    the sustained median is ``error_factor`` (10) times the limit.
+
+    **Why it matters.** This KL is per update, per token: how far one optimisation phase moves
+    the policy.  Sustained high values mean updates are too aggressive (learning rate, epochs,
+    minibatches), the precursor of ratio blow-ups, clipping saturation and KL-to-reference
+    growth.  In classic RL (SB3/CleanRL) it is the main trust-region health signal.
+
+    **Known false positives.** k1 estimates (veRL ``ppo_kl``, CleanRL ``old_approx_kl``) are
+    noisy per batch; very small models at high learning rates by design.
+
+    **Source.** Spinning Up PPO (target_kl 0.01, early stop at 1.5x); SB3 target_kl; PTT
+    approx_kl > 0.02 (high > 0.06); torchrl/rsl_rl adaptive bands (thresholds-and-peers.md
+    §4.1, §4.2).
+    """
+
+    code = "PD803"
+    name = "approx-kl-high"
+    symptom = "kl_blowup"
+    severity = "warning"
+    requires = ("kl/old",)
+    params = {"max_kl": 0.05, "target_factor": 1.5, "error_factor": 10.0, "min_points": 5}
+    causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.7, "batch-too-large": 0.2}
+    message = "approx KL per update stays above {limit_s} ({source}) from step {threshold_step} (median {median_s} there)"
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        s, v = finite_arrays(ctx, "kl/old")
+        if len(v) < p["min_points"]:
+            return
+        # the old-vs-new early-stop threshold, not the adaptive controller's ref-KL target_kl
+        target = cfg_float(ctx.run, "early_stop_kl")
+        if target is not None and target > 0:
+            limit, source = p["target_factor"] * target, f"{p['target_factor']:g} x early-stop KL {target:g}"
+        else:
+            limit, source = p["max_kl"], "no early-stop KL configured"
+        k, w = sustain_window(len(v))
+        spans = sustained_spans(s, v > limit, k, w, values=v)
+        if not spans:
+            return
+        covered = np.concatenate([v[sp.start_idx : sp.end_idx + 1] for sp in spans])
+        median = float(np.median(covered))
+        worst = max(spans, key=lambda sp: sp.peak_value)
+        yield incident(
+            self,
+            ctx,
+            metric="kl/old",
+            steps=s,
+            values=v,
+            span=spans[0],
+            direction="up",
+            observed={"median": median, "peak": worst.peak_value, "limit": limit},
+            peak_step=worst.peak_step,
+            end_step=spans[-1].end_step,
+            severity="error" if median >= p["error_factor"] * limit else "warning",
+            fmt={"limit_s": fmt_num(limit), "source": source, "median_s": fmt_num(median), "threshold_step": spans[0].start_step},
+        )
+
+    @classmethod
+    def bad_example(cls):
+        return Example(series={"kl/old": saturating(100, 0.005, 0.12, sd=0.01, seed=57)}, framework="sb3")
+
+    @classmethod
+    def good_example(cls):
+        return Example(series={"kl/old": np.abs(flat(100, 0.012, 0.004, seed=58))}, framework="sb3", config={"early_stop_kl": 0.02})

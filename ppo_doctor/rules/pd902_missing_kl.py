@@ -1,0 +1,73 @@
+"""PD902 missing-kl."""
+
+from __future__ import annotations
+
+from .base import Example, Rule
+from .common import cfg_float, is_classic_rl, is_grpo, is_llm_rl
+from .examples import flat, ramp
+
+
+class MissingKL(Rule):
+    """No KL-to-reference metric was found in an RLHF log.
+
+    **What it detects.** The run has no ``kl/ref``.  Warning in general: the KL rules (blow-up,
+    negative KL, reward hacking) could not run, so the run must not be called healthy *on KL*.
+    Info when it is missing by design: GRPO with ``beta = 0`` (TRL's default since 0.19; veRL
+    without ``use_kl_loss``/``use_kl_in_reward``), a configured KL coefficient of 0, or only the
+    KL penalty term (``reward/kl_penalty``) is logged, or nothing marks the log as an LLM run
+    (an unknown framework without response lengths, text samples or a KL coefficient may well be
+    classic RL).  Classic-RL runs (SB3, CleanRL) have no reference policy and are not flagged.
+
+    **Why it matters.** The KL to the reference is the guides' main health signal for RLHF
+    (policy collapse, hacking, negative KL); without it those symptoms are invisible.
+
+    **Known false positives.** A KL logged under a custom name (map it with ``aliases``).
+
+    **Source.** formats.md §12.8 ("missing KL is normal: GRPO beta=0"); TRL GRPO docs; TRL
+    Training FAQ (KL as the main stabiliser).
+    """
+
+    code = "PD902"
+    name = "missing-kl"
+    symptom = "log_quality"
+    severity = "warning"
+    requires = ()
+    params = {}
+    causes = {}
+    message = "no KL-to-reference metric in this log{why}"
+
+    def evaluate(self, ctx):
+        run = ctx.run
+        if ctx.has("kl/ref") or is_classic_rl(run) or len(run.frame) == 0:
+            return
+        beta = cfg_float(run, "kl_coef", "beta")
+        if beta == 0:
+            severity, why = "info", f": KL coefficient is 0 ({'GRPO ' if is_grpo(run) else ''}beta=0), so no KL is computed by design"
+        elif is_grpo(run) and beta is None:
+            severity, why = "info", ": GRPO logs no KL when beta=0 (TRL's default since 0.19)"
+        elif ctx.has("reward/kl_penalty"):
+            severity, why = "info", ": only the KL penalty term (reward/kl_penalty) is logged; KL health judged only through it"
+        elif not is_llm_rl(run):
+            severity, why = "info", ": nothing marks this log as LLM RL (classic RL has no reference policy); KL health not judged"
+        else:
+            severity, why = "warning", ": KL blow-up, negative KL and reward hacking were not judged"
+        rng = run.frame.step_range()
+        first, last = (None, None) if rng is None else rng
+        yield self.finding(
+            ctx,
+            metric="kl/ref",
+            observed={},
+            start_step=first,
+            threshold_step=first,
+            end_step=last,
+            severity=severity,
+            fmt={"why": why},
+        )
+
+    @classmethod
+    def bad_example(cls):
+        return Example(series={"reward/score": flat(20, 1.0, 0.1), "loss/policy": flat(20, 0.3, 0.05)}, framework="openrlhf")
+
+    @classmethod
+    def good_example(cls):
+        return Example(series={"reward/score": ramp(20, 1.0, 2.0, sd=0.1), "kl/ref": flat(20, 2.0, 0.1)})

@@ -1,0 +1,75 @@
+"""PD951 repetitive-generations."""
+
+from __future__ import annotations
+
+from .base import Example
+from .common import TextSampleRule
+from .examples import PLAIN_SAMPLES
+from .textstats import mean, repetition, split_early_late, top_phrase
+
+LOOPED = [
+    "This movie is great great great. This movie is great great great. This movie is great great great.",
+    "Best film ever ever ever. Best film ever ever ever. Best film ever ever ever. Best film ever ever.",
+    "I love it I love it I love it I love it I love it I love it I love it",
+    "Amazing amazing amazing amazing amazing amazing amazing amazing amazing",
+]
+
+
+class RepetitiveGenerations(TextSampleRule):
+    """Late generated samples repeat the same phrase over and over.
+
+    **What it detects.** In the text samples from the last quarter of the sampled steps, the
+    mean share of repeated word 3-grams is at least ``max_repetition`` (0.5) and at least
+    ``min_increase`` above the early samples' (so a task whose answers are repetitive by nature
+    does not fire).
+
+    **Why it matters.** Repetition is the most common footprint of reward-model exploitation:
+    the reward model scores a phrase highly and the policy says it again and again (the guides'
+    "repeated phrases, unnatural style"; MOSS-RLHF#17: failed models repeat one sentence up to
+    the maximum length).  Read the samples; add a repetition penalty to the reward, raise the
+    KL penalty.
+
+    **Known false positives.** Lists, code and poems with refrains; very short samples (below
+    six 3-grams they count as not repeated).
+
+    **Source.** guides-digest.md ("inspect generated text"); OpenLMLab/MOSS-RLHF#17; OLMo 2 on
+    repeated n-grams (thresholds-and-peers.md §2.1, §5).
+    """
+
+    code = "PD951"
+    name = "repetitive-generations"
+    symptom = "reward_hacking"
+    severity = "warning"
+    requires = ()
+    params = {"max_repetition": 0.5, "min_increase": 0.2}
+    causes = {"reward-model-flawed": 1.0, "reward-hacking-length": 0.8, "kl-coef-too-low": 0.5}
+    message = "late samples repeat themselves ({late:.0%} repeated 3-grams, early {early:.0%}), e.g. '{phrase}' x{count}"
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        early, late = split_early_late(ctx.run.texts)
+        late_rep = mean([repetition(s.text) for s in late])
+        early_rep = mean([repetition(s.text) for s in early]) if early != late else 0.0
+        if late_rep < p["max_repetition"] or late_rep - early_rep < p["min_increase"]:
+            return
+        phrase, count = top_phrase([s.text for s in late])
+        steps = sorted(s.step for s in late if repetition(s.text) >= p["max_repetition"]) or [late[0].step]
+        yield self.finding(
+            ctx,
+            metric="texts",
+            observed={"late": late_rep, "early": early_rep},
+            start_step=steps[0],
+            threshold_step=steps[0],
+            peak_step=steps[-1],
+            end_step=max(s.step for s in late),
+            evidence=[f"sample at step {steps[-1]}: {next(s.text for s in late if s.step == steps[-1])[:120]!r}"],
+            fmt={"phrase": phrase[:60], "count": count},
+        )
+
+    @classmethod
+    def bad_example(cls):
+        return Example(series={}, texts=[(0, t) for t in PLAIN_SAMPLES] + [(500, t) for t in LOOPED])
+
+    @classmethod
+    def good_example(cls):
+        return Example(series={}, texts=[(0, t) for t in PLAIN_SAMPLES] + [(500, t) for t in reversed(PLAIN_SAMPLES)])

@@ -1,0 +1,69 @@
+"""PD952 identical-generations."""
+
+from __future__ import annotations
+
+from .base import Example
+from .common import TextSampleRule
+from .examples import PLAIN_SAMPLES
+from .textstats import near_duplicate_share, split_early_late
+
+
+class IdenticalGenerations(TextSampleRule):
+    """Late samples for different prompts are near-identical: the policy collapsed to one answer.
+
+    **What it detects.** Among the text samples from the last quarter of the sampled steps (at
+    least ``min_samples``), the share that has a near-identical twin (Jaccard similarity of
+    word 3-grams >= 0.8) is at least ``max_share`` (0.5), while the early samples were
+    diverse.  When prompts are logged, only samples for different prompts are compared.
+
+    **Why it matters.** Mode collapse: huggingface/trl#204 ended with "every prompt gets the same
+    response" while the reward converged and the KL kept growing.  The policy has found one
+    output the reward model likes; diversity (and usefulness) is gone.
+
+    **Known false positives.** Tasks with one canonical answer (classification-style prompts,
+    refusals by design); samples that all come from the same prompt.
+
+    **Source.** huggingface/trl#204; guides-digest.md ("compare with the SFT model's samples")
+    (thresholds-and-peers.md §5).
+    """
+
+    code = "PD952"
+    name = "identical-generations"
+    symptom = "entropy_collapse"
+    severity = "warning"
+    requires = ()
+    params = {"max_share": 0.5, "min_samples": 4}
+    causes = {"kl-coef-too-low": 0.8, "reward-model-flawed": 0.7, "lr-too-high": 0.4}
+    message = "{share:.0%} of late samples are near-identical across prompts (early: {early:.0%})"
+
+    def evaluate(self, ctx):
+        p = ctx.params
+        early, late = split_early_late(ctx.run.texts)
+        if len({s.prompt for s in late if s.prompt is not None}) == 1 and all(s.prompt is not None for s in late):
+            return  # one prompt sampled several times: identical answers are not a collapse
+        if len(late) < p["min_samples"]:
+            return
+        share = near_duplicate_share([s.text for s in late])
+        early_share = near_duplicate_share([s.text for s in early]) if early != late else 0.0
+        if share < p["max_share"] or early_share >= p["max_share"]:
+            return
+        first = min(s.step for s in late)
+        yield self.finding(
+            ctx,
+            metric="texts",
+            observed={"share": share, "early": early_share, "samples": len(late)},
+            start_step=first,
+            threshold_step=first,
+            peak_step=max(s.step for s in late),
+            end_step=max(s.step for s in late),
+            evidence=[f"e.g. {late[0].text[:100]!r}"],
+        )
+
+    @classmethod
+    def bad_example(cls):
+        same = "Thank you for your question! I am happy to help with anything you need today."
+        return Example(series={}, texts=[(0, t) for t in PLAIN_SAMPLES] + [(400, same)] * 3 + [(400, same + " Really.")])
+
+    @classmethod
+    def good_example(cls):
+        return Example(series={}, texts=[(0, t) for t in PLAIN_SAMPLES] + [(400, t) for t in PLAIN_SAMPLES])

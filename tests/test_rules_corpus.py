@@ -1,0 +1,51 @@
+"""Rules on real logs written by other people (../shared/corpus; skipped when absent).
+
+The TRL KL sweep's author labelled beta 0.05 and 0.1 as reward hacking and beta 0.2 and 0.5 as
+stable (results/stability_sweep/hacking_onset.txt).  The per-step arrays are TRL's own
+``objective/scores`` and ``objective/kl`` (a k1 sequence sum), read here directly so that this
+test depends on the rules only.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ppo_doctor.rules.base import Example
+from ppo_doctor.rules.engine import run_rules, verdict_for
+from ppo_doctor.rules.examples import example_run
+
+pytestmark = pytest.mark.corpus
+
+
+def sweep_run(corpus_dir, name):
+    path = corpus_dir / "trl-ppo-gpt2-kl-sweep" / "results" / "stability_sweep" / name / "ppo_metrics.json"
+    if not path.exists():
+        pytest.skip(f"{path} absent")
+    d = json.loads(path.read_text())
+    ex = Example(
+        series={"reward/score": d["rewards_curve"], "kl/ref": d["kl_curve"]},
+        config={"kl_coef": d["beta"]},
+        metric_info={"kl/ref": {"estimator": "k1", "reduction": "seq_sum"}},
+    )
+    return example_run(ex, run_id=name)
+
+
+@pytest.mark.parametrize("name", ["beta0.05_seed42", "beta0.05_seed123", "beta0.1_seed42", "beta0.1_seed456"])
+def test_low_beta_runs_are_kl_blowups(corpus_dir, name):
+    run = sweep_run(corpus_dir, name)
+    findings, na = run_rules(run, {})
+    blowup = [f for f in findings if f.code == "PD101"]
+    assert blowup and blowup[0].severity == "error"
+    assert blowup[0].start_step <= blowup[0].threshold_step <= 40  # the KL escapes early in these runs
+    assert any(f.code == "PD202" for f in findings)  # reward rising while the KL runs away
+    assert verdict_for(run, findings, na)[0] == "unhealthy"
+
+
+@pytest.mark.parametrize("name", ["beta0.2_seed42", "beta0.5_seed42", "beta0.5_seed123", "beta0.5_seed456"])
+def test_stable_runs_have_no_error(corpus_dir, name):
+    run = sweep_run(corpus_dir, name)
+    findings, na = run_rules(run, {})
+    assert [f.code for f in findings if f.severity == "error"] == []
+    assert verdict_for(run, findings, na)[0] == "healthy"

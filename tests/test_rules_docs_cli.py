@@ -1,0 +1,49 @@
+"""docs/rules.md is generated from the rules and committed up to date; ``rules`` and ``explain``."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from ppo_doctor.cli import cli
+from ppo_doctor.rules import docs
+from ppo_doctor.rules.registry import all_rules
+
+
+def test_committed_rules_md_is_up_to_date():
+    assert docs.DEFAULT_PATH.read_text(encoding="utf-8") == docs.render(), "run: python -m ppo_doctor.rules.docs"
+
+
+def test_docs_check_mode(tmp_path):
+    target = tmp_path / "rules.md"
+    assert docs.main([str(target), "--check"]) == 1
+    assert docs.main([str(target)]) == 0
+    assert docs.main([str(target), "--check"]) == 0
+    text = target.read_text(encoding="utf-8")
+    for rule in all_rules():
+        assert f"## {rule.code} {rule.name}" in text
+
+
+def test_rules_command_text_and_json():
+    runner = CliRunner()
+    out = runner.invoke(cli, ["rules"])
+    assert out.exit_code == 0
+    assert "PD101" in out.output and "kl-above-band" in out.output and "negative_kl" in out.output
+    js = runner.invoke(cli, ["rules", "--format", "json"])
+    assert js.exit_code == 0
+    data = json.loads(js.output)
+    assert [d["code"] for d in data] == [r.code for r in all_rules()]
+    first = data[0]
+    assert set(first) >= {"code", "name", "symptom", "severity", "summary", "requires", "params", "causes"}
+
+
+def test_explain_by_code_and_name_and_unknown():
+    runner = CliRunner()
+    out = runner.invoke(cli, ["explain", "negative-kl-sustained"])
+    assert out.exit_code == 0
+    for needle in ("PD111", "What it detects", "seq_tol = 1.0", "generation-settings", "bad example", "-> error:"):
+        assert needle in out.output
+    assert runner.invoke(cli, ["explain", "pd101"]).exit_code == 0
+    bad = runner.invoke(cli, ["explain", "PD999"])
+    assert bad.exit_code == 2 and "no rule" in bad.output

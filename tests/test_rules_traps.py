@@ -1,0 +1,310 @@
+"""Known traps: units, signs, estimators and configurations that fool naive thresholds
+(thresholds-and-peers.md §4-§5, formats.md §8 and §12)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ppo_doctor.frame import ReadIssue, TextSample
+from ppo_doctor.rules.base import Example
+from ppo_doctor.rules.engine import run_rules, verdict_for
+from ppo_doctor.rules.examples import decay, example_run, flat, ramp, saturating, with_points
+
+SEQ_K1 = {"kl/ref": {"estimator": "k1", "reduction": "seq_sum"}}
+
+
+def fired(run, *codes):
+    findings, _ = run_rules(run, {"select": list(codes)} if codes else {})
+    return {(f.code, f.severity) for f in findings}
+
+
+def codes_of(run, *codes):
+    return {c for c, _ in fired(run, *codes)}
+
+
+# -- value loss judged against the reward scale (SB3 rewards x100) -------------------------------
+@pytest.mark.parametrize("scale", [1.0, 100.0])
+def test_value_loss_scales_with_rewards_squared_without_findings(scale):
+    n = 300
+    reward = saturating(n, 10.0, 200.0, sd=3.0, seed=1) * scale
+    vloss = np.abs(decay(n, 50.0, 20.0, sd=2.0, seed=2)) * (reward / reward[0]) ** 2 * scale**2
+    run = example_run(Example(series={"reward/score": reward, "loss/value": vloss}, framework="sb3"))
+    assert codes_of(run, "PD4") == set()
+
+
+def test_value_loss_that_outgrows_the_reward_scale_is_flagged():
+    n = 300
+    vloss = np.r_[np.abs(decay(100, 5.0, 0.5, sd=0.02, seed=3)), ramp(200, 0.5, 40.0, sd=0.5, seed=4)]
+    run = example_run(Example(series={"reward/score": flat(n, 1.0, 0.3, seed=5), "loss/value": np.abs(vloss)}))
+    assert {"PD401", "PD404"} <= codes_of(run, "PD4")
+
+
+# -- SB3 entropy_loss is -entropy --------------------------------------------------------------
+def test_sb3_entropy_loss_sign_is_undone():
+    n = 200
+    info = {"loss/entropy": {"sign": -1}}
+    steady = example_run(Example(series={"loss/entropy": -saturating(n, 1.9, 1.5, sd=0.01)}, framework="sb3", metric_info=info))
+    assert codes_of(steady, "PD701") == set()
+    collapse = example_run(Example(series={"loss/entropy": -decay(n, 1.9, 0.02, sd=0.001)}, framework="sb3", metric_info=info))
+    assert fired(collapse, "PD701") == {("PD701", "warning")}  # classic RL: warning at most
+    # without the mapping's sign record, an SB3 run's loss/entropy is still read as -entropy
+    bare = example_run(Example(series={"loss/entropy": -decay(n, 1.9, 0.02, sd=0.001)}, framework="sb3"))
+    assert codes_of(bare, "PD701") == {"PD701"}
+
+
+def test_llm_entropy_collapse_is_an_error():
+    run = example_run(Example(series={"policy/entropy": decay(200, 2.0, 0.01, sd=0.001)}, framework="trl"))
+    assert fired(run, "PD701") == {("PD701", "error")}
+
+
+# -- clip fraction 0 is expected with one epoch and one minibatch ---------------------------------
+@pytest.mark.parametrize(
+    "config,expect",
+    [
+        ({"ppo_epochs": 1, "num_mini_batches": 1}, set()),
+        ({}, set()),
+        ({"ppo_epochs": 4, "num_mini_batches": 1}, {"PD304"}),
+        ({"ppo_epochs": 1, "num_mini_batches": 8}, {"PD304"}),
+    ],
+)
+def test_zero_clipfrac_is_config_aware(config, expect):
+    run = example_run(Example(series={"policy/clipfrac": flat(80, 0.0), "reward/score": saturating(80, 0, 1, sd=0.05)}, config=config))
+    assert codes_of(run, "PD304", "PD802") == expect
+
+
+# -- negative KL: estimator noise vs sustained negative vs impossible ------------------------------
+def test_float_noise_k1_is_not_negative_kl():
+    run = example_run(Example(series={"kl/ref": flat(200, -1e-8, 1e-9)}, metric_info=SEQ_K1))
+    assert codes_of(run, "PD11") == set()
+
+
+def test_k1_noise_swinging_around_zero_is_not_negative_kl():
+    run = example_run(Example(series={"kl/ref": flat(300, 0.0, 1.0, seed=7)}, metric_info=SEQ_K1))
+    assert codes_of(run, "PD11") == set()
+
+
+def test_sustained_negative_k1_points_at_generation_settings():
+    run = example_run(
+        Example(series={"kl/ref": ramp(200, 0.0, -6.0, sd=0.5, seed=8)}, config={"top_k": 50, "min_new_tokens": 16}, metric_info=SEQ_K1)
+    )
+    findings, _ = run_rules(run, {"select": ["PD11"]})
+    assert [(f.code, f.severity) for f in findings] == [("PD111", "error")]
+    f = findings[0]
+    assert max(f.causes, key=f.causes.get) == "generation-settings"
+    assert any("top_k=50" in e for e in f.evidence) and any("min_new_tokens=16" in e for e in f.evidence)
+    assert f.start_step <= f.threshold_step
+
+
+def test_token_mean_k1_uses_a_per_token_tolerance():
+    info = {"kl/ref": {"estimator": "k1", "reduction": "token_mean"}}
+    small = example_run(Example(series={"kl/ref": flat(100, -0.002, 0.001)}, metric_info=info))
+    assert codes_of(small, "PD111") == set()
+    clear = example_run(Example(series={"kl/ref": flat(100, -0.05, 0.005)}, metric_info=info))
+    assert codes_of(clear, "PD111") == {"PD111"}
+
+
+@pytest.mark.parametrize("estimator", ["k3", "k2", "full", "abs"])
+def test_negative_values_of_a_nonnegative_estimator_are_a_bug(estimator):
+    info = {"kl/ref": {"estimator": estimator, "reduction": "token_mean"}}
+    run = example_run(Example(series={"kl/ref": flat(60, -0.01, 0.001)}, metric_info=info))
+    findings, _ = run_rules(run, {"select": ["PD11"]})
+    assert [f.code for f in findings] == ["PD112"]
+    assert findings[0].causes == {"implementation-bug": 1.0}
+
+
+def test_unknown_estimator_is_read_as_k1():
+    run = example_run(Example(series={"kl/ref": flat(100, -4.0, 0.3)}))
+    assert codes_of(run, "PD11") == {"PD111"}
+
+
+# -- KL units: sequence sum, token mean, trlx square root -------------------------------------------
+def test_same_numbers_different_units():
+    kl = saturating(200, 0.0, 2.0, sd=0.05)
+    seq = example_run(Example(series={"kl/ref": kl}, metric_info=SEQ_K1))
+    tok = example_run(Example(series={"kl/ref": kl}, metric_info={"kl/ref": {"estimator": "k1", "reduction": "token_mean"}}))
+    assert codes_of(seq, "PD101") == set()  # 2 nats per sequence: healthy for TRL
+    assert codes_of(tok, "PD101") == {"PD101"}  # 2 nats per token: far out of band
+
+
+def test_trlx_square_root_kl_is_squared_before_judging():
+    info = {"kl/ref": {"estimator": "sqrt_k3", "reduction": "seq_sum"}}
+    run = example_run(Example(series={"kl/ref": saturating(200, 0.0, 6.0, sd=0.05)}, metric_info=info, framework="trlx"))
+    findings, _ = run_rules(run, {"select": ["PD101"]})
+    assert [(f.code, f.severity) for f in findings] == [("PD101", "error")]  # 6**2 = 36 nats
+    assert findings[0].observed["late"] > 30 and "squared" in findings[0].evidence[0]
+
+
+def test_seq_sum_kl_reports_per_token_value_when_length_is_logged():
+    run = example_run(
+        Example(series={"kl/ref": ramp(100, 0, 40, sd=0.5), "len/response_mean": flat(100, 40.0, 1.0)}, metric_info=SEQ_K1)
+    )
+    f = run_rules(run, {"select": ["PD101"]})[0][0]
+    assert 0.8 < f.observed["late_per_token"] < 1.2
+
+
+def test_kl_high_from_the_first_step():
+    run = example_run(Example(series={"kl/ref": flat(80, 30.0, 3.0)}, metric_info=SEQ_K1))
+    assert ("PD102", "error") in fired(run, "PD102")
+    f = run_rules(run, {"select": ["PD102"]})[0][0]
+    assert f.causes["policy-not-from-sft"] == 1.0 and f.start_step == 0
+
+
+# -- reward hacking: unit-aware, strengthened by samples -----------------------------------------------
+def test_reward_hacking_on_token_mean_kl():
+    info = {"kl/ref": {"estimator": "k3", "reduction": "token_mean"}}
+    n = 200
+    reward = saturating(n, 0.0, 5.0, sd=0.2, seed=9)
+    hacked = example_run(Example(series={"reward/score": reward, "kl/ref": ramp(n, 0.0, 1.0, sd=0.01, seed=10)}, metric_info=info))
+    assert ("PD202", "error") in fired(hacked, "PD202")
+    fine = example_run(Example(series={"reward/score": reward, "kl/ref": saturating(n, 0.0, 0.1, sd=0.005, seed=11)}, metric_info=info))
+    assert codes_of(fine, "PD202") == set()
+
+
+def test_samples_turn_a_hacking_warning_into_an_error():
+    n = 200
+    series = {"reward/score": saturating(n, 1.0, 3.0, sd=0.1, seed=12), "kl/ref": saturating(n, 0.0, 13.0, sd=0.3, seed=13)}
+    plain = example_run(Example(series=series, metric_info=SEQ_K1))
+    assert fired(plain, "PD202") == {("PD202", "warning")}
+    loop = "so good so good so good so good so good so good so good so good"
+    texts = [(0, "A calm and thoughtful review of the film and its cast.")] * 4 + [(199, loop)] * 4
+    hacked = example_run(Example(series=series, metric_info=SEQ_K1, texts=texts))
+    findings, _ = run_rules(hacked, {"select": ["PD202"]})
+    assert findings[0].severity == "error"
+    assert any("repeat themselves" in e for e in findings[0].evidence)
+
+
+# -- frameworks: GRPO beta=0, classic RL, CleanRL NaN EV, fp16 overflow, TRL legacy zeroed losses ------
+def test_grpo_without_kl_is_info_by_design():
+    run = example_run(Example(series={"reward/score": saturating(60, 0, 1, sd=0.05)}, framework="trl_grpo", config={"kl_coef": 0.0}))
+    assert fired(run, "PD902") == {("PD902", "info")}
+    llm = example_run(Example(series={"reward/score": saturating(60, 0, 1, sd=0.05), "len/response_mean": flat(60, 50, 2)}, framework="openrlhf"))
+    assert fired(llm, "PD902") == {("PD902", "warning")}
+
+
+def test_classic_rl_runs_skip_reference_kl_rules():
+    n = 300
+    run = example_run(
+        Example(
+            series={
+                "reward/score": saturating(n, 20, 480, sd=5, seed=14),
+                "kl/old": np.abs(flat(n, 0.012, 0.004, seed=15)),
+                "loss/value": np.abs(decay(n, 200, 40, sd=5, seed=16)),
+                "value/explained_var": saturating(n, 0.0, 0.9, sd=0.03, seed=17),
+                "policy/clipfrac": np.abs(flat(n, 0.1, 0.02, seed=18)),
+                "loss/entropy": -saturating(n, 0.69, 0.45, sd=0.005, seed=19),
+            },
+            framework="sb3",
+            metric_info={"loss/entropy": {"sign": -1}},
+        )
+    )
+    findings, na = run_rules(run, {})
+    assert {n.code for n in na} >= {"PD101", "PD102", "PD111", "PD202"}
+    assert [f.code for f in findings if f.severity != "info"] == []
+    assert verdict_for(run, findings, na)[0] == "healthy"
+
+
+def test_cleanrl_nan_explained_variance_is_info():
+    ev = with_points(saturating(100, 0.0, 0.9, sd=0.02), {3: np.nan, 4: np.nan})
+    run = example_run(Example(series={"value/explained_var": ev}, framework="cleanrl"))
+    assert fired(run, "PD601") == {("PD601", "info")}
+
+
+def test_isolated_fp16_overflow_in_grad_norm_is_a_warning_but_nan_loss_is_an_error():
+    g = with_points(np.abs(flat(300, 1.0, 0.1)), {100: np.inf, 200: np.inf})
+    run = example_run(Example(series={"grad/norm": g}))
+    assert fired(run, "PD601") == {("PD601", "warning")}
+    loss = with_points(flat(300, 0.5, 0.01), {250: np.nan})
+    run = example_run(Example(series={"loss/policy": loss}))
+    assert fired(run, "PD601") == {("PD601", "error")}
+
+
+def test_unknown_metrics_with_nan_are_grouped_into_one_warning():
+    run = example_run(Example(series={"custom/a": with_points(flat(20, 1.0), {5: np.nan}), "custom/b": with_points(flat(20, 1.0), {9: np.inf})}))
+    findings, _ = run_rules(run, {"select": ["PD601"]})
+    assert [(f.severity, f.metric) for f in findings] == [("warning", "custom/a")]
+    assert "custom/b" in findings[0].evidence[-1]
+
+
+def test_zeroed_losses_only_for_trl_legacy():
+    pol = with_points(decay(60, 0.5, 0.1, sd=0.02), {30: 0.0})
+    val = with_points(decay(60, 2.0, 0.4, sd=0.05), {30: 0.0})
+    legacy = example_run(Example(series={"loss/policy": pol, "loss/value": val}, framework="trl_legacy"))
+    assert codes_of(legacy, "PD804") == {"PD804"}
+    grpo = example_run(Example(series={"loss/total": with_points(flat(60, 0.1, 0.01), {30: 0.0})}, framework="trl_grpo"))
+    assert codes_of(grpo, "PD804") == set()
+
+
+def test_three_decimal_zero_lr_defers_to_the_config():
+    zero = {"opt/lr": flat(50, 0.0), "reward/score": saturating(50, 0, 1, sd=0.05)}
+    assert codes_of(example_run(Example(series=zero, config={"lr": 1e-6}, framework="verl")), "PD303") == set()
+    assert fired(example_run(Example(series=zero, framework="verl")), "PD303") == {("PD303", "info")}
+    assert fired(example_run(Example(series=zero, config={"lr": 0.0})), "PD303") == {("PD303", "warning")}
+
+
+def test_frozen_uniform_policy_is_stagnation():
+    run = example_run(Example(series={"policy/entropy": flat(100, math.log(7)), "reward/score": flat(100, 0.0)}))
+    assert {"PD305", "PD301"} <= codes_of(run, "PD3")
+
+
+# -- log quality ---------------------------------------------------------------------------------
+def test_reader_reported_downsampling_and_restarts():
+    run = example_run(Example(series={"reward/score": saturating(50, 0, 1, sd=0.05)}))
+    run.issues.append(ReadIssue(path="export.csv", message="W&B panel export is down-sampled (bucketed)", level="warning"))
+    run.restarts.append(30)
+    assert codes_of(run, "PD903", "PD904") == {"PD903", "PD904"}
+
+
+def test_regular_thousand_point_logs_are_not_downsampled():
+    steps = np.arange(1000) * 10
+    run = example_run(Example(series={"reward/score": (steps, saturating(1000, 0, 1, sd=0.05))}))
+    assert codes_of(run, "PD903") == set()
+
+
+# -- healthy runs and short runs -----------------------------------------------------------------
+def healthy_run(seed, n=300):
+    rng = np.random.default_rng(seed)
+    s = lambda lo, hi, sd, rate=4.0: saturating(n, lo, hi, rate=rate, sd=sd, seed=int(rng.integers(1 << 30)))  # noqa: E731
+    return example_run(
+        Example(
+            series={
+                "reward/score": s(0.5, 3.0, 0.4),
+                "reward/std": np.abs(s(1.0, 0.8, 0.05)),
+                "kl/ref": np.abs(s(0.0, 6.0, 0.8)),
+                "kl/coef": flat(n, 0.05),
+                "kl/old": np.abs(s(0.01, 0.02, 0.003)),
+                "policy/entropy": s(2.2, 1.6, 0.05),
+                "policy/clipfrac": np.abs(s(0.05, 0.12, 0.02)),
+                "policy/ratio_mean": s(1.0, 1.0, 0.01),
+                "loss/policy": s(0.0, 0.0, 0.05),
+                "loss/value": np.abs(s(1.0, 0.3, 0.05)),
+                "value/explained_var": s(0.0, 0.8, 0.05),
+                "grad/norm": np.abs(s(1.0, 0.7, 0.1)),
+                "opt/lr": flat(n, 1.41e-5),
+                "len/response_mean": s(40, 48, 3.0),
+            },
+            config={"ppo_epochs": 4, "num_mini_batches": 1, "max_grad_norm": 1.0, "kl_coef": 0.05},
+            metric_info=SEQ_K1,
+            texts=[(0, "The film was a pleasant surprise with a strong cast."), (n - 1, "A moving story, well told and well acted.")],
+        )
+    )
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_healthy_runs_have_no_error_and_are_called_healthy(seed):
+    run = healthy_run(seed)
+    findings, na = run_rules(run, {})
+    assert [(f.code, f.message) for f in findings if f.severity == "error"] == []
+    assert verdict_for(run, findings, na)[0] == "healthy"
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5])
+def test_very_short_runs_never_raise_or_error(n):
+    metrics = ("reward/score", "kl/ref", "loss/value", "grad/norm", "policy/entropy", "kl/coef", "policy/ratio_mean", "value/explained_var")
+    run = example_run(Example(series={m: np.linspace(1, 2, n) for m in metrics}, metric_info=SEQ_K1, texts=[(0, "hi")] if n else []))
+    run.texts.append(TextSample(step=0, tag="t", text=""))
+    findings, na = run_rules(run, {})
+    assert [f for f in findings if f.severity == "error"] == []
+    assert not [x for x in na if x.missing[0].startswith("internal error")]
