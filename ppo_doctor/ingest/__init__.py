@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,11 @@ class LoadResult:
     errors: list[ReadIssue] = field(default_factory=list)
 
 
+def display(path: Path | str) -> str:
+    """A path as printable text: undecodable bytes of a file name appear as ``\\xNN`` escapes."""
+    return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
+
+
 def readers() -> list[ModuleType]:
     mods = []
     for name in FORMAT_MODULES:
@@ -58,8 +64,10 @@ def reader_for(name: str) -> ModuleType:
     return importlib.import_module(f"{__name__}.{name}")
 
 
-def sniff(path: Path) -> ModuleType | None:
-    head = read_head(path)
+def sniff(path: Path, head: bytes | None = None) -> ModuleType | None:
+    """The first format module (in priority order) that recognises ``path``; ``head`` = its first bytes."""
+    if head is None:
+        head = read_head(path)
     for mod in readers():
         try:
             if mod.sniff(path, head):
@@ -69,67 +77,154 @@ def sniff(path: Path) -> ModuleType | None:
     return None
 
 
+def _read_file(fmt: str, fpath: Path, errors: list[ReadIssue]) -> list[RawRun] | None:
+    """One file through its reader; what cannot be read becomes an entry of ``errors``."""
+    try:
+        return reader_for(fmt).read(Path(fpath))
+    except LogReadError as exc:
+        errors.append(ReadIssue(path=exc.path, message=exc.message, offset=exc.offset))
+    except PPODoctorError as exc:
+        errors.append(ReadIssue(path=str(fpath), message=str(exc)))
+    except Exception as exc:  # noqa: BLE001 - a reader bug must not hide the other runs
+        log.debug("reader %s crashed on %s", fmt, fpath, exc_info=True)
+        errors.append(ReadIssue(path=str(fpath), message=f"internal reader error ({type(exc).__name__}: {exc})"))
+    return None
+
+
 def _read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run], list[ReadIssue]]:
-    """Read every file of one discovered run and build its Run(s)."""
+    """Read every file of one discovered run and build its Run(s).
+
+    Files of several formats merge into one run (the earlier, higher-priority format keeps a tag
+    both have); a file holding several runs (interleaved JSONL parts) gives one run per part;
+    ``add_scalars`` sub-run folders merge as ``<main>/<k>`` tags when their tags confirm it and
+    are runs of their own otherwise.
+    """
     from ..metrics import build_run
 
     errors: list[ReadIssue] = []
-    per_file: list[tuple[str, str, list[RawRun]]] = []
+    subruns: dict[str, str] = getattr(source, "subruns", {}) or {}
+    main: list[tuple[str, str, list[RawRun]]] = []
+    by_sub: dict[str, list[tuple[str, str, list[RawRun]]]] = {}
     for fmt, fpath in source.files:
-        try:
-            raws = reader_for(fmt).read(Path(fpath))
-        except LogReadError as exc:
-            errors.append(ReadIssue(path=exc.path, message=exc.message, offset=exc.offset))
+        raws = _read_file(fmt, fpath, errors)
+        if raws is None:
             continue
-        except PPODoctorError as exc:
-            errors.append(ReadIssue(path=str(fpath), message=str(exc)))
-            continue
-        except Exception as exc:  # noqa: BLE001 - a reader bug must not hide the other runs
-            log.debug("reader %s crashed on %s", fmt, fpath, exc_info=True)
-            errors.append(ReadIssue(path=str(fpath), message=f"internal reader error ({type(exc).__name__}: {exc})"))
-            continue
-        per_file.append((fmt, str(fpath), raws))
+        rel = subruns.get(str(fpath))
+        (main if rel is None else by_sub.setdefault(rel, [])).append((fmt, str(fpath), raws))
+    separate: list[tuple[str, Path, list[tuple[str, str, list[RawRun]]]]] = []
+    for rel, items in sorted(by_sub.items()):
+        if _rename_add_scalars(items, rel):
+            main.extend(items)
+        else:
+            separate.append((f"{source.id}/{rel}", Path(source.root) / rel, items))
 
     runs: list[Run] = []
-    merged = RawRun()
-    merged_files: list[str] = []
-    formats: list[str] = []
-    for fmt, fpath, raws in per_file:
-        named = [r for r in raws if r.name]
-        if len(raws) > 1 or named:
-            # one file, several runs (W&B panel CSV, interleaved JSONL): each is its own run
-            for r in raws:
-                rid = f"{source.id}/{r.name}" if r.name else source.id
-                runs.append(build_run(rid, str(source.root), fmt, [fpath], r, aliases))
-            continue
-        if not raws:
-            continue
-        _merge(merged, raws[0], fmt, formats)
-        merged_files.append(fpath)
-        if fmt not in formats:
-            formats.append(fmt)
-    if merged_files:
-        runs.insert(0, build_run(source.id, str(source.root), "+".join(formats), merged_files, merged, aliases))
+    for rid, root, items in [(source.id, Path(source.root), main)] + separate:
+        parts = _assemble(items)
+        filled = [p for p in parts if p[1].series or p[1].eval_series]
+        for name, raw, formats, files in parts:
+            if not raw.series and not raw.eval_series:
+                if not filled:  # a metric-less side file (checkpoint list ...) next to real logs is fine
+                    errors.append(ReadIssue(path=str(root), message="no metric values found in " + ", ".join(Path(f).name for f in files)))
+                    errors.extend(i for i in raw.issues if i.level == "error")
+                continue
+            run_id = f"{rid}/{name}" if name else rid
+            _printable_sources(raw)
+            runs.append(build_run(run_id, str(root), "+".join(formats), files, raw, aliases))
     return runs, errors
 
 
+def _printable_sources(raw: RawRun) -> None:
+    """File names that are not valid UTF-8 (kept as surrogates by Python) as ``\\xNN`` text:
+    the frame's string columns and every output format need encodable text."""
+    for s in raw.series + raw.eval_series:
+        s.source = display(s.source)
+    for t in raw.texts:
+        t.source = display(t.source)
+    for i in raw.issues:
+        i.path = display(i.path)
+
+
+def _assemble(items: list[tuple[str, str, list[RawRun]]]) -> list[tuple[str | None, RawRun, list[str], list[str]]]:
+    """Merge the RawRuns of a run's files: unnamed ones into one, named parts by their name."""
+    merged: dict[str | None, tuple[RawRun, list[str], list[str]]] = {}
+    for fmt, fpath, raws in items:
+        named = len(raws) > 1 or any(r.name for r in raws)
+        for k, r in enumerate(raws, 1):
+            key = (r.name or f"part{k}") if named else None
+            into, formats, files = merged.setdefault(key, (RawRun(), [], []))
+            _merge(into, r, fmt, formats)
+            if fmt not in formats:
+                formats.append(fmt)
+            if fpath not in files:
+                files.append(fpath)
+    return [(name, raw, formats, files) for name, (raw, formats, files) in merged.items()]
+
+
+def _rename_add_scalars(items: list[tuple[str, str, list[RawRun]]], rel: str) -> bool:
+    """Rename the tags of an ``add_scalars`` sub-run folder to ``<main>/<k>``; False if it is not one.
+
+    torch writes ``<logdir>/<main with '/' -> '_'>_<k>/`` and tensorboardX ``<logdir>/<main>/<k>/``,
+    both with tag ``<main>`` (formats.md section 10).  Every tag must fit that pattern.
+    """
+    plan: list[tuple[RawSeries, str]] = []
+    for _, _, raws in items:
+        for raw in raws:
+            for s in raw.series + raw.eval_series:
+                new = _add_scalars_tag(s.tag, rel)
+                if new is None:
+                    return False
+                plan.append((s, new))
+    if not plan:
+        return False
+    for s, new in plan:
+        s.tag = new
+    return True
+
+
+def _add_scalars_tag(tag: str, rel: str) -> str | None:
+    if "/" not in rel:  # torch: one folder named <main with '/' -> '_'>_<k>
+        flat = tag.replace("/", "_") + "_"
+        if rel.startswith(flat) and len(rel) > len(flat):
+            return f"{tag}/{rel[len(flat):]}"
+        return None
+    main, _, k = rel.rpartition("/")  # tensorboardX: folders <main>/<k>
+    return f"{tag}/{k}" if main == tag and k else None
+
+
+def _tag_key(tag: str) -> str:
+    """One key for the names one metric gets in different sinks of the same run.
+
+    HF ``Trainer`` writes ``loss`` / ``eval_loss`` in trainer_state.json but ``train/loss`` /
+    ``eval/loss`` to TensorBoard and W&B (``rewrite_logs``, formats.md section 1e).
+    """
+    if tag.startswith("train/"):
+        return tag[len("train/") :]
+    if tag.startswith("eval/"):
+        return "eval_" + tag[len("eval/") :]
+    return tag
+
+
 def _merge(into: RawRun, raw: RawRun, fmt: str, formats_seen: list[str]) -> None:
-    have = {s.tag for s in into.series}
-    if formats_seen and fmt not in formats_seen:
-        # a second format of the same run: only tags the first formats lack are added
-        dup = [s.tag for s in raw.series if s.tag in have]
-        into.series.extend(s for s in raw.series if s.tag not in have)
-        if dup:
-            into.issues.append(
-                ReadIssue(
-                    path=raw.series[0].source if raw.series else "",
-                    message=f"{len(dup)} tag(s) also present in {formats_seen[0]} data were not counted twice",
-                    level="warning",
+    """Add one file's RawRun to a run; a later format only adds tags the earlier ones lack."""
+    for attr in ("series", "eval_series"):
+        have = getattr(into, attr)
+        incoming = getattr(raw, attr)
+        if formats_seen and fmt not in formats_seen:
+            keys = {_tag_key(s.tag) for s in have}
+            dup = [s.tag for s in incoming if _tag_key(s.tag) in keys]
+            have.extend(s for s in incoming if _tag_key(s.tag) not in keys)
+            if dup:
+                where = incoming[0].source if incoming else ""
+                into.issues.append(
+                    ReadIssue(
+                        path=where,
+                        message=f"{len(dup)} tag(s) also read from {'+'.join(formats_seen)} were not counted twice (e.g. {dup[0]})",
+                        level="warning",
+                    )
                 )
-            )
-    else:
-        into.series.extend(raw.series)
-    into.eval_series.extend(raw.eval_series)
+        else:
+            have.extend(incoming)
     for k, v in raw.config.items():
         into.config.setdefault(k, v)
     into.texts.extend(raw.texts)
@@ -148,6 +243,8 @@ def load(path: str | Path, *, jobs: int = 1, aliases: dict[str, str] | None = No
         return result
     sources, issues = discover(p)
     result.errors.extend(issues)
+    if not sources and not issues:
+        result.errors.append(ReadIssue(path=str(path), message="no training log found (TensorBoard, W&B, JSONL/JSON, CSV, MLflow, veRL console)"))
     if jobs > 1 and len(sources) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             outs = list(pool.map(_read_source, sources, [aliases] * len(sources)))
@@ -156,6 +253,8 @@ def load(path: str | Path, *, jobs: int = 1, aliases: dict[str, str] | None = No
     for runs, errors in outs:
         result.runs.extend(runs)
         result.errors.extend(errors)
+    for e in result.errors:
+        e.path = display(e.path)
     return result
 
 
@@ -180,4 +279,4 @@ def concat_series(parts: list[RawSeries]) -> RawSeries:
     )
 
 
-__all__ = ["LoadResult", "load", "load_runs", "readers", "reader_for", "sniff", "RunFrame"]
+__all__ = ["LoadResult", "display", "load", "load_runs", "readers", "reader_for", "sniff", "RunFrame"]

@@ -1,0 +1,340 @@
+"""Tabular text logs: SB3 / baselines ``progress.csv``, Lightning ``metrics.csv``, generic CSV.
+
+One row per logging call, one column per key (``reference/formats.md`` §7):
+
+* SB3 writes ``progress.csv`` with the union of keys in first-seen order and rewrites the file
+  with an extended header when a key appears, leaving empty cells; an interrupted rewrite can leave
+  a second header line mid-file.  Step = ``time/total_timesteps``; ``nan`` is written literally.
+* OpenAI-baselines loggers use plain names with spaces (``mean 100 episode reward``) and step
+  columns such as ``total_timesteps``, ``nupdates`` or ``num episodes``.
+* Lightning's ``CSVLogger`` writes sparse rows keyed by ``step`` (and ``epoch``).
+* Anything else with a header and numeric rows: a step-like column if there is one, else the row
+  index (with a warning).  ``;`` and tab delimiters are recognised.
+
+W&B exports (a ``_step`` column, or ``<run> - <metric>`` headers) belong to the ``wandb_csv`` reader.
+Clean files go straight to ``pandas.read_csv``; files with quotes, repeated or changed header lines
+or ragged rows are read row by row with the ``csv`` module so that each problem can be reported.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import LogReadError
+from ..frame import RawRun, RawSeries, ReadIssue
+from .jsonl import EPOCH_FLOOR, is_eval_key, to_wall_seconds
+
+NAME = "csv_logs"
+
+# Step columns in order of preference (SB3 first; then baselines, generic, Lightning).
+STEP_COLUMNS = (
+    "time/total_timesteps",
+    "total_timesteps",
+    "timesteps",
+    "global_step",
+    "train/global_step",
+    "step",
+    "iteration",
+    "iter",
+    "nupdates",
+    "num episodes",
+    "num_episodes",
+    "episodes",
+)
+# Wall-clock columns; used as wall time only when they hold absolute epoch seconds.
+WALL_COLUMNS = ("wall_time", "timestamp", "time")
+_DELIMITERS = (",", ";", "\t")
+_WANDB_PANEL = re.compile(r".+ - .+")
+_BLANK = re.compile(rb"\s*\Z")
+# Bytes read from each end of the file for the header and the last-line checks.
+_EDGE_BYTES = 1 << 16
+
+
+def _split_header(line: str, delim: str) -> list[str]:
+    return [c.strip().strip('"') for c in line.split(delim)]
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """A header line of names, then a row with numbers, in one of the known delimiters."""
+    if b"\0" in head:
+        return False
+    text = head.decode("utf-8", "replace").lstrip("\ufeff")
+    lines = [l for l in text.splitlines() if l.strip()]
+    if len(lines) < 2:
+        return False
+    delim = _delimiter(lines[0])
+    if delim is None:
+        return False
+    cells = _split_header(lines[0], delim)
+    if any(_is_number(c) for c in cells if c) or sum(1 for c in cells if c) < 2:
+        return False
+    if "_step" in cells or any(_WANDB_PANEL.fullmatch(c) for c in cells):
+        return False  # W&B history / panel export: the wandb_csv reader owns these
+    row = lines[1].split(delim)
+    return len(row) >= 2 and any(_is_number(c.strip()) for c in row)
+
+
+def _delimiter(header: str) -> str | None:
+    counts = {d: header.count(d) for d in _DELIMITERS}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] else None
+
+
+def read(path: Path) -> list[RawRun]:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_EDGE_BYTES)
+            size = fh.seek(0, 2)
+            fh.seek(max(size - _EDGE_BYTES, 0))
+            tail = fh.read()
+    except OSError as exc:
+        raise LogReadError(str(path), f"cannot read file ({exc.strerror or exc})") from exc
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    if _BLANK.match(head) and size <= _EDGE_BYTES:
+        raise LogReadError(str(path), "empty file")
+    end = head.find(b"\n")
+    first = head[: end if end >= 0 else len(head)].decode("utf-8", "replace").rstrip("\r")
+    delim = _delimiter(first)
+    if delim is None:
+        raise LogReadError(str(path), "no delimiter (, ; or tab) in the header line", offset=0)
+    table = _fast_table(path, tail, first, delim)
+    issues: list[ReadIssue] = []
+    if table is None:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise LogReadError(str(path), f"cannot read file ({exc.strerror or exc})") from exc
+        table, issues = _careful_table(path, data[3:] if data.startswith(b"\xef\xbb\xbf") else data, delim)
+    return [_table_to_run(path, table, issues)]
+
+
+def _fast_table(path: Path, tail: bytes, header: str, delim: str) -> pd.DataFrame | None:
+    """pandas on the whole file, or None when the careful path must look at it.
+
+    pandas' C parser raises on a row with too many cells, and a repeated or changed header line
+    shows up as text in a column; a last line cut short is checked here from the file's tail.
+    (A short row in the middle reads as empty cells, which is what it holds.)
+    """
+    if not tail.endswith(b"\n"):
+        last = tail[tail.rfind(b"\n") + 1 :]
+        if last.count(delim.encode()) != header.count(delim):
+            return None
+    try:
+        # only an empty cell is missing: a written "nan" stays text here and becomes a logged NaN
+        df = pd.read_csv(path, sep=delim, engine="c", keep_default_na=False, na_values=[""], encoding_errors="replace")
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OSError):
+        return None
+    df.columns = [str(c).strip() for c in df.columns]
+    names = set(df.columns)
+    for c in df.columns:
+        if not pd.api.types.is_numeric_dtype(df[c]) and df[c].astype(str).str.strip().isin(names).any():
+            return None  # a header line inside the file: the careful path skips or follows it
+    return df
+
+
+def _careful_table(path: Path, data: bytes, delim: str) -> tuple[pd.DataFrame, list[ReadIssue]]:
+    """Row by row: repeated header lines skipped, changed headers followed, ragged rows reported."""
+    src = str(path)
+    text = data.decode("utf-8", "replace")
+    issues: list[ReadIssue] = []
+    raw_lines = text.split("\n")
+    offsets = np.concatenate([[0], np.cumsum([len(l.encode("utf-8", "replace")) + 1 for l in raw_lines])])
+    header: list[str] | None = None
+    columns: dict[str, list[tuple[int, str]]] = {}
+    n_rows = 0
+    repeated = changed = 0
+    long_rows: list[int] = []
+    short_rows: list[int] = []
+    partial = None
+    broken: list[tuple[int, str]] = []
+    reader = csv.reader(raw_lines, delimiter=delim)
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # a NUL byte, a field over the csv module's size limit ...
+            broken.append((reader.line_num - 1, str(exc)))
+            continue
+        line = reader.line_num - 1
+        if not cells or all(not c.strip() for c in cells):
+            continue
+        cells = [c.strip() for c in cells]
+        if header is None:
+            header = cells
+            continue
+        if cells == header:
+            repeated += 1
+            continue
+        if _looks_like_header(cells, header):
+            # SB3 rewrote its header with a new key (or another log was appended): follow it
+            header = cells
+            changed += 1
+            continue
+        if len(cells) > len(header):
+            long_rows.append(line)
+            continue
+        if len(cells) < len(header):
+            if line == len(raw_lines) - 1 and not text.endswith("\n"):
+                partial = line
+                continue
+            short_rows.append(line)
+        for name, cell in zip(header, cells):
+            if cell != "":
+                columns.setdefault(name, []).append((n_rows, cell))
+        n_rows += 1
+    if header is None or n_rows == 0:
+        raise LogReadError(src, "no data rows under the header")
+    if repeated:
+        issues.append(ReadIssue(src, f"{repeated} repeated header line(s) skipped", level="warning"))
+    if changed:
+        issues.append(ReadIssue(src, f"header line changed {changed} time(s) inside the file (a key was added); rows follow the newest header", level="warning"))
+    for rows, what in ((long_rows, "more"), (short_rows, "fewer")):
+        if rows:
+            how = "skipped" if what == "more" else "read with empty cells"
+            issues.append(
+                ReadIssue(src, f"{len(rows)} row(s) with {what} cells than the header {how} (first at line {rows[0] + 1})", offset=int(offsets[rows[0]]))
+            )
+    if partial is not None:
+        issues.append(ReadIssue(src, f"partial last line {partial + 1} skipped (file cut short?)", offset=int(offsets[partial])))
+    if broken:
+        line, why = broken[0]
+        issues.append(ReadIssue(src, f"{len(broken)} line(s) not readable as CSV skipped (first at line {line + 1}: {why})", offset=int(offsets[line])))
+    frame = {}
+    for name, items in columns.items():
+        col = np.full(n_rows, None, dtype=object)
+        idx = np.fromiter((i for i, _ in items), dtype=np.int64, count=len(items))
+        col[idx] = [c for _, c in items]
+        frame[name] = col
+    return pd.DataFrame(frame, index=pd.RangeIndex(n_rows)), issues
+
+
+def _looks_like_header(cells: list[str], header: list[str]) -> bool:
+    """A row of names that keeps at least half of the current ones (SB3 only ever adds keys)."""
+    filled = [c for c in cells if c]
+    if len(filled) < max(2, len(cells) // 2) or any(_is_number(c) for c in filled):
+        return False
+    return len(set(filled) & set(header)) * 2 >= len(header)
+
+
+def _numeric_column(col: pd.Series) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """(values, logged mask, garbled cells) of a column, or None when it is not numeric.
+
+    An empty cell is "not logged at this row" (SB3's first row, EvalCallback rows, Lightning's
+    sparse rows); a written ``nan`` is a logged NaN and is kept.
+    """
+    present = col.notna().to_numpy().copy()
+    if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col):
+        return col.to_numpy(dtype=np.float64, na_value=np.nan), present, 0
+    text = col.astype(str).str.strip()
+    present &= (text != "").to_numpy()
+    vals = pd.to_numeric(text.where(present, None), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    parsed = ~np.isnan(vals) | text.str.lower().isin(_NAN_WORDS).to_numpy()
+    ok = present & parsed
+    if not ok.any() or ok.sum() * 2 < present.sum():
+        return None  # mostly text: a label column, not a metric
+    return vals, ok, int((present & ~parsed).sum())
+
+
+_NAN_WORDS = ("nan", "-nan", "+nan")
+
+
+def _table_to_run(path: Path, df: pd.DataFrame, issues: list[ReadIssue]) -> RawRun:
+    src = str(path)
+    numeric: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    text_cols: dict[str, pd.Series] = {}
+    garbled = 0
+    plain = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])]
+    if plain:
+        # all plain numeric columns in one conversion; NaN there can only be an empty cell
+        block = df[plain].to_numpy(dtype=np.float64, na_value=np.nan)
+        logged = ~np.isnan(block)
+        for j, name in enumerate(plain):
+            numeric[str(name)] = (block[:, j], logged[:, j])
+    for name in df.columns:
+        if name in numeric:
+            continue
+        got = _numeric_column(df[name])
+        if got is None:
+            text_cols[str(name)] = df[name]
+        else:
+            numeric[str(name)] = got[:2]
+            garbled += got[2]
+    n = len(df)
+    step_col = _step_column(numeric)
+    if step_col is None:
+        steps = np.arange(n, dtype=np.int64)
+        have = np.ones(n, dtype=bool)
+        issues.append(ReadIssue(src, "no step column (tried " + ", ".join(STEP_COLUMNS[:6]) + " ...): row index used as step", level="warning"))
+    else:
+        v, logged = numeric.pop(step_col)
+        have = logged & np.isfinite(v)
+        steps = np.where(have, v, 0).astype(np.int64)
+        if not have.all():
+            issues.append(ReadIssue(src, f"{int((~have).sum())} row(s) without a '{step_col}' value skipped", level="warning"))
+    wall = _wall(numeric, text_cols)
+    if garbled:
+        issues.append(ReadIssue(src, f"{garbled} non-numeric cell(s) in numeric columns skipped", level="warning"))
+    ignored = [c for c in text_cols if c.lower() not in WALL_COLUMNS]
+    if ignored:
+        issues.append(ReadIssue(src, "non-numeric columns ignored: " + ", ".join(ignored[:8]) + (" ..." if len(ignored) > 8 else ""), level="warning"))
+    run = RawRun(issues=issues)
+    for name, (vals, logged) in numeric.items():
+        keep = have & logged
+        if keep.all():  # dense column: no copy
+            s = RawSeries(tag=name, steps=steps, values=vals, wall_time=wall, source=src)
+        elif keep.any():
+            s = RawSeries(tag=name, steps=steps[keep], values=vals[keep], wall_time=None if wall is None else wall[keep], source=src)
+        else:
+            continue
+        (run.eval_series if is_eval_key(name) else run.series).append(s)
+    if not run.series and not run.eval_series:
+        raise LogReadError(src, "no numeric column with values")
+    s_have = steps[have]
+    run.restarts = [int(s_have[i]) for i in np.flatnonzero(s_have[1:] < s_have[:-1]) + 1]
+    return run
+
+
+def _step_column(numeric: dict[str, tuple[np.ndarray, np.ndarray]]) -> str | None:
+    """The first step-like column (STEP_COLUMNS order) holding whole numbers."""
+    lower = {n.lower(): n for n in numeric}
+    for cand in STEP_COLUMNS:
+        name = lower.get(cand)
+        if name is None:
+            continue
+        v, logged = numeric[name]
+        fin = v[logged & np.isfinite(v)]
+        if len(fin) and np.all(fin == np.round(fin)) and np.all(np.abs(fin) < 2**62):
+            return name
+    return None
+
+
+def _wall(numeric: dict[str, tuple[np.ndarray, np.ndarray]], text_cols: dict[str, pd.Series]) -> np.ndarray | None:
+    """Absolute wall-clock times from a wall_time/timestamp/time column (removed from the metrics)."""
+    for name in list(numeric):
+        if name.lower() in WALL_COLUMNS:
+            v, logged = numeric[name]
+            fin = v[logged & np.isfinite(v)]
+            # absolute times only: elapsed seconds (procgen log.csv "wall_time") stay a metric
+            if len(fin) and fin.min() > EPOCH_FLOOR:
+                numeric.pop(name)
+                return to_wall_seconds(np.where(logged, v, np.nan).tolist())
+    for name, col in text_cols.items():
+        if name.lower() in WALL_COLUMNS:
+            return to_wall_seconds(col.tolist())
+    return None

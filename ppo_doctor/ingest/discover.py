@@ -1,0 +1,344 @@
+"""Discovery: walk a path and group the log files it holds into runs, as a user would see them.
+
+Every file is recognised by content (``ppo_doctor.ingest.sniff``), then files are grouped:
+
+* files of one folder belong to one run (several TensorBoard event files = restarts or
+  continuations, read in the order of the timestamp in their names; a ``progress.csv`` or
+  ``trainer_state.json`` beside them is the same run in another format);
+* HF Trainer's ``runs/<Mon DD_HH-MM-SS>_<host>/`` and the hparams sub-run ``<run>/<float time>/``
+  belong to their parent run (``reference/formats.md`` §1a, §1e, §10);
+* ``checkpoint-N/trainer_state.json`` copies hold a prefix of the same history: only the newest is
+  read (largest N, or the one in the output folder when its ``global_step`` is at least as large);
+* a folder of event files under another folder of event files may be an ``add_scalars`` sub-run
+  (torch: ``<logdir>/<main>_<k>/``, tensorboardX: ``<logdir>/<main>/<k>/``, tag ``<main>``): it is
+  passed with its parent and the orchestrator merges it after checking its tags (see
+  ``RunSource.subruns``);
+* sibling role folders (``logs/`` + ``tb/``, ``log/`` + ``summary/<name>/`` ...) under a folder with no
+  log of its own, each holding exactly one run, are one run in several formats (corpus
+  ``rlhfkit-toy-ppo-gpt2``, ``tf1-a2c-minigrid-stagnant``);
+* W&B ``run-*/`` and ``offline-run-*/`` folders are one run each (the ``.wandb`` file; its reader
+  looks beside it for ``files/config.yaml``); MLflow ``mlruns/<exp>/<run>/`` folders are one run each;
+* a single file passed directly is one run.
+
+Symbolic links to folders are followed only when their target lies outside the walked tree and
+was not visited yet (``wandb/latest-run`` is not counted twice; loops end).  Unreadable files and
+folders, empty log files and undecodable names become :class:`ReadIssue` entries, never errors.
+Run ids are paths relative to the given root (its own name when the root itself is the run).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from ..frame import ReadIssue
+from . import FORMAT_MODULES, display, sniff
+from .base import HEAD_BYTES
+
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".trash", ".ipynb_checkpoints", ".venv", "venv", "site-packages"})
+# Sibling folders that hold one run's logs in one format each (see the module docstring).  Not
+# ``wandb/``: W&B steps count log calls (``_step``), so its series would not line up with the others.
+ROLE_DIRS = frozenset({"logs", "log", "tb", "tensorboard", "tb_logs", "tensorboard_logs", "summary", "summaries", "metrics", "csv", "jsonl"})
+_WANDB_RUN = re.compile(r"^(?:offline-)?run-\d{8}_\d{6}-[A-Za-z0-9]+$")
+_CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+_HF_RUN = re.compile(r"^[A-Z][a-z]{2}\d{2}_\d{2}-\d{2}-\d{2}_.+$")  # runs/Jun29_06-31-19_<host>
+_HPARAMS_RUN = re.compile(r"^\d{9,}\.\d+$")  # add_hparams sub-run named by time.time()
+_TF_NAME = re.compile(r"tfevents\.(\d+)\.(?:.*\.(\d+)\.(\d+)(?:\.[^.]*)?$)?")
+_GLOBAL_STEP = re.compile(rb'"global_step"\s*:\s*(\d+)')
+_LOG_LIKE = re.compile(r"(tfevents|\.jsonl$|\.ndjson$|\.csv$|\.tsv$|\.wandb$|trainer_state\.json$|progress\.json$|metrics\.json$)")
+
+
+@dataclass
+class RunSource:
+    """One run found by discovery: its id, root folder (or file), and files as (format, path).
+
+    ``subruns`` maps a file (as ``str(path)``) to the folder, relative to ``root``, of a possible
+    ``add_scalars`` sub-run; the orchestrator merges it into the run when its tags confirm it and
+    makes it a run of its own otherwise.
+    """
+
+    id: str
+    root: Path
+    files: list[tuple[str, Path]] = field(default_factory=list)
+    subruns: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Group:
+    root: Path
+    files: list[tuple[str, Path]] = field(default_factory=list)
+    subruns: dict[str, str] = field(default_factory=dict)
+    unit: bool = False  # a W&B / MLflow run folder: never merged with anything
+
+
+def discover(path: str | Path) -> tuple[list[RunSource], list[ReadIssue]]:
+    """Every run under ``path`` (sorted by id) and the problems met while looking."""
+    root = Path(path)
+    walker = _Walker(root)
+    if root.is_file():
+        return walker.single_file(root)
+    if not root.is_dir():
+        return [], [ReadIssue(display(root), "no such file or directory" if not root.is_symlink() else "broken symbolic link")]
+    walker.run()
+    return walker.sources(), walker.issues
+
+
+class _Walker:
+    def __init__(self, root: Path):
+        self.root = root
+        self.root_real = os.path.realpath(root)
+        self.issues: list[ReadIssue] = []
+        self.visited: set[str] = set()
+        self.seen_files: set[str] = set()
+        self.by_dir: dict[Path, list[tuple[str, Path]]] = {}
+        self.units: list[_Group] = []
+        self.checkpoints: dict[Path, list[tuple[int, Path]]] = {}
+        self.dir_links: list[Path] = []
+        self.file_links: list[Path] = []
+
+    # -- walking ------------------------------------------------------------------------------
+    def single_file(self, file: Path) -> tuple[list[RunSource], list[ReadIssue]]:
+        fmt = self._sniff(file, quiet=False)
+        if fmt is None:
+            return [], self.issues
+        return [RunSource(id=display(file.name), root=file, files=[(fmt, file)])], self.issues
+
+    def run(self) -> None:
+        self._walk(self.root)
+        for link in sorted(self.dir_links):
+            real = os.path.realpath(link)
+            if _inside(real, self.root_real) or real in self.visited:
+                continue  # the target is walked anyway (wandb/latest-run) or was already
+            self._walk(link)
+        for link in sorted(self.file_links):
+            if os.path.realpath(link) not in self.seen_files:
+                self._file(link)
+
+    def _walk(self, folder: Path) -> None:
+        real = os.path.realpath(folder)
+        if real in self.visited:
+            return
+        self.visited.add(real)
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            self.issues.append(ReadIssue(display(folder), f"cannot list folder ({exc.strerror or exc})", level="warning"))
+            return
+        try:
+            if self._special(folder, entries):
+                return
+        except OSError as exc:
+            self.issues.append(ReadIssue(display(folder), f"cannot inspect folder ({exc.strerror or exc})", level="warning"))
+            return
+        for entry in entries:
+            p = Path(entry.path)
+            try:
+                if entry.is_symlink():
+                    if entry.is_dir():
+                        self.dir_links.append(p)
+                    elif entry.is_file():
+                        self.file_links.append(p)
+                    elif _LOG_LIKE.search(entry.name):
+                        self.issues.append(ReadIssue(display(p), "broken symbolic link", level="warning"))
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in SKIP_DIRS:
+                        self._walk(p)
+                elif entry.is_file(follow_symlinks=False):
+                    self._file(p)
+            except OSError as exc:
+                self.issues.append(ReadIssue(display(p), f"cannot inspect ({exc.strerror or exc})", level="warning"))
+
+    def _special(self, folder: Path, entries: list[os.DirEntry]) -> bool:
+        """W&B run folders, MLflow run folders and checkpoint folders: handled whole."""
+        from .mlflow import is_run_dir
+
+        name = folder.name
+        if _WANDB_RUN.match(name):
+            files = [Path(e.path) for e in entries if e.name.endswith(".wandb") and e.is_file()]
+            if not files:
+                self.issues.append(ReadIssue(display(folder), "W&B run folder without a run-<id>.wandb file: its metrics are only in that file", level="warning"))
+                return True
+            group = _Group(root=folder, unit=True)
+            for f in files:
+                fmt = self._sniff(f, quiet=False)
+                if fmt is not None:
+                    group.files.append((fmt, f))
+            if group.files:
+                self.units.append(group)
+            return True
+        if is_run_dir(folder):
+            self.units.append(_Group(root=folder, files=[("mlflow", folder)], unit=True))
+            return True
+        m = _CHECKPOINT.match(name)
+        if m and folder != self.root:  # a checkpoint folder given directly is read like any folder
+            # model weights, optimizer state, tokenizer ... and a copy of the trainer state
+            for e in entries:
+                if e.name == "trainer_state.json" and e.is_file():
+                    self.checkpoints.setdefault(folder.parent, []).append((int(m.group(1)), Path(e.path)))
+            return True
+        return False
+
+    def _file(self, file: Path) -> None:
+        fmt = self._sniff(file, quiet=True)
+        if fmt is not None:
+            self.by_dir.setdefault(file.parent, []).append((fmt, file))
+
+    def _sniff(self, file: Path, *, quiet: bool) -> str | None:
+        """The format NAME of a file, recording why not when it is a log that cannot be read."""
+        shown = display(file)
+        if shown != str(file) and _LOG_LIKE.search(shown):
+            self.issues.append(ReadIssue(shown, "file name is not valid UTF-8 (shown with \\x escapes)", level="warning"))
+        try:
+            with open(file, "rb") as fh:
+                head = fh.read(HEAD_BYTES)
+        except OSError as exc:
+            if not quiet or _LOG_LIKE.search(file.name):
+                self.issues.append(ReadIssue(shown, f"cannot read file ({exc.strerror or exc})"))
+            return None
+        real = os.path.realpath(file)
+        if real in self.seen_files:
+            return None
+        if not head:
+            if not quiet or _LOG_LIKE.search(file.name):
+                self.issues.append(ReadIssue(shown, "empty file", level="warning"))
+            return None
+        mod = sniff(file, head)
+        if mod is None:
+            if not quiet:
+                self.issues.append(ReadIssue(shown, "not a recognised log format (TensorBoard, W&B, JSONL, JSON, CSV, MLflow, veRL console)"))
+            elif _LOG_LIKE.search(file.name):
+                self.issues.append(ReadIssue(shown, "looks like a log by its name but its content was not recognised", level="warning"))
+            return None
+        self.seen_files.add(real)
+        return mod.NAME
+
+    # -- grouping -----------------------------------------------------------------------------
+    def sources(self) -> list[RunSource]:
+        groups: dict[Path, _Group] = {d: _Group(root=d, files=list(fs)) for d, fs in self.by_dir.items()}
+        for unit in self.units:
+            groups[unit.root] = unit
+        self._newest_trainer_state(groups)
+        self._merge_named_subruns(groups)
+        self._mark_add_scalars(groups)
+        self._merge_role_dirs(groups)
+        out: list[RunSource] = []
+        for g in groups.values():
+            if not g.files:
+                continue
+            rel = _rel(g.root, self.root)
+            rid = display(self.root.resolve().name if rel == "." else rel)
+            out.append(RunSource(id=rid, root=g.root, files=sorted(g.files, key=_file_order), subruns=dict(g.subruns)))
+        out.sort(key=lambda s: s.id)
+        return out
+
+    def _within(self, p: Path) -> bool:
+        return p == self.root or self.root in p.parents
+
+    def _newest_trainer_state(self, groups: dict[Path, _Group]) -> None:
+        for parent, cps in self.checkpoints.items():
+            n_max, newest = max(cps)
+            group = groups.setdefault(parent, _Group(root=parent))
+            own = [p for fmt, p in group.files if fmt == "trainer_state" and p.name == "trainer_state.json"]
+            step = _global_step(own[0]) if own else None
+            if step is not None and step >= n_max:
+                continue  # save_state() wrote the full history to the output folder
+            fmt = self._sniff(newest, quiet=False)
+            if fmt is not None:
+                group.files = [(f, p) for f, p in group.files if p not in own] + [(fmt, newest)]
+
+    def _merge_named_subruns(self, groups: dict[Path, _Group]) -> None:
+        """hparams sub-runs into their run, then HF ``runs/<date>_<host>/`` into the output folder."""
+        for d in sorted(groups, key=lambda p: -len(p.parts)):
+            parent = groups.get(d.parent)
+            if _HPARAMS_RUN.match(d.name) and _only_tb(groups[d]) and parent is not None and _has_tb(parent):
+                parent.files.extend(groups.pop(d).files)
+        by_output: dict[Path, list[Path]] = {}
+        for d in groups:
+            if _HF_RUN.match(d.name) and d.parent.name == "runs" and d.parent.parent in groups:
+                by_output.setdefault(d.parent.parent, []).append(d)
+        for out_dir, runs in by_output.items():
+            if len(runs) == 1 and not groups[out_dir].unit:  # several trainings into one folder stay apart
+                groups[out_dir].files.extend(groups.pop(runs[0]).files)
+
+    def _mark_add_scalars(self, groups: dict[Path, _Group]) -> None:
+        """Event-file folders below another event-file folder: possible add_scalars sub-runs."""
+        for d in sorted(groups, key=lambda p: -len(p.parts)):
+            if d not in groups or not _only_tb(groups[d]) or d == self.root:
+                continue
+            anc = d.parent
+            while anc not in groups and anc != self.root and self._within(anc.parent):
+                anc = anc.parent
+            parent = groups.get(anc)
+            if parent is None or not _has_tb(parent):
+                continue
+            g = groups.pop(d)
+            rel = _rel(d, parent.root)
+            for _, f in g.files:
+                inner = g.subruns.get(str(f))
+                parent.subruns[str(f)] = f"{rel}/{inner}" if inner else rel
+            parent.files.extend(g.files)
+
+    def _merge_role_dirs(self, groups: dict[Path, _Group]) -> None:
+        tops = {a for r in groups for a in r.parents if self._within(a)}
+        for top in sorted(tops, key=lambda p: -len(p.parts)):
+            if top in groups:
+                continue
+            children: dict[str, list[Path]] = {}
+            for r in groups:
+                if top in r.parents:
+                    children.setdefault(r.relative_to(top).parts[0], []).append(r)
+            if len(children) < 2 or not all(name in ROLE_DIRS and len(rs) == 1 for name, rs in children.items()):
+                continue
+            merged = _Group(root=top)
+            for (r,) in children.values():
+                part = groups.pop(r)
+                merged.files.extend(part.files)
+                merged.subruns.update(part.subruns)
+            groups[top] = merged
+
+
+def _has_tb(g: _Group) -> bool:
+    return any(fmt == "tensorboard" for fmt, _ in g.files)
+
+
+def _only_tb(g: _Group) -> bool:
+    return bool(g.files) and all(fmt == "tensorboard" for fmt, _ in g.files)
+
+
+def _inside(path: str, root: str) -> bool:
+    """Whether the absolute path ``path`` lies in ``root`` (both real paths)."""
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:
+        return False
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return PurePosixPath(path.relative_to(root)).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _global_step(file: Path) -> int | None:
+    """``global_step`` of a trainer_state.json (sort_keys puts it before the log history)."""
+    try:
+        with open(file, "rb") as fh:
+            m = _GLOBAL_STEP.search(fh.read(1 << 16))
+    except OSError:
+        return None
+    return int(m.group(1)) if m else None
+
+
+def _file_order(item: tuple[str, Path]) -> tuple:
+    """Higher-priority formats first; event files by the creation time in their names."""
+    fmt, path = item
+    prio = FORMAT_MODULES.index(fmt) if fmt in FORMAT_MODULES else len(FORMAT_MODULES)
+    m = _TF_NAME.search(path.name) if fmt == "tensorboard" else None
+    if m is None:
+        return (prio, 0, 0, 0, str(path))
+    # events.out.tfevents.<time>.<host>[.<pid>.<counter>]: by time, then the writer's counter
+    return (prio, int(m.group(1)), int(m.group(2) or 0), int(m.group(3) or 0), str(path))

@@ -1,0 +1,200 @@
+"""Hugging Face / TRL ``trainer_state.json`` and bare lists of Trainer log dicts.
+
+``transformers.Trainer`` saves ``json.dumps(asdict(state), indent=2, sort_keys=True)`` into every
+``checkpoint-N/`` and into ``output_dir`` (``reference/formats.md`` §1e).  What is read:
+
+* ``log_history``: one dict per ``Trainer.log`` call, the unprefixed keys plus ``step`` (and
+  usually ``epoch``).  Rows with ``eval_*`` / ``test_*`` keys are evaluation rows and go to
+  ``RawRun.eval_series``; the final row (``train_runtime``, ``train_loss`` ...) is a run summary
+  and goes to the config, not to a series.
+* every other top-level field (``global_step``, ``logging_steps``, ``train_batch_size`` ...) -> config.
+* NaN/Inf are bare ``NaN``/``Infinity`` tokens (not strict JSON): Python's ``json`` reads them.
+* a bare JSON list of the same dicts (``log_history`` saved on its own) and trainer states saved
+  under other names are recognised by content.
+* a file cut short keeps every complete ``log_history`` entry (incremental scan) and reports the
+  byte offset where the damage starts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import LogReadError
+from ..frame import RawRun, ReadIssue
+from .jsonl import StepInfo, build_raw_run, choose_steps, collect_columns, column_notes
+
+NAME = "trainer_state"
+
+# Keys of the summary row ``Trainer.train`` logs last (transformers trainer.py, ``speed_metrics``).
+SUMMARY_MARKERS = ("train_runtime", "train_samples_per_second", "train_steps_per_second")
+EVAL_ROW_PREFIXES = ("eval_", "test_")
+STEP_KEYS = ("step", "global_step")
+
+_LEAD = re.compile(rb"(?:\xef\xbb\xbf)?\s*")
+_LOG_KEY = re.compile(rb'"(?:step|global_step)"\s*:')
+_LOG_HISTORY = re.compile(r'"log_history"\s*:\s*\[')
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """A JSON object with ``log_history``, or a JSON list whose first dict has a ``step`` key."""
+    text = head[_LEAD.match(head).end() :]  # type: ignore[union-attr]
+    if text.startswith(b"{"):
+        return b'"log_history"' in head or path.name == "trainer_state.json"
+    if text.startswith(b"["):
+        return text[1:].lstrip().startswith(b"{") and _LOG_KEY.search(head) is not None
+    return False
+
+
+def read(path: Path) -> list[RawRun]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise LogReadError(str(path), f"cannot read file ({exc.strerror or exc})") from exc
+    if not data.strip():
+        raise LogReadError(str(path), "empty file")
+    issues: list[ReadIssue] = []
+    try:
+        doc: Any = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        rows, config, issue = _recover(path, data, exc)
+        issues.append(issue)
+    else:
+        if isinstance(doc, dict):
+            rows = doc.get("log_history")
+            if not isinstance(rows, list):
+                raise LogReadError(str(path), "JSON object without a 'log_history' list: not a trainer state")
+            config = {k: v for k, v in doc.items() if k != "log_history"}
+        elif isinstance(doc, list):
+            rows, config = doc, {}
+        else:
+            raise LogReadError(str(path), f"expected a JSON object or list, found {type(doc).__name__}")
+    return [_rows_to_run(path, rows, config, issues)]
+
+
+def _recover(path: Path, data: bytes, exc: Exception) -> tuple[list, dict, ReadIssue]:
+    """Every complete ``log_history`` entry of a damaged file, its config, and where it broke."""
+    # surrogateescape keeps one character per undecodable byte, so byte offsets stay exact
+    text = data.decode("utf-8", "surrogateescape")
+    start = len(text) - len(text.lstrip("\ufeff \t\r\n"))
+
+    def offset(char_pos: int) -> int:
+        return len(text[:char_pos].encode("utf-8", "surrogateescape"))
+
+    where = getattr(exc, "pos", None)
+    config: dict[str, Any] = {}
+    if text.startswith("[", start):
+        pos = start + 1
+    else:
+        m = _LOG_HISTORY.search(text)
+        if m is None:
+            detail = getattr(exc, "msg", type(exc).__name__)
+            raise LogReadError(str(path), f"not valid JSON ({detail})", offset=offset(where) if where is not None else None)
+        pos = m.end()
+        try:  # the fields before log_history (sort_keys puts global_step, epoch ... there)
+            head = json.loads(text[: m.start()] + '"log_history": null}')
+            config = {k: v for k, v in head.items() if k != "log_history"} if isinstance(head, dict) else {}
+        except (ValueError, RecursionError):
+            config = {}
+    decoder = json.JSONDecoder()
+    rows: list = []
+    n = len(text)
+    while True:
+        while pos < n and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= n:
+            msg = f"file ends inside log_history (cut short?): {len(rows)} complete entries kept"
+            return rows, config, ReadIssue(str(path), msg, offset=offset(pos))
+        if text[pos] == "]":
+            at = offset(where) if where is not None else offset(pos)
+            return rows, config, ReadIssue(str(path), f"damaged after log_history; its {len(rows)} entries kept", offset=at)
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            msg = f"log_history entry {len(rows) + 1} is cut short or damaged: {len(rows)} complete entries kept"
+            return rows, config, ReadIssue(str(path), msg, offset=offset(pos))
+        rows.append(obj)
+        pos = end
+        while pos < n and text[pos] in " \t\r\n":
+            pos += 1
+        if pos < n and text[pos] == ",":
+            pos += 1
+
+
+def _rows_to_run(path: Path, rows: list, config: dict, issues: list[ReadIssue]) -> RawRun:
+    src = str(path)
+    train: list[dict] = []
+    evals: list[dict] = []
+    summary: dict[str, Any] = {}
+    odd = 0
+    for row in rows:
+        if not isinstance(row, dict):
+            odd += 1
+        elif any(k in row for k in SUMMARY_MARKERS):
+            summary.update({k: v for k, v in row.items() if k not in STEP_KEYS})
+        elif any(k.startswith(EVAL_ROW_PREFIXES) for k in row):
+            evals.append(row)
+        else:
+            train.append(row)
+    if odd:
+        issues.append(ReadIssue(src, f"{_count(odd, 'log entry', 'log entries')} that are not JSON objects ignored", level="warning"))
+
+    run = RawRun(config=dict(config))
+    for k, v in summary.items():
+        run.config.setdefault(k, v)
+    if train:
+        cols = collect_columns(train)
+        info = choose_steps(cols, STEP_KEYS)
+        _step_notes(src, info, issues, "log")
+        part = build_raw_run(cols, info.steps, src, exclude=STEP_KEYS)
+        run.series, run.texts = part.series, part.texts
+        # the eval prefixes of other frameworks (test/...) are not HF's: keep every train key a series
+        run.series.extend(part.eval_series)
+        issues.extend(column_notes(cols, src, numeric_nulls_note="GRPOTrainer logs None when every value of a key was NaN"))
+        run.restarts = _restarts(info.steps)
+        _duplicate_note(src, info.steps, issues)
+    if evals:
+        cols = collect_columns(evals)
+        info = choose_steps(cols, STEP_KEYS)
+        _step_notes(src, info, issues, "eval")
+        keep_out = [k for k in cols.keys() if not k.startswith(EVAL_ROW_PREFIXES)]
+        run.eval_series = build_raw_run(cols, info.steps, src, exclude=keep_out, eval_all=True).eval_series
+    if not train and not evals and not summary:
+        raise LogReadError(src, "log_history is empty: nothing was logged")
+    run.issues = issues
+    return run
+
+
+def _step_notes(src: str, info: StepInfo, issues: list[ReadIssue], kind: str) -> None:
+    if info.key is None:
+        issues.append(ReadIssue(src, f"{kind} entries have no 'step': their order is used as step", level="warning"))
+    elif info.missing:
+        issues.append(ReadIssue(src, f"{_count(info.missing, kind + ' entry', kind + ' entries')} without '{info.key}' given the step before", level="warning"))
+
+
+def _restarts(steps: np.ndarray) -> list[int]:
+    if len(steps) < 2:
+        return []
+    back = np.flatnonzero(steps[1:] < steps[:-1]) + 1
+    return [int(steps[i]) for i in back]
+
+
+def _duplicate_note(src: str, steps: np.ndarray, issues: list[ReadIssue]) -> None:
+    dup = len(steps) - len(np.unique(steps))
+    if dup:
+        issues.append(
+            ReadIssue(
+                src,
+                f"{_count(dup, 'entry repeats', 'entries repeat')} an earlier step (per-micro-batch logs or a restart); "
+                "the last value logged for a step wins",
+                level="warning",
+            )
+        )
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
