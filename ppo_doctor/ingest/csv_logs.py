@@ -28,7 +28,7 @@ import pandas as pd
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue
-from .jsonl import EPOCH_FLOOR, is_eval_key, to_wall_seconds
+from .jsonl import EPOCH_FLOOR, is_eval_key, to_wall_seconds, usable_steps
 
 NAME = "csv_logs"
 
@@ -52,7 +52,7 @@ WALL_COLUMNS = ("wall_time", "timestamp", "time")
 _DELIMITERS = (",", ";", "\t")
 _WANDB_PANEL = re.compile(r".+ - .+")
 _BLANK = re.compile(rb"\s*\Z")
-# Bytes read from each end of the file for the header and the last-line checks.
+# Bytes searched for the header line's end.
 _EDGE_BYTES = 1 << 16
 
 
@@ -70,11 +70,10 @@ def _is_number(cell: str) -> bool:
 
 def sniff(path: Path, head: bytes) -> bool:
     """A header line of names, then a row with numbers, in one of the known delimiters."""
-    if b"\0" in head:
-        return False
     text = head.decode("utf-8", "replace").lstrip("\ufeff")
     lines = [l for l in text.splitlines() if l.strip()]
-    if len(lines) < 2:
+    # NUL bytes in the two lines looked at mean a binary file; later ones are damage the reader reports
+    if len(lines) < 2 or "\0" in lines[0] or "\0" in lines[1]:
         return False
     delim = _delimiter(lines[0])
     if delim is None:
@@ -96,53 +95,92 @@ def _delimiter(header: str) -> str | None:
 
 def read(path: Path) -> list[RawRun]:
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(_EDGE_BYTES)
-            size = fh.seek(0, 2)
-            fh.seek(max(size - _EDGE_BYTES, 0))
-            tail = fh.read()
+        # One read: a file that grows while it is parsed (a live run) is parsed as one snapshot.
+        data = path.read_bytes()
     except OSError as exc:
         raise LogReadError(str(path), f"cannot read file ({exc.strerror or exc})") from exc
-    if head.startswith(b"\xef\xbb\xbf"):
-        head = head[3:]
-    if _BLANK.match(head) and size <= _EDGE_BYTES:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if _BLANK.match(data):
         raise LogReadError(str(path), "empty file")
-    end = head.find(b"\n")
-    first = head[: end if end >= 0 else len(head)].decode("utf-8", "replace").rstrip("\r")
+    end = data.find(b"\n", 0, _EDGE_BYTES)
+    first = data[: end if end >= 0 else _EDGE_BYTES].decode("utf-8", "replace").rstrip("\r")
     delim = _delimiter(first)
     if delim is None:
         raise LogReadError(str(path), "no delimiter (, ; or tab) in the header line", offset=0)
-    table = _fast_table(path, tail, first, delim)
+    # pandas parses the nan spellings itself so that every numeric column stays float (text
+    # columns cost 5-20x more, issue 6); the few NaN cells are then looked up in the bytes to
+    # tell a written nan (a logged NaN) from an empty cell (not logged at this row).
+    table = _fast_table(data, delim, nan_words=True)
+    empty: dict[str, np.ndarray] | None = None
+    if table is not None:
+        empty = _empty_nan_cells(data, delim, table)
+        if empty is None:  # lines do not map to rows: let pandas keep "nan" as text instead
+            table = _fast_table(data, delim)
     issues: list[ReadIssue] = []
     if table is None:
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise LogReadError(str(path), f"cannot read file ({exc.strerror or exc})") from exc
-        table, issues = _careful_table(path, data[3:] if data.startswith(b"\xef\xbb\xbf") else data, delim)
-    return [_table_to_run(path, table, issues)]
+        table, issues = _careful_table(path, data, delim)
+    return [_table_to_run(path, table, issues, empty=empty)]
 
 
-def _fast_table(path: Path, tail: bytes, header: str, delim: str) -> pd.DataFrame | None:
+def _empty_nan_cells(data: bytes, delim: str, df: pd.DataFrame) -> dict[str, np.ndarray] | None:
+    """For each numeric column with NaN: which of its rows were an empty cell in the file.
+
+    None when the file's lines cannot be matched one to one with the table's rows (blank lines,
+    quoted line breaks, an index column): the caller then falls back to the text-column path.
+    """
+    cols = [c for c, dtype in df.dtypes.items() if pd.api.types.is_float_dtype(dtype)]
+    if not cols:
+        return {}
+    nan = df[cols].isna().to_numpy()
+    rows = np.flatnonzero(nan.any(axis=1))
+    if not len(rows):
+        return {}
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 0x0A)
+    if len(ends) != len(df) + 1:
+        return None
+    d = delim.encode()
+    width = len(df.columns)
+    where = {c: df.columns.get_loc(c) for c in cols}
+    out = {c: np.zeros(len(df), dtype=bool) for k, c in enumerate(cols) if nan[:, k].any()}
+    for r in rows.tolist():
+        line = data[ends[r] + 1 : ends[r + 1]].rstrip(b"\r")
+        if b'"' in line:
+            cells = [c.encode() for c in next(csv.reader([line.decode("utf-8", "replace")], delimiter=delim))]
+        else:
+            cells = line.split(d)
+        if len(cells) > width:
+            return None
+        for c in out:
+            j = where[c]
+            out[c][r] = j >= len(cells) or not cells[j].strip()
+    return out
+
+
+# How numpy, Python and torch print a NaN; other spellings still go through _numeric_column.
+_NAN_SPELLINGS = ("nan", "NaN", "NAN", "-nan", "-NaN", "+nan", "+NaN")
+
+
+def _fast_table(data: bytes, delim: str, *, nan_words: bool = False) -> pd.DataFrame | None:
     """pandas on the whole file, or None when the careful path must look at it.
 
     pandas' C parser raises on a row with too many cells, and a repeated or changed header line
-    shows up as text in a column; a last line cut short is checked here from the file's tail.
-    (A short row in the middle reads as empty cells, which is what it holds.)
+    shows up as text in a column; a last line without its line end may be cut short, which only
+    the careful path handles.  (A short row in the middle reads as empty cells, which is what it holds.)
     """
-    if not tail.endswith(b"\n"):
-        last = tail[tail.rfind(b"\n") + 1 :]
-        if last.count(delim.encode()) != header.count(delim):
-            return None
+    if not data.endswith(b"\n") and data[data.rfind(b"\n") + 1 :].strip():
+        return None
     try:
         # only an empty cell is missing: a written "nan" stays text here and becomes a logged NaN
-        df = pd.read_csv(path, sep=delim, engine="c", keep_default_na=False, na_values=[""], encoding_errors="replace")
+        # ``nan_words``: nan spellings parse as NaN too; the caller then tells them from empty cells
+        na = ["", *_NAN_SPELLINGS] if nan_words else [""]
+        df = pd.read_csv(io.BytesIO(data), sep=delim, engine="c", keep_default_na=False, na_values=na, encoding_errors="replace")
     except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OSError):
         return None
     df.columns = [str(c).strip() for c in df.columns]
     names = set(df.columns)
-    for c in df.columns:
-        if not pd.api.types.is_numeric_dtype(df[c]) and df[c].astype(str).str.strip().isin(names).any():
+    for c, dtype in df.dtypes.items():  # dtypes, not df[c]: building 50 Series costs more than the check
+        if not pd.api.types.is_numeric_dtype(dtype) and df[c].astype(str).str.strip().isin(names).any():
             return None  # a header line inside the file: the careful path skips or follows it
     return df
 
@@ -178,6 +216,13 @@ def _careful_table(path: Path, data: bytes, delim: str) -> tuple[pd.DataFrame, l
         if header is None:
             header = cells
             continue
+        if line == len(raw_lines) - 1 and not text.endswith("\n"):
+            # No line end: the writer may have been stopped inside the last cell ("0.25" cut
+            # to "0.2"), so only the cells followed by a delimiter are known to be complete.
+            partial = line
+            cells = cells[:-1]
+            if not any(cells) or _looks_like_header(cells, header) or cells == header[: len(cells)]:
+                continue
         if cells == header:
             repeated += 1
             continue
@@ -189,10 +234,7 @@ def _careful_table(path: Path, data: bytes, delim: str) -> tuple[pd.DataFrame, l
         if len(cells) > len(header):
             long_rows.append(line)
             continue
-        if len(cells) < len(header):
-            if line == len(raw_lines) - 1 and not text.endswith("\n"):
-                partial = line
-                continue
+        if len(cells) < len(header) and line != partial:
             short_rows.append(line)
         for name, cell in zip(header, cells):
             if cell != "":
@@ -211,7 +253,7 @@ def _careful_table(path: Path, data: bytes, delim: str) -> tuple[pd.DataFrame, l
                 ReadIssue(src, f"{len(rows)} row(s) with {what} cells than the header {how} (first at line {rows[0] + 1})", offset=int(offsets[rows[0]]))
             )
     if partial is not None:
-        issues.append(ReadIssue(src, f"partial last line {partial + 1} skipped (file cut short?)", offset=int(offsets[partial])))
+        issues.append(ReadIssue(src, f"partial last line {partial + 1}: no line end, its last cell was not read (file cut short or still being written?)", offset=int(offsets[partial])))
     if broken:
         line, why = broken[0]
         issues.append(ReadIssue(src, f"{len(broken)} line(s) not readable as CSV skipped (first at line {line + 1}: {why})", offset=int(offsets[line])))
@@ -243,8 +285,14 @@ def _numeric_column(col: pd.Series) -> tuple[np.ndarray, np.ndarray, int] | None
         return col.to_numpy(dtype=np.float64, na_value=np.nan), present, 0
     text = col.astype(str).str.strip()
     present &= (text != "").to_numpy()
-    vals = pd.to_numeric(text.where(present, None), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    vals = pd.to_numeric(text.where(present, None), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
     parsed = ~np.isnan(vals) | text.str.lower().isin(_NAN_WORDS).to_numpy()
+    # pandas gives up on integer literals longer than Python's 4300-digit limit; such an integer
+    # is past the float range (1.8e308 has 309 digits), so it reads as +-inf like 1e400 does
+    huge = present & ~parsed & text.str.fullmatch(r"[+-]?\d{300,}").to_numpy(dtype=bool, na_value=False)
+    if huge.any():
+        vals[huge] = np.where(text[huge].str.startswith("-").to_numpy(dtype=bool), -np.inf, np.inf)
+        parsed |= huge
     ok = present & parsed
     if not ok.any() or ok.sum() * 2 < present.sum():
         return None  # mostly text: a label column, not a metric
@@ -254,17 +302,22 @@ def _numeric_column(col: pd.Series) -> tuple[np.ndarray, np.ndarray, int] | None
 _NAN_WORDS = ("nan", "-nan", "+nan")
 
 
-def _table_to_run(path: Path, df: pd.DataFrame, issues: list[ReadIssue]) -> RawRun:
+def _table_to_run(path: Path, df: pd.DataFrame, issues: list[ReadIssue], *, empty: dict[str, np.ndarray] | None = None) -> RawRun:
+    """Columns to series.  ``empty`` (from :func:`_empty_nan_cells`): NaN in numeric columns may be
+    written nans, and only the rows it marks were empty cells; without it every NaN there is empty."""
     src = str(path)
     numeric: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     text_cols: dict[str, pd.Series] = {}
     garbled = 0
-    plain = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])]
+    plain = [c for c, t in df.dtypes.items() if pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t)]
     if plain:
-        # all plain numeric columns in one conversion; NaN there can only be an empty cell
+        # all plain numeric columns in one conversion
         block = df[plain].to_numpy(dtype=np.float64, na_value=np.nan)
         logged = ~np.isnan(block)
         for j, name in enumerate(plain):
+            if empty is not None:
+                gap = empty.get(name)
+                logged[:, j] = True if gap is None else ~gap
             numeric[str(name)] = (block[:, j], logged[:, j])
     for name in df.columns:
         if name in numeric:
@@ -283,10 +336,10 @@ def _table_to_run(path: Path, df: pd.DataFrame, issues: list[ReadIssue]) -> RawR
         issues.append(ReadIssue(src, "no step column (tried " + ", ".join(STEP_COLUMNS[:6]) + " ...): row index used as step", level="warning"))
     else:
         v, logged = numeric.pop(step_col)
-        have = logged & np.isfinite(v)
+        have = logged & usable_steps(np.where(logged, v, np.nan))  # type: ignore[operator]
         steps = np.where(have, v, 0).astype(np.int64)
         if not have.all():
-            issues.append(ReadIssue(src, f"{int((~have).sum())} row(s) without a '{step_col}' value skipped", level="warning"))
+            issues.append(ReadIssue(src, f"{int((~have).sum())} row(s) without a usable '{step_col}' value skipped", level="warning"))
     wall = _wall(numeric, text_cols)
     if garbled:
         issues.append(ReadIssue(src, f"{garbled} non-numeric cell(s) in numeric columns skipped", level="warning"))
@@ -311,15 +364,15 @@ def _table_to_run(path: Path, df: pd.DataFrame, issues: list[ReadIssue]) -> RawR
 
 
 def _step_column(numeric: dict[str, tuple[np.ndarray, np.ndarray]]) -> str | None:
-    """The first step-like column (STEP_COLUMNS order) holding whole numbers."""
+    """The first step-like column (STEP_COLUMNS order) holding whole numbers (a stray bad cell
+    aside, see :func:`.jsonl.usable_steps`)."""
     lower = {n.lower(): n for n in numeric}
     for cand in STEP_COLUMNS:
         name = lower.get(cand)
         if name is None:
             continue
         v, logged = numeric[name]
-        fin = v[logged & np.isfinite(v)]
-        if len(fin) and np.all(fin == np.round(fin)) and np.all(np.abs(fin) < 2**62):
+        if usable_steps(np.where(logged, v, np.nan)) is not None:
             return name
     return None
 

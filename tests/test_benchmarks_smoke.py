@@ -1,0 +1,110 @@
+"""Tiny-size runs of every benchmark script, the generators' round trips through our readers,
+and the CSV reader's written-nan / empty-cell distinction on its fast path (issue 6)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from benchmarks import _common, bench_check, bench_formats, bench_jobs, bench_memory, gen_formats, gen_inputs
+from ppo_doctor.ingest import csv_logs, jsonl, load, trainer_state, wandb_binary
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    """Benchmarks write their inputs here instead of benchmarks/data/."""
+    for mod in (bench_check, bench_formats, bench_jobs, bench_memory):
+        monkeypatch.setattr(mod, "DATA", tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "gen, reader",
+    [
+        (gen_formats.wandb_file, wandb_binary),
+        (gen_formats.jsonl_file, jsonl),
+        (gen_formats.csv_file, csv_logs),
+        (gen_formats.trainer_state_file, trainer_state),
+    ],
+)
+def test_format_generators_round_trip(tmp_path, gen, reader):
+    """Every point the generator writes is read back, values and steps exact (NaN/Inf included)."""
+    path = gen(tmp_path, n_tags=6, n_steps=3000, seed=3)
+    (run,) = reader.read(path)
+    tags, steps, values, _ = gen_inputs.scalar_series(6, 3000, 3)
+    got = {s.tag: s for s in run.series}
+    assert sorted(got) == sorted(tags)
+    for j, tag in enumerate(tags):
+        np.testing.assert_array_equal(got[tag].steps, steps)
+        np.testing.assert_array_equal(got[tag].values, values[:, j].astype(np.float64))
+    assert not [i for i in run.issues if i.level == "error"]
+
+
+def test_wandb_writer_fragments_records_across_blocks(tmp_path):
+    """A row bigger than a 32 KiB block is written as FIRST/MIDDLE/LAST and read back whole."""
+    path = tmp_path / "run-big.wandb"
+    w = gen_formats.WandbLogWriter(path)
+    items = [("_step", "5")] + [(f"m/{k:04d}", repr(k / 7)) for k in range(3000)]
+    w.write(gen_formats.wandb_history_record(items, 5))
+    w.close()
+    assert path.stat().st_size > 2 * 32 * 1024
+    (run,) = wandb_binary.read(path)
+    assert len(run.series) == 3000
+    assert math.isclose(float({s.tag: s for s in run.series}["m/0021"].values[0]), 3.0)
+
+
+def test_tensorboard_run_continues_steps_across_files(tmp_path):
+    folder = gen_formats.tensorboard_run(tmp_path / "run", tags=gen_formats.CHECK_TAGS[:4], n_steps=50, n_files=3)
+    (run,) = load(folder).runs
+    assert len(run.frame) == 4 * 50 * 3
+    assert run.frame.step_range() == (0, (3 * 50 - 1) * 64)
+    assert not run.restarts
+
+
+def test_csv_fast_path_keeps_written_nan_and_skips_empty_cells(tmp_path):
+    f = tmp_path / "progress.csv"
+    f.write_text('step,a,b,c\n1,nan,,1\n2,,3,NaN\n3,"4",-nan,inf\n4,5,6\n')
+    (run,) = csv_logs.read(f)
+    got = {s.tag: s for s in run.series}
+    np.testing.assert_array_equal(got["a"].steps, [1, 3, 4])
+    assert np.isnan(got["a"].values[0]) and list(got["a"].values[1:]) == [4.0, 5.0]
+    np.testing.assert_array_equal(got["b"].steps, [2, 3, 4])
+    assert np.isnan(got["b"].values[1])
+    np.testing.assert_array_equal(got["c"].steps, [1, 2, 3])  # the short last row has no c
+    assert np.isnan(got["c"].values[1]) and got["c"].values[2] == np.inf
+
+
+def test_bench_formats_smoke(data_dir):
+    table = bench_formats.run(repeats=1, n_tags=3, n_steps=200)
+    assert table.count("| 600 |") >= 4  # every reader returned all 3 x 200 points
+
+
+@pytest.mark.slow  # fresh ppo-doctor subprocesses: ~5-15 s
+def test_bench_check_smoke(data_dir):
+    table = bench_check.run(repeats=1, n_steps=100, engine_sizes=[200, 400])
+    assert "Heavy packages imported by the check run" in table
+    assert "**none**" in table  # matplotlib, scipy, torch ... stay out of the check path
+    assert "| 400 |" in table
+
+
+@pytest.mark.slow  # fresh ppo-doctor subprocesses: ~5-15 s
+def test_bench_memory_smoke(data_dir):
+    table = bench_memory.run(n_files=2, n_steps=20)
+    assert "| load + analyze | 2,000 |" in table
+
+
+@pytest.mark.slow  # fresh ppo-doctor subprocesses: ~5-15 s
+def test_bench_jobs_smoke(data_dir):
+    table = bench_jobs.run(n_runs=3, n_steps=20, jobs=2, repeats=1)
+    assert "3,000 / 3,000" in table
+
+
+def test_write_section_replaces_only_its_part(tmp_path):
+    results = tmp_path / "RESULTS.md"
+    results.write_text("# Benchmark results\n\n<!-- other:start -->\nkeep\n<!-- other:end -->\n")
+    _common.write_section("mine", "Mine", "one", results=results)
+    _common.write_section("mine", "Mine", "two", results=results)
+    text = results.read_text()
+    assert "keep" in text and "two" in text and "one" not in text
