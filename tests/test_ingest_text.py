@@ -538,7 +538,7 @@ def test_mlflow_real_writer(mlflow_run):
 def test_mlflow_five_and_two_field_lines_and_damage(mlflow_run):
     (mlflow_run / "metrics" / "actor").mkdir()
     (mlflow_run / "metrics" / "actor" / "pg_loss").write_text("1700000000000 0.5 3 train abc123\n1700000000001 -inf 4 train abc123\n")
-    (mlflow_run / "metrics" / "legacy").write_text("1700000000000 7.0\ngarbage line here too long\n1700000000005 8")
+    (mlflow_run / "metrics" / "legacy").write_text("1700000000000 7.0\ngarbage line here too long\n1700000000005 8\n")
     (run,) = mlflow_reader.read(mlflow_run)
     assert series(run, "actor/pg_loss") == ([3, 4], [0.5, -math.inf])  # step is field 3, not 0
     assert series(run, "legacy") == ([0, 0], [7.0, 8.0])

@@ -125,24 +125,71 @@ def _read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run]
         for name, raw, formats, files in parts:
             if not raw.series and not raw.eval_series:
                 if not filled:  # a metric-less side file (checkpoint list ...) next to real logs is fine
-                    errors.append(ReadIssue(path=str(root), message="no metric values found in " + ", ".join(Path(f).name for f in files)))
-                    errors.extend(i for i in raw.issues if i.level == "error")
+                    damage = [i for i in raw.issues if i.level == "error"]
+                    # the damage says why nothing was read; otherwise say that nothing was found
+                    errors.extend(damage or [ReadIssue(path=str(root), message="no metric values found in " + ", ".join(Path(f).name for f in files))])
                 continue
             run_id = f"{rid}/{name}" if name else rid
-            _printable_sources(raw)
-            runs.append(build_run(run_id, str(root), "+".join(formats), files, raw, aliases))
+            _printable(raw)
+            try:
+                runs.append(build_run(run_id, display(root), "+".join(formats), [display(f) for f in files], raw, aliases))
+            except Exception as exc:  # noqa: BLE001 - like a reader bug: it must not hide the other runs
+                log.debug("building run %s failed", run_id, exc_info=True)
+                errors.append(ReadIssue(path=display(root), message=f"internal error while building the run ({type(exc).__name__}: {exc})"))
     return runs, errors
 
 
-def _printable_sources(raw: RawRun) -> None:
-    """File names that are not valid UTF-8 (kept as surrogates by Python) as ``\\xNN`` text:
-    the frame's string columns and every output format need encodable text."""
+def _printable(raw: RawRun) -> None:
+    """Make every string a reader produced encodable as UTF-8: the frame's string columns
+    (pyarrow-backed) and every output format need it.
+
+    File names that are not valid UTF-8 (kept as surrogates by Python) become ``\\xNN`` text;
+    lone surrogates inside log content (JSON ``"\\ud800"`` escapes, undecodable bytes a reader
+    kept with ``surrogateescape``) become U+FFFD.
+    """
     for s in raw.series + raw.eval_series:
         s.source = display(s.source)
+        s.tag = _utf8(s.tag)
     for t in raw.texts:
         t.source = display(t.source)
+        t.tag, t.text, t.prompt = _utf8(t.tag), _utf8(t.text), _utf8(t.prompt)
     for i in raw.issues:
         i.path = display(i.path)
+        i.message = _utf8(i.message)
+    _utf8_tree(raw.config)
+
+
+def _utf8(value: Any) -> Any:
+    """``value`` with lone surrogates replaced by U+FFFD (non-strings unchanged)."""
+    if not isinstance(value, str) or value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        # through UTF-16: a lone surrogate is undecodable there and becomes U+FFFD
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return value
+
+
+def _utf8_tree(root: dict) -> None:
+    """:func:`_utf8` on every key and string of a config, in place.  Iterative, and each
+    container is visited once: JSON nests deeper than Python's recursion limit allows, and
+    YAML aliases can share (or even contain) a container."""
+    stack: list[Any] = [root]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        for key, value in items:
+            if isinstance(value, (dict, list)):
+                stack.append(value)
+            elif isinstance(value, str):
+                node[key] = _utf8(value)
+            if isinstance(node, dict) and isinstance(key, str) and _utf8(key) is not key:
+                node[_utf8(key)] = node.pop(key)
 
 
 def _assemble(items: list[tuple[str, str, list[RawRun]]]) -> list[tuple[str | None, RawRun, list[str], list[str]]]:

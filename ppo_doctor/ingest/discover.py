@@ -47,6 +47,17 @@ _HF_RUN = re.compile(r"^[A-Z][a-z]{2}\d{2}_\d{2}-\d{2}-\d{2}_.+$")  # runs/Jun29
 _HPARAMS_RUN = re.compile(r"^\d{9,}\.\d+$")  # add_hparams sub-run named by time.time()
 _TF_NAME = re.compile(r"tfevents\.(\d+)\.(?:.*\.(\d+)\.(\d+)(?:\.[^.]*)?$)?")
 _GLOBAL_STEP = re.compile(rb'"global_step"\s*:\s*(\d+)')
+# Compressed files are named, not guessed at: the readers take logs as their writers leave them,
+# and the message says what to run.  Magic numbers: gzip (RFC 1952), bzip2 ("BZh", a block size
+# digit, then the block magic 0x314159265359 = "1AY&SY"), xz, zstd (RFC 8878), zip.
+_COMPRESSED = (
+    (re.compile(rb"\x1f\x8b"), "gzip", "gunzip"),
+    (re.compile(rb"BZh[1-9]1AY&SY"), "bzip2", "bunzip2"),
+    (re.compile(rb"\xfd7zXZ\x00"), "xz", "unxz"),
+    (re.compile(rb"\x28\xb5\x2f\xfd"), "zstd", "unzstd"),
+    (re.compile(rb"PK\x03\x04"), "zip", "unzip"),
+)
+_COMPRESSED_SUFFIX = re.compile(r"\.(?:gz|bz2|xz|zst|zip)$", re.IGNORECASE)
 _LOG_LIKE = re.compile(r"(tfevents|\.jsonl$|\.ndjson$|\.csv$|\.tsv$|\.wandb$|trainer_state\.json$|progress\.json$|metrics\.json$)")
 
 
@@ -204,6 +215,11 @@ class _Walker:
         if not head:
             if not quiet or _LOG_LIKE.search(file.name):
                 self.issues.append(ReadIssue(shown, "empty file", level="warning"))
+            return None
+        packed = next(((kind, tool) for magic, kind, tool in _COMPRESSED if magic.match(head)), None)
+        if packed is not None:
+            if not quiet or _LOG_LIKE.search(_COMPRESSED_SUFFIX.sub("", file.name)):
+                self.issues.append(ReadIssue(shown, f"{packed[0]}-compressed: decompress first ({packed[1]})"))
             return None
         mod = sniff(file, head)
         if mod is None:

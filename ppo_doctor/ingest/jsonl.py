@@ -130,6 +130,16 @@ def sibling_config(path: Path) -> tuple[dict[str, Any], list[ReadIssue]]:
     return config, issues
 
 
+def parse_int(text: str) -> int | float:
+    """A JSON integer literal; one longer than Python's int-from-text limit (4300 digits,
+    ``sys.set_int_max_str_digits``) is read as a float (+-inf), like any integer past the float
+    range (see :func:`_big`), instead of failing the whole line."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
 def to_wall_seconds(values: Iterable[Any]) -> np.ndarray:
     """Numbers (s or ms since epoch) or ISO 8601 strings -> float seconds since epoch (NaN if unknown)."""
     vals = list(values)
@@ -315,23 +325,38 @@ class StepInfo:
     missing: int = 0  # records without the step key (forward-filled)
 
 
+def usable_steps(values: np.ndarray) -> np.ndarray | None:
+    """Which values of a step key are usable steps (finite integers within int64), or None
+    when the key is not a step key at all.
+
+    A few values that are not (a damaged or hand-edited line, a step past int64: one in twenty,
+    or a single one when at least four in five are good) are treated like a missing step
+    instead of discarding the key for the whole file; a key with more of them (epoch
+    fractions, say) is not a step key.
+    """
+    finite = np.isfinite(values)
+    with np.errstate(invalid="ignore"):
+        usable = finite & (values == np.round(values)) & (np.abs(values) <= 2**62)
+    bad, good = int((finite & ~usable).sum()), int(usable.sum())
+    if not good or bad > max(1, (bad + good) // 20) or good < 4 * bad:
+        return None
+    return usable
+
+
 def choose_steps(cols: Columns, candidates: Iterable[str] = STEP_KEYS) -> StepInfo:
-    """Pick the step key: the first candidate whose values are finite integers."""
+    """Pick the step key: the first candidate whose values are finite integers (see :func:`usable_steps`)."""
     for key in candidates:
         col = cols.column(key)
         if col is None:
             continue
         pos, val = col
-        finite = np.isfinite(val)
-        if not finite.any():
-            continue
-        v = val[finite]
-        if np.any(v != np.round(v)) or np.any(np.abs(v) > 2**62):
+        usable = usable_steps(val)
+        if usable is None:
             continue
         steps = np.full(cols.n, -1, dtype=np.int64)
         have = np.zeros(cols.n, dtype=bool)
-        steps[pos[finite]] = v.astype(np.int64)
-        have[pos[finite]] = True
+        steps[pos[usable]] = val[usable].astype(np.int64)
+        have[pos[usable]] = True
         missing = int(cols.n - have.sum())
         if missing:
             # a record without a step belongs to the step logged just before it
@@ -587,27 +612,55 @@ def parse_lines(path: Path, data: bytes, *, fast: bool = True) -> tuple[list[dic
                 continue
         for i, l in chunk:
             try:
-                obj = json.loads(l)
+                obj = json.loads(l, parse_int=parse_int)
             except RecursionError:
-                bad.append((i, "nesting too deep"))
+                bad.append((i, f"line {i + 1} skipped: nesting too deep"))
                 continue
             except ValueError as exc:
+                objs = _run_together(l)
+                if objs:
+                    records.extend(objs)
+                    line_nos.extend([i + 1] * len(objs))
+                    bad.append((i, f"line {i + 1}: {len(objs)} JSON object(s) read, the rest of the line is damaged (a lost line break?)"))
+                    continue
                 partial = i == len(raw_lines) - 1 and not ends_clean
-                bad.append((i, "partial last line (file cut short?)" if partial else f"not valid JSON ({_short(exc)})"))
+                bad.append((i, f"line {i + 1} skipped: " + ("partial last line (file cut short?)" if partial else f"not valid JSON ({_short(exc)})")))
                 continue
             if type(obj) is not dict:
-                bad.append((i, f"not a JSON object ({type(obj).__name__})"))
+                bad.append((i, f"line {i + 1} skipped: not a JSON object ({type(obj).__name__})"))
                 continue
             records.append(obj)
             line_nos.append(i + 1)
     issues: list[ReadIssue] = []
     if bad:
         offsets = np.concatenate([[0], np.cumsum([len(l) + 1 for l in raw_lines])])
-        for i, why in bad[:20]:
-            issues.append(ReadIssue(str(path), f"line {i + 1} skipped: {why}", offset=int(offsets[i])))
+        for i, message in bad[:20]:
+            issues.append(ReadIssue(str(path), message, offset=int(offsets[i])))
         if len(bad) > 20:
-            issues.append(ReadIssue(str(path), f"{len(bad) - 20} more bad line(s) skipped", offset=int(offsets[bad[20][0]])))
+            issues.append(ReadIssue(str(path), f"{len(bad) - 20} more damaged line(s)", offset=int(offsets[bad[20][0]])))
     return records, line_nos, issues
+
+
+_BETWEEN_OBJECTS = frozenset(bytes(range(0x21)))  # whitespace and control bytes: a damaged line break
+
+
+def _run_together(line: bytes) -> list[dict]:
+    """The complete objects at the start of a damaged line: ``{..}{..}`` (a line break lost or
+    damaged, two writers racing) or ``{..}`` followed by stray bytes; reading stops at the
+    first thing that is not an object after whitespace or control bytes."""
+    text = line.decode("utf-8", "surrogateescape")
+    decoder = json.JSONDecoder(parse_int=parse_int)
+    out: list[dict] = []
+    pos = 0
+    while pos < len(text) and text[pos] == "{":
+        try:
+            obj, pos = decoder.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            break
+        out.append(obj)
+        while pos < len(text) and ord(text[pos]) in _BETWEEN_OBJECTS:
+            pos += 1
+    return out
 
 
 def _loads_array(blob: bytes, *, fast: bool = False) -> list | None:
@@ -668,7 +721,7 @@ def _records_to_runs(
     if info.key is None:
         notes.append(ReadIssue(src, "no step key found (tried step, global_step, _step, iteration ...): line order used as step", level="warning"))
     elif info.missing:
-        notes.append(ReadIssue(src, f"{info.missing} line(s) without '{info.key}' given the step of the line before", level="warning"))
+        notes.append(ReadIssue(src, f"{info.missing} line(s) without a usable '{info.key}' (missing, not an integer or past int64) given the step of the line before", level="warning"))
     wall = None
     exclude = {info.key} if info.key else set()
     for tk in time_keys:

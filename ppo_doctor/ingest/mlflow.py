@@ -7,7 +7,7 @@ Layout of ``mlflow/store/tracking/file_store.py`` (mlflow 3.17, ``reference/form
   by ``<dataset name> <dataset digest>`` (MLflow 3); legacy 2-field lines have no step (0).
   Values are Python ``repr`` floats, so ``nan``, ``inf`` and ``-inf`` appear literally.
 * ``params/<key>``: the value as text -> config; ``tags/mlflow.runName`` -> run name.
-* ``meta.yaml`` (read with ``yaml.safe_load``): status (integer enum), times, lifecycle stage.
+* ``meta.yaml`` (read with ``yaml.safe_load``, aliases bounded: :mod:`.safe_yaml`): status (integer enum), times, lifecycle stage.
 
 Unlike the other readers, ``read`` takes the run *folder* (discovery passes it).  The experiment's
 own ``meta.yaml`` supplies the experiment name.  Deleted runs live in ``mlruns/.trash`` and are
@@ -26,6 +26,7 @@ import yaml
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue
+from . import safe_yaml
 
 NAME = "mlflow"
 
@@ -74,6 +75,10 @@ def read(path: Path) -> list[RawRun]:
         if series is not None:
             run.series.append(series)
     if not run.series:
+        # say why, naming the first damaged metric file (its issues would be lost with the run)
+        damage = next((i for i in run.issues if i.level == "error" and i.path.startswith(str(path / "metrics"))), None)
+        if damage is not None:
+            raise LogReadError(damage.path, f"MLflow run without any readable metric value: {damage.message}", offset=damage.offset)
         raise LogReadError(str(path / "metrics"), "MLflow run without any metric values")
     return [run]
 
@@ -84,7 +89,7 @@ def _yaml(file: Path, issues: list[ReadIssue]) -> dict[str, Any]:
             raw = fh.read(_MAX_META_BYTES + 1)
         if len(raw) > _MAX_META_BYTES:
             raise ValueError("larger than 1 MiB")
-        data = yaml.safe_load(raw)
+        data = safe_yaml.safe_load(raw)
     except (OSError, ValueError, yaml.YAMLError) as exc:
         issues.append(ReadIssue(str(file), f"meta.yaml not read ({type(exc).__name__})", level="warning"))
         return {}
@@ -157,8 +162,15 @@ def _read_metric(key: str, file: Path, issues: list[ReadIssue]) -> RawSeries | N
     vals: list[float] = []
     steps: list[int] = []
     bad: list[int] = []
+    # FileStore appends "<ts> <value> <step>\n" per point (file_store.py _log_run_metric): a
+    # last line without its line end was cut while being written, its step may be cut short.
+    cut = len(lines) - 1 if not text.endswith("\n") else None
     for i, line in enumerate(lines):
         parts = line.split()
+        if i == cut:
+            if parts:
+                bad.append(i)
+            continue
         if len(parts) not in (2, 3, 5):
             if parts:
                 bad.append(i)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import LogReadError
 from ..frame import RawRun, ReadIssue
-from .jsonl import StepInfo, build_raw_run, choose_steps, collect_columns, column_notes
+from .jsonl import StepInfo, build_raw_run, choose_steps, collect_columns, column_notes, parse_int
 
 NAME = "trainer_state"
 
@@ -59,7 +59,7 @@ def read(path: Path) -> list[RawRun]:
         raise LogReadError(str(path), "empty file")
     issues: list[ReadIssue] = []
     try:
-        doc: Any = json.loads(data)
+        doc: Any = json.loads(data, parse_int=parse_int)
     except (ValueError, RecursionError) as exc:
         rows, config, issue = _recover(path, data, exc)
         issues.append(issue)
@@ -100,7 +100,7 @@ def _recover(path: Path, data: bytes, exc: Exception) -> tuple[list, dict, ReadI
             config = {k: v for k, v in head.items() if k != "log_history"} if isinstance(head, dict) else {}
         except (ValueError, RecursionError):
             config = {}
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_int=parse_int)
     rows: list = []
     n = len(text)
     while True:
@@ -164,6 +164,9 @@ def _rows_to_run(path: Path, rows: list, config: dict, issues: list[ReadIssue]) 
         keep_out = [k for k in cols.keys() if not k.startswith(EVAL_ROW_PREFIXES)]
         run.eval_series = build_raw_run(cols, info.steps, src, exclude=keep_out, eval_all=True).eval_series
     if not train and not evals and not summary:
+        damage = next((i for i in issues if i.offset is not None), None)
+        if damage is not None:  # cut short before its first entry: say where, not "empty"
+            raise LogReadError(src, damage.message, offset=damage.offset)
         raise LogReadError(src, "log_history is empty: nothing was logged")
     run.issues = issues
     return run
@@ -173,7 +176,7 @@ def _step_notes(src: str, info: StepInfo, issues: list[ReadIssue], kind: str) ->
     if info.key is None:
         issues.append(ReadIssue(src, f"{kind} entries have no 'step': their order is used as step", level="warning"))
     elif info.missing:
-        issues.append(ReadIssue(src, f"{_count(info.missing, kind + ' entry', kind + ' entries')} without '{info.key}' given the step before", level="warning"))
+        issues.append(ReadIssue(src, f"{_count(info.missing, kind + ' entry', kind + ' entries')} without a usable '{info.key}' given the step before", level="warning"))
 
 
 def _restarts(steps: np.ndarray) -> list[int]:

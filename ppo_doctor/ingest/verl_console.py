@@ -50,10 +50,10 @@ def sniff(path: Path, head: bytes) -> bool:
     Only console-log-like files are scanned past the head (a log/txt/out/err name, no suffix, or
     Ray's ``pid=`` prefixes), so that discovery does not read every large text file of a tree.
     """
+    if _STEP_LINE_BYTES.search(head):
+        return True  # specific enough to hold even beside stray NUL bytes (a crash pads files with zeros)
     if b"\0" in head or not head:
         return False
-    if _STEP_LINE_BYTES.search(head):
-        return True
     if path.suffix.lower() not in _CONSOLE_SUFFIXES and b" pid=" not in head:
         return False
     try:
@@ -89,7 +89,12 @@ def read(path: Path) -> list[RawRun]:
     pending: list[tuple[str, str]] = []  # (kind, text) of a validation sample block
     samples: list[TextSample] = []
     steps_seen: list[int] = []
-    for raw in text.split("\n"):
+    lines = text.split("\n")
+    # A last line without its line end may have been cut while being written (a live run, a
+    # killed job): only its items followed by " - " are known to be complete.
+    cut_line = len(lines) - 1 if lines[-1].strip() else None
+    partial = False
+    for n_line, raw in enumerate(lines):
         line = _RAY_PREFIX.sub("", _ANSI.sub("", raw.rstrip("\r")))
         if config_lines is not None:
             # pprint indents every continuation line; the first other line ends the dump
@@ -119,7 +124,11 @@ def read(path: Path) -> list[RawRun]:
             continue
         step = int(m.group(1))
         steps_seen.append(step)
-        for item in line[m.end() :].split(" - "):
+        items = line[m.end() :].split(" - ")
+        if n_line == cut_line:
+            items.pop()
+            partial = True
+        for item in items:
             key, sep, val = item.rpartition(":")
             key = key.strip()
             if not sep or not key:
@@ -142,6 +151,9 @@ def read(path: Path) -> list[RawRun]:
     if not points:
         raise LogReadError(src, "no 'step:N - key:value' line found")
     run = RawRun(config=config, texts=samples)
+    if partial:
+        msg = f"partial last line {len(lines)}: no line end, its last item was not read (file cut short or still being written?)"
+        run.issues.append(ReadIssue(src, msg, offset=data.rfind(b"\n") + 1))
     for key, (st, vals) in points.items():
         s = RawSeries(tag=key, steps=np.asarray(st), values=np.asarray(vals), source=src)
         (run.eval_series if key.startswith(EVAL_PREFIXES) else run.series).append(s)

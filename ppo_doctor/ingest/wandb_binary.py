@@ -41,6 +41,7 @@ import numpy as np
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
 from . import wandb_files
+from .jsonl import parse_int
 from .wandb_files import EVAL_PREFIXES, TableRef
 
 log = logging.getLogger(__name__)
@@ -591,7 +592,7 @@ def _parse_values(values: list[bytes]) -> list[Any]:
         out: list[Any] = []
         for v in values:
             try:
-                out.append(json.loads(v))
+                out.append(json.loads(v, parse_int=parse_int))
             except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
                 out.append(_BAD)
         return out

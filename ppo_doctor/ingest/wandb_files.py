@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from ..frame import RawRun, ReadIssue, TextSample
+from . import safe_yaml
 
 # Keys W&B adds to a config that are not hyper-parameters (formats.md §9c).
 _INTERNAL_CONFIG_KEYS = ("wandb_version", "_wandb")
@@ -93,8 +94,8 @@ def read_config_yaml(path: Path) -> tuple[dict[str, Any], list[ReadIssue]]:
     """``files/config.yaml`` -> hyper-parameters (yaml.safe_load only: the file is untrusted)."""
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
-            raw = yaml.safe_load(fh)
-    except (OSError, yaml.YAMLError, RecursionError) as exc:
+            raw = safe_yaml.safe_load(fh)
+    except (OSError, ValueError, yaml.YAMLError) as exc:
         return {}, [ReadIssue(str(path), f"config not read: {_short(exc)}", level="warning")]
     if raw is None:
         return {}, []
