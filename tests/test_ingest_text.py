@@ -597,3 +597,15 @@ def test_verl_sniff_finds_step_lines_after_a_long_preamble(tmp_path):
     assert verl_console.sniff(f, read_head(f))
     other = write_lines(tmp_path / "other.log", ["INFO starting", "step 1 done"])
     assert not verl_console.sniff(other, read_head(other))
+
+
+def test_jsonl_samples_file_gives_texts_with_rewards_not_series(tmp_path):
+    # several generations per step (the reference loop's samples.jsonl): texts, not a second run
+    f = write_lines(
+        tmp_path / "samples.jsonl",
+        [json.dumps({"step": s, "prompt": f"p{i}", "response": f"r{s}{i}", "reward": s + i / 10}) for s in (1, 10) for i in range(3)],
+    )
+    (run,) = jsonl.read(f)
+    assert run.series == [] and run.name is None
+    got = sorted((t.step, t.text, t.prompt, t.reward) for t in run.texts)
+    assert got[0] == (1, "r10", "p0", 1.0) and got[-1] == (10, "r102", "p2", pytest.approx(10.2))

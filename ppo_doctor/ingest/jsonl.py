@@ -458,6 +458,28 @@ def build_raw_run(
     return run
 
 
+# Numbers that describe one generated sample in a samples file, not a batch-level metric.
+SAMPLE_NUMBER_KEYS = frozenset({"reward", "rewards", "score", "scores", "length", "response_length", "id", "idx", "index"})
+
+
+def _sample_rewards(cols: Columns, steps: np.ndarray) -> dict[tuple[int, str, str | None], float]:
+    """(step, response, prompt) -> reward for the records of a samples file."""
+    key = next((k for k in cols.keys() if k.rsplit("/", 1)[-1].lower() in ("reward", "rewards", "score", "scores")), None)
+    col = cols.column(key) if key else None
+    if col is None:
+        return {}
+    reward_at = dict(zip(col[0].tolist(), col[1].tolist()))
+    prompts = {p: v for k, items in cols.texts.items() if k.rsplit("/", 1)[-1].lower() in PROMPT_KEYS for p, v in items}
+    out: dict[tuple[int, str, str | None], float] = {}
+    for k, items in cols.texts.items():
+        if k.rsplit("/", 1)[-1].lower() in RESPONSE_KEYS:
+            for p, v in items:
+                if isinstance(v, str) and p in reward_at:
+                    pr = prompts.get(p)
+                    out[(int(steps[p]), v, pr if isinstance(pr, str) else None)] = reward_at[p]
+    return out
+
+
 def _texts(cols: Columns, steps: np.ndarray, source: str, select: np.ndarray | None) -> list[TextSample]:
     """Text samples; a prompt and a response logged in the same record are paired."""
 
@@ -745,6 +767,15 @@ def _records_to_runs(
     if not any(k not in exclude for k in cols.keys()):
         # a file without metrics (Tinker's checkpoints.jsonl: names and paths per batch) adds nothing
         return [RawRun(config=config, texts=build_raw_run(cols, info.steps, src, exclude=exclude).texts)]
+    per_sample = len(np.unique(info.steps)) < len(info.steps)
+    if per_sample and cols.texts and all(k in exclude or k.rsplit("/", 1)[-1].lower() in SAMPLE_NUMBER_KEYS for k in cols.keys()):
+        # a samples file (prompt, response, reward per line, several lines per step): the numbers
+        # describe single generations, not the batch, so they are not metric series of the run
+        texts = build_raw_run(cols, info.steps, src, exclude=exclude).texts
+        rewards = _sample_rewards(cols, info.steps)
+        for t in texts:
+            t.reward = rewards.get((t.step, t.text, t.prompt))
+        return [RawRun(config=config, texts=texts, issues=notes)]
     repeats = len(info.steps) > 1 and bool(np.any(info.steps[1:] <= info.steps[:-1]))
     part = split_interleaved(info.steps) if repeats and relogged(cols, info.steps, exclude) else None
     if part is not None:
