@@ -1,0 +1,201 @@
+"""``ppo-doctor simulate`` and ``ppo-doctor validate``: run the reference loop's scenarios.
+
+torch and transformers are imported only inside the commands (through ``ppo.py``), so
+``ppo-doctor --help`` and every other command stay free of them.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import click
+
+from . import scenarios as scenario_registry
+from .logwriters import FORMATS
+
+log = logging.getLogger(__name__)
+
+EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
+
+# What `simulate` prints when it is done: one line per metric, first and last values.
+SUMMARY_METRICS = (
+    "objective/scores",
+    "objective/kl",
+    "objective/kl_coef",
+    "policy/entropy_avg",
+    "policy/approxkl_avg",
+    "policy/clipfrac_avg",
+    "loss/value_avg",
+    "ppo/val/var_explained",
+    "grad_norm",
+    "tokens/responses_len_mean",
+)
+
+
+def _require_torch() -> None:
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError as exc:
+        click.echo(
+            f"the reference loop needs torch and transformers ({exc.name} is missing): "
+            "pip install 'ppo-doctor[reference]'",
+            err=True,
+        )
+        sys.exit(EXIT_ERROR)
+
+
+def _resolve(name: str) -> scenario_registry.Scenario:
+    try:
+        return scenario_registry.get(name)
+    except KeyError as exc:
+        raise click.BadParameter(str(exc.args[0]), param_hint="NAME") from None
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}" if math.isfinite(x) else str(x)
+
+
+def history_table(history: dict[str, list[float]]) -> str:
+    """First, last, min and max of the headline metrics of one run."""
+    rows = []
+    for m in SUMMARY_METRICS:
+        vals = history.get(m)
+        if not vals:
+            continue
+        finite = [v for v in vals if math.isfinite(v)]
+        lo = _fmt(min(finite)) if finite else "nan"
+        hi = _fmt(max(finite)) if finite else "nan"
+        rows.append((m, _fmt(vals[0]), _fmt(vals[-1]), lo, hi))
+    width = max(len(r[0]) for r in rows) if rows else 10
+    lines = [f"{'metric':<{width}}  {'first':>10}  {'last':>10}  {'min':>10}  {'max':>10}"]
+    lines += [f"{r[0]:<{width}}  {r[1]:>10}  {r[2]:>10}  {r[3]:>10}  {r[4]:>10}" for r in rows]
+    return "\n".join(lines)
+
+
+@click.command()
+@click.argument("name", required=False)
+@click.option("-o", "--out", type=click.Path(file_okay=False), help="Run folder to write the logs into.")
+@click.option("--steps", type=click.IntRange(min=1), help="PPO updates (default: the scenario's, 120 for most).")
+@click.option("--seed", type=int, help="Seed (healthy-s1/-s2/-s3 fix theirs; this overrides it).")
+@click.option("--batch-size", type=click.IntRange(min=2), help="Prompts per update (default 32).")
+@click.option(
+    "--format",
+    "formats",
+    multiple=True,
+    type=click.Choice(FORMATS),
+    help="Log formats to write (repeatable; default tensorboard, jsonl, trainer_state).",
+)
+@click.option("--tb-prefix", default="", help='TensorBoard tag prefix, e.g. "train/" as HF writes.')
+@click.option("--fake-clock", is_flag=True, help="Deterministic wall times (reproducible files).")
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="SFT cache (default ~/.cache/ppo_doctor).")
+@click.option("--device", default="auto", show_default=True, help="auto, cpu or cuda.")
+@click.option("--list", "list_only", is_flag=True, help="List the scenarios and exit.")
+def simulate(
+    name: str | None,
+    out: str | None,
+    steps: int | None,
+    seed: int | None,
+    batch_size: int | None,
+    formats: tuple[str, ...],
+    tb_prefix: str,
+    fake_clock: bool,
+    cache_dir: str | None,
+    device: str,
+    list_only: bool,
+) -> None:
+    """Train the bundled tiny PPO-RLHF loop with scenario NAME's fault and write its logs to OUT."""
+    if list_only or name is None:
+        for sc in scenario_registry.SCENARIOS.values():
+            exp = ", ".join(sorted(sc.expected)) or "healthy"
+            click.echo(f"{sc.name:<26} {exp:<34} {sc.description}")
+        if name is None and not list_only:
+            click.echo("\nusage: ppo-doctor simulate NAME -o DIR", err=True)
+            sys.exit(EXIT_ERROR)
+        return
+    sc = _resolve(name)
+    if out is None:
+        raise click.UsageError("missing option -o/--out")
+    _require_torch()
+    from .ppo import run
+
+    overrides: dict = {"tb_prefix": tb_prefix, "fake_clock": fake_clock, "device": device}
+    for key, value in (("steps", steps), ("batch_size", batch_size), ("cache_dir", cache_dir)):
+        if value is not None:
+            overrides[key] = value
+    if formats:
+        overrides["formats"] = tuple(formats)
+    if seed is not None:
+        overrides["seed"] = seed
+        if sc.healthy:
+            overrides["exp_name"] = f"healthy-s{seed}"
+    try:
+        args = sc.args(**overrides)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    t0 = time.time()
+    history = run(args, out)
+    click.echo(f"{args.exp_name}: {len(history.get('objective/kl', []))} steps in {time.time() - t0:.0f}s -> {out}")
+    click.echo(history_table(history))
+
+
+@click.command()
+@click.option(
+    "--scenarios",
+    "-s",
+    "names",
+    multiple=True,
+    help="Scenario names (repeatable or comma-separated; default: all).",
+)
+@click.option("--steps", type=click.IntRange(min=1), help="PPO updates per scenario (default: each scenario's, 120 for most).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the Markdown scorecard here.")
+@click.option("--workdir", type=click.Path(file_okay=False), help="Keep the runs here (default: a temp dir).")
+@click.option(
+    "--min-severity",
+    type=click.Choice(["info", "warning", "error"]),
+    default="warning",
+    show_default=True,
+    help="Lowest finding severity that counts as a detected symptom.",
+)
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="SFT cache (default ~/.cache/ppo_doctor).")
+@click.option("--strict", is_flag=True, help="Exit 1 unless every fault is found, its cause ranked first, "
+              "and no healthy run has an error.")
+def validate(
+    names: tuple[str, ...],
+    steps: int | None,
+    output: str | None,
+    workdir: str | None,
+    min_severity: str,
+    cache_dir: str | None,
+    strict: bool,
+) -> None:
+    """Run the fault scenarios, diagnose each, and score the doctor (confusion matrix, cause accuracy)."""
+    wanted = [n for item in names for n in item.split(",") if n] or list(scenario_registry.SCENARIOS)
+    chosen = [_resolve(n) for n in wanted]
+    _require_torch()
+    from .validate import render_markdown, render_text, run_suite, summarize
+
+    overrides = {"cache_dir": cache_dir} if cache_dir else {}
+    t0 = time.time()
+    if workdir:
+        outcomes = run_suite(chosen, Path(workdir), steps=steps, min_severity=min_severity, overrides=overrides)
+    else:
+        with tempfile.TemporaryDirectory(prefix="ppo-doctor-validate-") as tmp:
+            outcomes = run_suite(chosen, Path(tmp), steps=steps, min_severity=min_severity, overrides=overrides)
+    elapsed = time.time() - t0
+    click.echo(render_text(outcomes))
+    click.echo(f"{len(outcomes)} scenarios in {elapsed:.0f}s")
+    if output:
+        notes = [
+            f"Steps per scenario: {steps or 'the scenario default'}; symptoms count from severity '{min_severity}' up; "
+            f"suite time {elapsed:.0f}s."
+        ]
+        Path(output).write_text(render_markdown(outcomes, notes=notes), encoding="utf-8")
+        click.echo(f"scorecard written to {output}")
+    if strict and not summarize(outcomes).passed:
+        sys.exit(EXIT_FAIL)

@@ -1,0 +1,170 @@
+"""Fault scenarios: each changes a few fields of :class:`~ppo_doctor.reference.ppo.Args` to
+inject one fault from the guides, and states what a correct diagnosis must find.
+
+``expected`` symptoms must be detected (recall); ``allowed`` ones are plausible side effects
+that do not count as false positives (a KL blow-up often collapses entropy too); anything else
+detected is a false positive.  ``top_cause`` is the cause id the diagnosis must rank first.
+Healthy scenarios expect no symptom and no cause.
+
+When a scenario does not show its fault, the scenario is changed, never its expectation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..findings import SYMPTOMS
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    changes: dict[str, Any] = field(default_factory=dict)
+    expected: frozenset[str] = frozenset()
+    allowed: frozenset[str] = frozenset()
+    top_cause: str | None = None
+
+    def __post_init__(self) -> None:
+        bad = (self.expected | self.allowed) - set(SYMPTOMS)
+        if bad:
+            raise ValueError(f"scenario {self.name}: unknown symptom(s) {sorted(bad)}")
+
+    @property
+    def healthy(self) -> bool:
+        return not self.expected
+
+    def args(self, **overrides: Any):
+        """The loop's :class:`Args` for this scenario (``overrides`` win, e.g. steps, seed)."""
+        from .ppo import Args
+
+        fields = {"exp_name": self.name, **self.changes, **overrides}
+        return Args(**fields)
+
+    def with_seed(self, seed: int) -> "Scenario":
+        return replace(self, name=f"{self.name}-s{seed}", changes={**self.changes, "seed": seed})
+
+
+def _s(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+# Side effects that a run whose policy drifts far from the reference commonly shows as well.
+_DRIFT = _s("entropy_collapse", "reward_hacking", "oscillation")
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        Scenario("healthy-s1", "default settings, seed 1", {"seed": 1}),
+        Scenario("healthy-s2", "default settings, seed 2", {"seed": 2}),
+        Scenario("healthy-s3", "default settings, seed 3", {"seed": 3}),
+        Scenario(
+            "kl-coef-zero",
+            "no KL penalty: nothing holds the policy near the reference",
+            {"kl_coef": 0.0},
+            expected=_s("kl_blowup"),
+            allowed=_DRIFT,
+            top_cause="kl-coef-too-low",
+        ),
+        Scenario(
+            "lr-x100",
+            "learning rate 100x the default (gradient clipping still on)",
+            {"learning_rate": 1e-2},
+            expected=_s("kl_blowup"),
+            allowed=_DRIFT | _s("gradient_explosion", "reward_spike", "value_instability", "nan", "stagnation"),
+            top_cause="lr-too-high",
+        ),
+        Scenario(
+            "too-many-ppo-epochs",
+            "24 PPO epochs per batch instead of 4 (60 steps by default, the run is 6x slower per step): "
+            "each batch moves the policy far, approx-KL and clip fraction soar",
+            {"num_ppo_epochs": 24, "steps": 60},
+            expected=_s("kl_blowup"),
+            allowed=_DRIFT | _s("value_instability"),
+            top_cause="too-many-ppo-epochs",
+        ),
+        Scenario(
+            "topk-sampling",
+            "responses sampled with top_k=3 while the KL uses the full distribution",
+            {"top_k": 3},
+            expected=_s("negative_kl"),
+            allowed=_s("reward_hacking"),
+            top_cause="generation-settings",
+        ),
+        Scenario(
+            "min-length",
+            "EOS forbidden before 15 of at most 16 new tokens, with TRL legacy's value head on the "
+            "policy: the policy piles probability on the EOS it is never allowed to sample, so every "
+            "forced token looks less likely than under the reference",
+            {"min_new_tokens": 15, "response_length": 16, "value_model": "shared"},
+            expected=_s("negative_kl"),
+            allowed=_s("reward_hacking", "entropy_collapse", "value_instability"),
+            top_cause="generation-settings",
+        ),
+        Scenario(
+            "reward-unnormalized-x100",
+            "scores multiplied by 100, no normalisation, whitening or clipping",
+            {"reward_scale": 100.0},
+            expected=_s("value_instability"),
+            allowed=_s("reward_spike", "oscillation", "gradient_explosion"),
+            top_cause="reward-not-normalized",
+        ),
+        Scenario(
+            "value-lr-high",
+            "value-model learning rate 3000x the policy's: the critic blows up, then stays dead",
+            {"critic_learning_rate": 0.3},
+            expected=_s("value_instability"),
+            allowed=_s("oscillation", "gradient_explosion"),
+            top_cause="value-lr-mistuned",
+        ),
+        Scenario(
+            "policy-not-from-sft",
+            "PPO starts from a randomly initialised policy; the reference is the SFT model",
+            {"policy_init": "random"},
+            expected=_s("kl_blowup"),
+            allowed=_DRIFT | _s("value_instability"),
+            top_cause="policy-not-from-sft",
+        ),
+        Scenario(
+            "hackable-reward",
+            "the reward pays for every '!': the policy learns to spam it",
+            {"scorer": "hackable"},
+            expected=_s("reward_hacking", "kl_blowup"),
+            allowed=_s("entropy_collapse", "reward_spike"),
+            top_cause="reward-model-flawed",
+        ),
+        Scenario(
+            "lr-tiny",
+            "learning rate 1/1000 of the default: nothing is learned (the critic shares it)",
+            {"learning_rate": 1e-7},
+            expected=_s("stagnation"),
+            # the value model learns nothing either: its loss stays at the returns' variance
+            allowed=_s("value_instability"),
+            top_cause="lr-too-low",
+        ),
+        Scenario(
+            "no-grad-clip-high-lr",
+            "no gradient clipping and a learning rate 30x the default",
+            {"max_grad_norm": None, "learning_rate": 3e-3},
+            expected=_s("gradient_explosion"),
+            allowed=_DRIFT | _s("kl_blowup", "value_instability", "nan", "reward_spike"),
+            top_cause="no-grad-clipping",
+        ),
+    )
+}
+
+# ``healthy`` is an alias of the first seed; ``--seed`` picks another.
+ALIASES = {"healthy": "healthy-s1"}
+
+
+def get(name: str) -> Scenario:
+    """The scenario called ``name`` (or an alias); raises KeyError with the choices."""
+    key = ALIASES.get(name, name)
+    if key not in SCENARIOS:
+        raise KeyError(f"unknown scenario {name!r}; choose from {', '.join(names())}")
+    return SCENARIOS[key]
+
+
+def names() -> list[str]:
+    return list(ALIASES) + list(SCENARIOS)
