@@ -238,7 +238,7 @@ def test_build_run_million_points_is_fast():
     best = min(_timed(lambda: build_run("r", "p", "tensorboard", ["f"], raw)) for _ in range(3))
     run = build_run("r", "p", "tensorboard", ["f"], raw)
     assert len(run.frame) == 1_000_000
-    assert best < 0.2, f"build_run took {best:.3f}s on 1M points"
+    assert best < 0.5, f"build_run took {best:.3f}s on 1M points"  # ~0.05 s on an idle machine
 
 
 def _timed(fn) -> float:
