@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..findings import SEVERITY_RANK, Finding
+from ..findings import SEVERITY_RANK, SYMPTOMS, Finding
 from ..report.model import NotApplicable
 from ..run import Run
 from . import registry
@@ -29,18 +29,7 @@ log = logging.getLogger(__name__)
 # them at once make a run unhealthy even without an error: one warning can be noise, three
 # independent symptoms agreeing (say KL drifting, entropy falling and value loss rising)
 # describe a run that is going wrong.
-CORE_SYMPTOMS = (
-    "kl_blowup",
-    "negative_kl",
-    "reward_hacking",
-    "reward_spike",
-    "stagnation",
-    "value_instability",
-    "oscillation",
-    "gradient_explosion",
-    "nan",
-    "entropy_collapse",
-)
+CORE_SYMPTOMS = tuple(s for s in SYMPTOMS if s != "log_quality")
 WARNING_SYMPTOMS_FOR_UNHEALTHY = 3
 
 # The metric families a verdict needs at least one of (DESIGN.md "Report": unknown when the
