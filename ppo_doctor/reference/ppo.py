@@ -15,7 +15,7 @@ reference, following TRL's ``PPOTrainer`` (``trl/trainer/ppo_trainer.py`` 0.12-0
    loss, clipped value loss (``vf_coef``), gradient clipping (``max_grad_norm``);
 5. log the step under TRL's metric names (formats.md §1b) plus the ground truth TRL lacks.
 
-Fault scenarios (``scenarios.py``) change one field of :class:`Args` each.
+Fault scenarios (``scenarios.py``) each change a few fields of :class:`Args`.
 """
 
 from __future__ import annotations
@@ -328,7 +328,6 @@ def run(args: Args, out_dir: str | Path) -> dict[str, list[float]]:
     """
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    np.random.seed(args.seed)
     device = pick_device(args.device)
     tok = WordTokenizer()
     score_fn = SCORERS[args.scorer]
