@@ -189,6 +189,10 @@ _TRL_PPO = (
     _a("val/clipfrac_avg", "value/clipfrac"),
     _a("val/ratio", "policy/ratio_mean", note="named val/ but it is the policy ratio"),
     _a("val/ratio_var", "policy/ratio_var"),
+    # not logged by TRL's PPOTrainer itself (it bypasses the HF loop), but commonly added by users
+    # and by the bundled reference loop; the meaning is unambiguous
+    _a("objective/kl_coef", "kl/coef", note="beta used this step (fixed or adaptive)"),
+    _a("grad_norm", "grad/norm", note="pre-clip global norm"),
     _a("lr", "opt/lr"),
     _a("learning_rate", "opt/lr"),
     _a("episode", "progress/episode"),
