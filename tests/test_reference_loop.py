@@ -175,7 +175,7 @@ def test_tb_prefix_and_format_selection(cache, tmp_path):
 def test_sft_cache_is_reused_and_a_damaged_cache_is_rebuilt(cache):
     tok = WordTokenizer()
     a = sft_policy(tok, ModelSpec(), SMALL_SFT, 1, cache_dir=cache)
-    files = list(cache.glob("sft-*.pt"))
+    files = list(cache.glob("sft-*.safetensors"))
     assert files
     b = sft_policy(tok, ModelSpec(), SMALL_SFT, 1, cache_dir=cache)
     assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))

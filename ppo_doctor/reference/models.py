@@ -1,8 +1,8 @@
 """Tiny GPT-2 policy and value models built from a config (nothing is downloaded), and the
 cached supervised fine-tuning (SFT) that turns the policy into the reference model.
 
-The SFT weights are our own tensors, saved with ``torch.save(state_dict)`` under a cache
-folder and read back with ``torch.load(..., weights_only=True)``; no file from anywhere else is
+The SFT weights are our own tensors, saved with safetensors (a tensor-only format, no pickle)
+under a cache folder and read back the same way; no file from anywhere else is
 ever loaded.
 """
 
@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
+from safetensors.torch import load_model, save_model
 from torch import nn
 from transformers import GPT2Config, GPT2LMHeadModel, GPT2Model
 
@@ -163,7 +164,7 @@ def train_sft(tok: WordTokenizer, spec: ModelSpec, sft: SFTSpec, seed: int, step
         sched.step()
         if step % 100 == 0 or step == steps - 1:
             log.debug("sft step %d loss %.3f", step, loss.item())
-    policy.eval()
+    policy.train(False)
     return policy
 
 
@@ -182,21 +183,20 @@ def sft_policy(
     """
     steps = sft.steps if steps is None else steps
     cache = cache_dir if cache_dir is not None else default_cache_dir()
-    path = cache / f"sft-{_cache_key(spec, sft, seed, steps, len(tok))}.pt"
+    path = cache / f"sft-{_cache_key(spec, sft, seed, steps, len(tok))}.safetensors"
     model = new_policy(tok, spec, seed)
     if path.is_file():
         try:
             # Only our own cache file, and only tensors: weights_only refuses anything else.
-            model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
-            model.eval()
+            load_model(model, str(path), device="cpu")
+            model.train(False)
             return model
-        # torch.load(weights_only=True) reports a damaged file as RuntimeError, EOFError or its own
-        # unpickling error; whatever the failure, our own cache is simply rebuilt
+        # whatever makes our own cache unreadable (a cut file, a changed model), it is simply rebuilt
         except Exception as exc:  # noqa: BLE001
             log.warning("ignoring unreadable SFT cache %s (%s)", path, exc)
     model = train_sft(tok, spec, sft, seed, steps)
     cache.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}")
-    torch.save(model.state_dict(), tmp)
+    save_model(model, str(tmp))  # save_model handles GPT-2's tied embedding/head weights
     os.replace(tmp, path)  # atomic, so concurrent runs never read a half-written file
     return model

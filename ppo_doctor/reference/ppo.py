@@ -337,7 +337,7 @@ def run(args: Args, out_dir: str | Path) -> dict[str, list[float]]:
     ref_policy = sft_policy(tok, args.model, args.sft, args.seed, cache_dir=cache)
     policy = build_policy(args, tok, ref_policy).to(device)
     value_model = (ValueHead(policy.config) if args.value_model == "shared" else value_model_from(ref_policy)).to(device)
-    ref_policy.to(device).eval().requires_grad_(False)
+    ref_policy.to(device).train(False).requires_grad_(False)
     critic_lr = args.learning_rate if args.critic_learning_rate is None else args.critic_learning_rate
     optimizer = torch.optim.AdamW(
         [
@@ -480,8 +480,8 @@ def run(args: Args, out_dir: str | Path) -> dict[str, list[float]]:
                         stats["ent"].append(masked_mean(entropy, mb_mask).item())
                         stats["ratio"].append(masked_mean(ratio, mb_mask).item())
                         stats["grad"].append(grad_norm.item())
-            policy.eval()
-            value_model.eval()
+            policy.train(False)
+            value_model.train(False)
 
             # ---- 5. metrics: TRL PPOTrainer names (formats.md §1b) + ground truth ------------
             with torch.no_grad():
