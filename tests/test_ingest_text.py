@@ -612,3 +612,12 @@ def test_jsonl_samples_file_gives_texts_with_rewards_not_series(tmp_path):
     assert run.series == [] and run.name is None
     got = sorted((t.step, t.text, t.prompt, t.reward) for t in run.texts)
     assert got[0] == (1, "r10", "p0", 1.0) and got[-1] == (10, "r102", "p2", pytest.approx(10.2))
+
+
+def test_verl_console_step_beyond_int64_is_skipped_not_a_crash(tmp_path):
+    # found by the atheris fuzz target: a step of 30 digits overflowed the int64 step column
+    f = tmp_path / "verl.log"
+    f.write_text("step:1 - actor/pg_loss:0.5\nstep:" + "9" * 30 + " - actor/pg_loss:0.7\nstep:2 - actor/pg_loss:0.6\n")
+    (run,) = verl_console.read(f)
+    (s,) = run.series
+    assert s.steps.tolist() == [1, 2] and s.values.tolist() == [0.5, 0.6]

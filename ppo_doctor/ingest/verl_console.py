@@ -75,6 +75,9 @@ def _value(text: str) -> float | None:
         return None
 
 
+_MAX_STEP = 2**63 - 1
+
+
 def read(path: Path) -> list[RawRun]:
     src = str(path)
     try:
@@ -123,6 +126,9 @@ def read(path: Path) -> list[RawRun]:
                 pending[-1] = (kind, body + "\n" + line)
             continue
         step = int(m.group(1))
+        if step > _MAX_STEP:  # a step that cannot be an int64 is damage, not a training step
+            skipped += 1
+            continue
         steps_seen.append(step)
         items = line[m.end() :].split(" - ")
         if n_line == cut_line:
