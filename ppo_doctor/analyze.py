@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .ingest import load
+from .ingest import map_runs
 from .report.model import Report, RunReport
 from .run import Run
 
@@ -28,13 +29,16 @@ def analyze_run(run: Run, config: dict[str, Any] | None = None) -> RunReport:
 
 
 def analyze(path: str | Path | list, config: dict[str, Any] | None = None, *, jobs: int = 1) -> Report:
-    """Analyse every run under ``path`` (a file, a folder, or a list of them)."""
+    """Analyse every run under ``path`` (a file, a folder, or a list of them).
+
+    With ``jobs > 1`` each run is read and analysed in a worker process (``map_runs``): the
+    rules cost as much as the reading, so running only the readers in parallel barely helped.
+    """
     cfg = config or {}
     paths = path if isinstance(path, (list, tuple)) else [path]
     report = Report()
     for p in paths:
-        result = load(p, jobs=jobs, aliases=cfg.get("aliases"))
-        report.errors.extend(result.errors)
-        for run in result.runs:
-            report.runs.append(analyze_run(run, cfg))
+        for run_reports, errors in map_runs(p, partial(analyze_run, config=cfg), jobs=jobs, aliases=cfg.get("aliases")):
+            report.errors.extend(errors)
+            report.runs.extend(run_reports)
     return report

@@ -12,9 +12,10 @@ import logging
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 
@@ -22,6 +23,8 @@ from ..errors import LogReadError, PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue, RunFrame
 from ..run import Run
 from .base import read_head
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -281,28 +284,54 @@ def _merge(into: RawRun, raw: RawRun, fmt: str, formats_seen: list[str]) -> None
 
 def load(path: str | Path, *, jobs: int = 1, aliases: dict[str, str] | None = None) -> LoadResult:
     """Discover and read every run under ``path``."""
-    from .discover import discover
-
     result = LoadResult()
-    p = Path(path)
-    if not p.exists() and not p.is_symlink():
-        result.errors.append(ReadIssue(path=str(path), message="no such file or directory"))
-        return result
-    sources, issues = discover(p)
-    result.errors.extend(issues)
-    if not sources and not issues:
-        result.errors.append(ReadIssue(path=str(path), message="no training log found (TensorBoard, W&B, JSONL/JSON, CSV, MLflow, veRL console)"))
-    if jobs > 1 and len(sources) > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            outs = list(pool.map(_read_source, sources, [aliases] * len(sources)))
-    else:
-        outs = [_read_source(s, aliases) for s in sources]
-    for runs, errors in outs:
+    for runs, errors in map_runs(path, _identity, jobs=jobs, aliases=aliases):
         result.runs.extend(runs)
         result.errors.extend(errors)
-    for e in result.errors:
-        e.path = display(e.path)
     return result
+
+
+def _identity(run: Run) -> Run:
+    return run
+
+
+def map_runs(
+    path: str | Path, fn: Callable[[Run], T], *, jobs: int = 1, aliases: dict[str, str] | None = None
+) -> Iterator[tuple[list[T], list[ReadIssue]]]:
+    """Read every run under ``path`` and apply ``fn`` to each, per discovered source.
+
+    With ``jobs > 1`` each source is read *and* ``fn``-ed in a worker process, so that the work
+    after reading (the rules, for ``analyze``) runs in parallel too and only ``fn``'s result is
+    pickled back; ``fn`` must then be picklable (a module-level function or a ``partial`` of one).
+    Yields ``(results, errors)`` per source, in discovery order; error paths are for display.
+    """
+    from .discover import discover
+
+    p = Path(path)
+    if not p.exists() and not p.is_symlink():
+        yield [], [ReadIssue(path=str(path), message="no such file or directory")]
+        return
+    sources, issues = discover(p)
+    if not sources and not issues:
+        issues.append(ReadIssue(path=str(path), message="no training log found (TensorBoard, W&B, JSONL/JSON, CSV, MLflow, veRL console)"))
+    yield [], _displayed(issues)
+    if jobs > 1 and len(sources) > 1:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(sources))) as pool:
+            yield from pool.map(_map_source, sources, repeat(fn), repeat(aliases))
+    else:
+        for source in sources:
+            yield _map_source(source, fn, aliases)
+
+
+def _map_source(source: Any, fn: Callable[[Run], T], aliases: dict[str, str] | None) -> tuple[list[T], list[ReadIssue]]:
+    runs, errors = _read_source(source, aliases)
+    return [fn(run) for run in runs], _displayed(errors)
+
+
+def _displayed(errors: list[ReadIssue]) -> list[ReadIssue]:
+    for e in errors:
+        e.path = display(e.path)
+    return errors
 
 
 def load_runs(path: str | Path, **kw: Any) -> list[Run]:
@@ -326,4 +355,4 @@ def concat_series(parts: list[RawSeries]) -> RawSeries:
     )
 
 
-__all__ = ["LoadResult", "display", "load", "load_runs", "readers", "reader_for", "sniff", "RunFrame"]
+__all__ = ["LoadResult", "display", "load", "load_runs", "map_runs", "readers", "reader_for", "sniff", "RunFrame"]
