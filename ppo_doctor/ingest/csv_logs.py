@@ -113,36 +113,49 @@ def read(path: Path) -> list[RawRun]:
     # tell a written nan (a logged NaN) from an empty cell (not logged at this row).
     table = _fast_table(data, delim, nan_words=True)
     empty: dict[str, np.ndarray] | None = None
+    block = None
     if table is not None:
-        empty = _empty_nan_cells(data, delim, table)
+        block = _numeric_block(table)
+        empty = _empty_nan_cells(data, delim, table, block)
         if empty is None:  # lines do not map to rows: let pandas keep "nan" as text instead
-            table = _fast_table(data, delim)
+            table, block = _fast_table(data, delim), None
     issues: list[ReadIssue] = []
     if table is None:
         table, issues = _careful_table(path, data, delim)
-    return [_table_to_run(path, table, issues, empty=empty)]
+    return [_table_to_run(path, table, issues, empty=empty, block=block)]
 
 
-def _empty_nan_cells(data: bytes, delim: str, df: pd.DataFrame) -> dict[str, np.ndarray] | None:
+NumericBlock = tuple[list[str], np.ndarray]
+
+
+def _numeric_block(df: pd.DataFrame) -> NumericBlock:
+    """The plain numeric and bool columns as one float64 array (one conversion for all of them)."""
+    plain = [c for c, t in df.dtypes.items() if pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t)]
+    return plain, df[plain].to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _empty_nan_cells(data: bytes, delim: str, df: pd.DataFrame, block: NumericBlock) -> dict[str, np.ndarray] | None:
     """For each numeric column with NaN: which of its rows were an empty cell in the file.
 
     None when the file's lines cannot be matched one to one with the table's rows (blank lines,
     quoted line breaks, an index column): the caller then falls back to the text-column path.
     """
-    cols = [c for c, dtype in df.dtypes.items() if pd.api.types.is_float_dtype(dtype)]
-    if not cols:
+    plain, values = block
+    nan_all = np.isnan(values)
+    # only float columns can hold a NaN (an int or bool column has none)
+    where_nan = nan_all.any(axis=0)
+    if not where_nan.any():
         return {}
-    nan = df[cols].isna().to_numpy()
+    cols = [c for c, has in zip(plain, where_nan.tolist()) if has]
+    nan = nan_all[:, where_nan]
     rows = np.flatnonzero(nan.any(axis=1))
-    if not len(rows):
-        return {}
     ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 0x0A)
     if len(ends) != len(df) + 1:
         return None
     d = delim.encode()
     width = len(df.columns)
     where = {c: df.columns.get_loc(c) for c in cols}
-    out = {c: np.zeros(len(df), dtype=bool) for k, c in enumerate(cols) if nan[:, k].any()}
+    out = {c: np.zeros(len(df), dtype=bool) for c in cols}
     for r in rows.tolist():
         line = data[ends[r] + 1 : ends[r + 1]].rstrip(b"\r")
         if b'"' in line:
@@ -302,23 +315,24 @@ def _numeric_column(col: pd.Series) -> tuple[np.ndarray, np.ndarray, int] | None
 _NAN_WORDS = ("nan", "-nan", "+nan")
 
 
-def _table_to_run(path: Path, df: pd.DataFrame, issues: list[ReadIssue], *, empty: dict[str, np.ndarray] | None = None) -> RawRun:
+def _table_to_run(
+    path: Path, df: pd.DataFrame, issues: list[ReadIssue], *, empty: dict[str, np.ndarray] | None = None, block: NumericBlock | None = None
+) -> RawRun:
     """Columns to series.  ``empty`` (from :func:`_empty_nan_cells`): NaN in numeric columns may be
-    written nans, and only the rows it marks were empty cells; without it every NaN there is empty."""
+    written nans, and only the rows it marks were empty cells; without it every NaN there is empty.
+    ``block``: :func:`_numeric_block` of ``df`` when the caller has it already."""
     src = str(path)
     numeric: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     text_cols: dict[str, pd.Series] = {}
     garbled = 0
-    plain = [c for c, t in df.dtypes.items() if pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t)]
+    plain, values = block if block is not None else _numeric_block(df)
     if plain:
-        # all plain numeric columns in one conversion
-        block = df[plain].to_numpy(dtype=np.float64, na_value=np.nan)
-        logged = ~np.isnan(block)
+        logged = ~np.isnan(values)
         for j, name in enumerate(plain):
             if empty is not None:
                 gap = empty.get(name)
                 logged[:, j] = True if gap is None else ~gap
-            numeric[str(name)] = (block[:, j], logged[:, j])
+            numeric[str(name)] = (values[:, j], logged[:, j])
     for name in df.columns:
         if name in numeric:
             continue
