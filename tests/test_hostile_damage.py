@@ -143,10 +143,9 @@ def test_tensorboard_length_of_2_pow_60_is_no_allocation_and_a_clear_error(tmp_p
     assert issue.offset == start and str(1 << 60) in issue.message and issue.path == str(path)
 
 
-@pytest.mark.xfail(reason="TensorBoard reader (other helper's module): a record length past the end of the file is "
-                          "taken as the end of the file; it could resync at the next valid record as it does on a "
-                          "length checksum mismatch", strict=False)
 def test_tensorboard_reads_past_an_impossible_length_with_a_valid_checksum(tmp_path):
+    """A length past the end of the file, yet valid records follow (a cut-short file with another
+    appended): only the damaged record is lost and the skip is an error at its offset."""
     written = h.tensorboard(40)
     start = written.ends[20]
     length = struct.pack("<Q", 1 << 60)
@@ -156,6 +155,24 @@ def test_tensorboard_reads_past_an_impossible_length_with_a_valid_checksum(tmp_p
     path.write_bytes(bytes(data))
     (run,) = tensorboard.read(path)
     assert written.all_points() - h.points_of([run]) == h.Written(b"", [0], [written.points[21]]).all_points()
+    (issue,) = [i for i in run.issues if i.offset is not None]
+    assert issue.offset == start and issue.level == "error" and "valid record follows" in issue.message
+
+
+def test_many_checksum_valid_headers_with_bad_data_after_an_impossible_length_stay_fast(tmp_path):
+    """Resync cost follows the distance to the next header: 20,000 fake headers (valid length
+    checksum, data checksum wrong) after an impossible length must not make the scan quadratic."""
+    written = h.tensorboard(5)
+    length = struct.pack("<Q", 1 << 60)
+    fake_len = struct.pack("<Q", 4)
+    fake = fake_len + struct.pack("<I", h.masked_crc32c(fake_len)) + b"abcd" + b"\0\0\0\0"
+    bad = length + struct.pack("<I", h.masked_crc32c(length)) + fake * 20_000
+    path = tmp_path / "events.out.tfevents.1.host"
+    path.write_bytes(written.data + bad)
+    t0 = time.perf_counter()
+    (run,) = tensorboard.read(path)
+    assert time.perf_counter() - t0 < 20
+    assert written.all_points() <= h.points_of([run])
 
 
 def test_huge_lengths_inside_records_are_malformed_records_not_allocations(tmp_path):

@@ -156,6 +156,33 @@ def _resync(path: str, arr: np.ndarray, pos: int, issues: list[ReadIssue]) -> in
     return nxt
 
 
+def _past_impossible_length(path: str, buf: bytes | memoryview, arr: np.ndarray, pos: int, length: int, issues: list[ReadIssue]) -> int | None:
+    """A header with a valid checksum declares more bytes than the file has left.
+
+    Usually the writer was killed mid-record (nothing valid follows: None, the caller reports a
+    truncated file).  But when a complete, checksum-valid record follows, the declared length is
+    wrong instead (a cut-short file with another appended to it, e.g. by ``cat``, or a damaged
+    length that its 32-bit checksum happens to match): skip to that record, as after a header
+    whose length checksum fails.
+    """
+    nxt = find_next_header(arr, pos + HEADER_BYTES)
+    while nxt is not None:
+        at = _read_header(buf, nxt)[1]
+        if data_crc_ok(buf, nxt, at):
+            issues.append(
+                ReadIssue(
+                    path,
+                    f"record declares {length} data bytes, more than the rest of the file, yet a valid record follows: "
+                    f"skipped {nxt - pos} bytes to it at byte {nxt}",
+                    pos,
+                    "error",
+                )
+            )
+            return nxt
+        nxt = find_next_header(arr, nxt + 1)
+    return None
+
+
 # -- the reference walker -----------------------------------------------------------------------
 
 
@@ -180,6 +207,11 @@ def frame_reference(buf: bytes | memoryview, path: str) -> Framing:
                 issues.append(data_crc_issue(path, pos))
             pos = data_at + length + FOOTER_BYTES
             continue
+        if status == _TRUNCATED:
+            nxt = _past_impossible_length(path, buf, arr, pos, length, issues)
+            if nxt is not None:
+                pos = nxt
+                continue
         if status in (_SHORT, _TRUNCATED):
             issues.append(_stop_issue(path, buf, pos, status, length))
             break
@@ -295,6 +327,11 @@ def frame_fast(buf: bytes | memoryview, path: str, *, lead_byte: int | None) -> 
             lengths.append(np.array([length], np.int64))
             pos += OVERHEAD + length
             continue
+        if status == _TRUNCATED:
+            nxt_pos = _past_impossible_length(path, buf, arr, pos, length, issues)
+            if nxt_pos is not None:
+                pos = nxt_pos
+                continue
         if status in (_SHORT, _TRUNCATED):
             issues.append(_stop_issue(path, buf, pos, status, length))
             break
@@ -312,12 +349,16 @@ def frame_fast(buf: bytes | memoryview, path: str, *, lead_byte: int | None) -> 
 def find_next_header(arr: np.ndarray, start: int) -> int | None:
     """First offset >= ``start`` holding a valid header of a record that fits in the file.
 
-    Scans in 1 MiB windows, checking every offset's (length, length-CRC) pair with numpy.
+    Scans in windows that grow from 4 KiB to 1 MiB, checking every offset's (length, length-CRC)
+    pair with numpy: the cost follows the distance to the hit, so many damaged records close
+    together cost little each.
     """
     n = len(arr)
     pos = start
+    window = 4096
     while pos + OVERHEAD <= n:
-        stop = min(pos + _RESYNC_WINDOW, n - OVERHEAD + 1)
+        stop = min(pos + window, n - OVERHEAD + 1)
+        window = min(window * 2, _RESYNC_WINDOW)
         offs = np.arange(pos, stop, dtype=np.int64)
         lengths = _u64_at(arr, offs)
         fits = np.flatnonzero(lengths <= (n - OVERHEAD - offs).astype(np.uint64))
