@@ -94,7 +94,7 @@ def _common(func: Callable) -> Callable:
         click.option("--ignore", multiple=True, help="Skip these rules: code prefixes or names, comma-separated."),
         click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file (no search)."),
         click.option("--isolated", is_flag=True, help="Ignore every config file."),
-        click.option("-j", "--jobs", type=click.IntRange(min=1), help="Read runs in N processes."),
+        click.option("-j", "--jobs", type=click.IntRange(min=1), help="Read and analyse runs in N processes."),
     ]
     for option in reversed(options):
         func = option(func)
