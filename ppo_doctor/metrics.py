@@ -193,6 +193,14 @@ _TRL_PPO = (
     # and by the bundled reference loop; the meaning is unambiguous
     _a("objective/kl_coef", "kl/coef", note="beta used this step (fixed or adaptive)"),
     _a("grad_norm", "grad/norm", note="pre-clip global norm"),
+    # TRL legacy statistics (formats.md §1a) that users and the reference loop keep logging
+    # next to the PPOv2 names; each has one meaning, the same as in the legacy table
+    _a("ppo/std_scores", "reward/std", note="std of the scores across the batch"),
+    _a("ppo/returns/mean", "return/mean"),
+    _a("ppo/val/mean", "value/mean"),
+    _a("ppo/val/var_explained", "value/explained_var", note="1 - Var(returns - values)/Var(returns); can be very negative"),
+    _a("val/explained_variance", "value/explained_var"),
+    _a("tokens/responses_len_mean", "len/response_mean", note="response tokens per sample"),
     _a("lr", "opt/lr"),
     _a("learning_rate", "opt/lr"),
     _a("episode", "progress/episode"),

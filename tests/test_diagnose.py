@@ -229,3 +229,151 @@ def test_to_dict_marks_config_evidence():
     d = top.to_dict()
     assert d["id"] == "no-grad-clipping" and 0 < d["confidence"] <= 1
     assert any(e.startswith("config: max_grad_norm = None") for e in d["evidence"])
+
+
+# -- config evidence strengthens what findings support; samples point at the reward model -------------
+def rules_and_causes(example):
+    from ppo_doctor.rules.engine import run_rules
+    from ppo_doctor.rules.examples import example_run
+
+    run = example_run(example)
+    findings, _ = run_rules(run, {})
+    return findings, rank_causes(findings, run)
+
+
+def exploited_reward(kl_coef: float, texts: bool):
+    """The hackable-reward scenario: reward and KL climb, entropy collapses, small updates;
+    with samples that spam '!' when ``texts``."""
+    from ppo_doctor.rules.base import Example
+    from ppo_doctor.rules.examples import PLAIN_SAMPLES, decay, flat, saturating
+
+    n = 120
+    spam = "Great ! ! ! ! ! ! ! ! ! ! ! ! ! ! !"
+    return Example(
+        series={
+            "reward/score": saturating(n, 0.5, 4.9, sd=0.1, seed=1),
+            "kl/ref": saturating(n, 0.5, 25.0, sd=0.5, seed=2),
+            "policy/entropy": decay(n, 1.56, 0.14, sd=0.02, seed=3),
+            "kl/old": np.abs(flat(n, 5e-4, 1e-4, seed=5)),
+            "policy/clipfrac": np.abs(flat(n, 2e-3, 5e-4, seed=6)),
+        },
+        config={"kl_coef": kl_coef, "lr": 1e-4, "ppo_epochs": 4, "num_mini_batches": 2},
+        metric_info={"kl/ref": {"estimator": "k1", "reduction": "seq_sum"}},
+        texts=[(1, t) for t in PLAIN_SAMPLES] + [(120, spam)] * 4 if texts else [],
+    )
+
+
+def test_degenerate_samples_with_a_usual_kl_coef_point_at_the_reward_model():
+    findings, ranked = rules_and_causes(exploited_reward(0.05, texts=True))
+    assert {f.code for f in findings} >= {"PD101", "PD202", "PD951", "PD953"}
+    assert ids(ranked)[0] == "reward-model-flawed"
+    kl = next(c for c in ranked if c.id == "kl-coef-too-low")
+    assert any(e.startswith("against:") and "usual fixed value" in e for e in kl.config_evidence)
+    lr = next(c for c in ranked if c.id == "lr-too-high")
+    assert any(e.startswith("against: the logged updates stay small") for e in lr.config_evidence)
+    assert ids(ranked).index("lr-too-high") > 2  # a high-looking config rate alone does not climb the ranking
+
+
+def test_without_samples_or_with_no_kl_penalty_the_kl_coefficient_leads():
+    # the KL sweep's author labelled such runs "beta too low": only reward and KL curves, no samples
+    assert ids(rules_and_causes(exploited_reward(0.05, texts=False))[1])[0] == "kl-coef-too-low"
+    assert ids(rules_and_causes(exploited_reward(0.0, texts=True))[1])[0] == "kl-coef-too-low"
+
+
+def test_samples_are_an_independent_kind_of_evidence():
+    metric = finding("reward_hacking", {"reward-model-flawed": 1.0}, code="PD202")
+    text = finding("reward_hacking", {"reward-model-flawed": 1.0}, code="PD951", metric="texts")
+    other = finding("kl_blowup", {"kl-coef-too-low": 1.0}, code="PD101")
+    # two reward_hacking findings from the metrics share diminishing returns and lose to two symptoms ...
+    assert ids(rank_causes([metric, metric, other, finding("entropy_collapse", {"kl-coef-too-low": 1.0})], make_run()))[0] == "kl-coef-too-low"
+    # ... but a finding in the samples adds up fully with one in the metrics
+    both = rank_causes([metric, text, other], make_run())
+    assert ids(both)[0] == "reward-model-flawed"
+
+
+def test_small_logged_updates_weigh_against_a_high_looking_learning_rate():
+    f = [finding("kl_blowup", KL_BLOWUP)]
+    config = {"kl_coef": 0.2, "num_ppo_epochs": 4, "learning_rate": 2e-4}
+    small = {"objective/kl": np.linspace(0, 30, 50), "objective/scores": np.linspace(0, 3, 50), "loss/value_avg": np.ones(50),
+             "policy/approxkl_avg": np.full(50, 1e-3), "policy/clipfrac_avg": np.full(50, 5e-3)}
+    ranked = rank_causes(f, make_run(small, config))
+    assert ids(ranked)[0] == "kl-coef-too-low"
+    # a clip fraction that is exactly 0 throughout is what one update per batch logs: no evidence
+    zero = {**small, "policy/clipfrac_avg": np.zeros(50)}
+    del zero["policy/approxkl_avg"]
+    ranked = rank_causes(f, make_run(zero, config))
+    assert ids(ranked)[0] == "lr-too-high"
+    assert not any("stay small" in e for e in ranked[0].config_evidence)
+
+
+# -- gradient explosion without clipping ---------------------------------------------------------------
+def unclipped_run(max_grad_norm):
+    """The no-grad-clip-high-lr scenario: lr 3e-3, the gradient norm explodes from step 60 and the
+    updates (approx KL, clip fraction, one ratio of 17) and the KL follow."""
+    from ppo_doctor.rules.base import Example
+    from ppo_doctor.rules.examples import flat, saturating, with_points
+
+    n = 120
+    g = np.abs(flat(n, 0.8, 0.15, seed=1))
+    g[60:] = np.geomspace(2, 400, 60)
+    series = {
+        "grad/norm": g,
+        "kl/ref": np.r_[saturating(60, 0.0, 5.0, sd=0.5, seed=2), np.geomspace(6, 150, 60)],
+        "reward/score": np.r_[saturating(60, 0.2, 0.9, sd=0.05, seed=3), np.linspace(0.9, 0.0, 60)],
+        "kl/old": np.r_[flat(60, 0.02, 0.005, seed=4), flat(60, 0.3, 0.1, seed=5)],
+        "policy/clipfrac": np.r_[flat(60, 0.1, 0.02, seed=6), flat(60, 0.35, 0.05, seed=7)],
+        "policy/ratio_mean": with_points(flat(n, 1.0, 0.01, seed=8), {90: 17.0}),
+    }
+    config = {"lr": 3e-3, "max_grad_norm": max_grad_norm, "kl_coef": 0.05, "ppo_epochs": 4, "num_mini_batches": 2}
+    return Example(series=series, config=config, metric_info={"kl/ref": {"estimator": "k1", "reduction": "seq_sum"}})
+
+
+def test_unclipped_gradient_explosion_ranks_no_grad_clipping_first():
+    findings, ranked = rules_and_causes(unclipped_run(None))
+    assert {"gradient_explosion", "kl_blowup"} <= {f.symptom for f in findings}
+    assert ids(ranked)[:2] == ["no-grad-clipping", "lr-too-high"]
+    ratio = next(f for f in findings if f.code == "PD801")
+    assert ratio.causes["no-grad-clipping"] > 0 and any("nothing bounded these updates" in e for e in ratio.evidence)
+
+
+def test_with_clipping_on_the_same_run_points_at_the_learning_rate():
+    findings, ranked = rules_and_causes(unclipped_run(1.0))
+    assert ids(ranked)[0] == "lr-too-high"
+    assert all("no-grad-clipping" not in f.causes or f.causes["no-grad-clipping"] <= 0.5 for f in findings)
+
+
+# -- causes that need a reference model do not apply to classic RL ------------------------------------
+def test_classic_rl_cannot_blame_a_kl_penalty_or_generation_settings():
+    sb3 = make_run({"rollout/ep_rew_mean": np.ones(20), "train/approx_kl": np.full(20, 0.01), "train/entropy_loss": -np.ones(20)},
+                   config={"learning_rate": 3e-4, "n_epochs": 10})
+    f = [finding("entropy_collapse", {"kl-coef-too-low": 0.6, "lr-too-high": 0.6, "reward-model-flawed": 0.4, "generation-settings": 0.4})]
+    ranked = rank_causes(f, sb3)
+    assert ids(ranked)[0] != "kl-coef-too-low"
+    for cid in ("kl-coef-too-low", "generation-settings"):
+        c = next(c for c in ranked if c.id == cid)
+        assert any("classic RL" in e for e in c.config_evidence)
+
+
+# -- a KL that is high before any update points at the initialisation --------------------------------
+def test_kl_above_band_from_the_first_point_points_at_the_initialisation():
+    from ppo_doctor.rules.base import Example
+    from ppo_doctor.rules.examples import decay, flat, ramp
+
+    info = {"kl/ref": {"estimator": "k1", "reduction": "seq_sum"}}
+    config = {"kl_coef": 0.05, "lr": 1e-4}
+    # policy not from SFT: 80 nats at the first rollout, drifting down toward the band
+    findings, ranked = rules_and_causes(Example(series={"kl/ref": decay(120, 80.0, 10.0, sd=2.0, seed=1)}, config=config, metric_info=info))
+    assert ids(ranked)[0] == "policy-not-from-sft"
+    blowup = next(f for f in findings if f.code == "PD101")
+    assert max(blowup.causes, key=blowup.causes.get) == "policy-not-from-sft"
+    # a learning rate so high that the first update jumps: 0 at the first rollout, then 120
+    jump = np.r_[0.0, flat(119, 120.0, 3.0, seed=2)]
+    findings, _ = rules_and_causes(Example(series={"kl/ref": jump}, config=config, metric_info=info))
+    assert "PD102" not in {f.code for f in findings}
+    blowup = next(f for f in findings if f.code == "PD101")
+    assert "policy-not-from-sft" not in blowup.causes
+    # a KL that climbs from 0 is the ordinary blow-up
+    findings, _ = rules_and_causes(Example(series={"kl/ref": ramp(120, 0.0, 40.0, sd=1.0, seed=3)}, config=config, metric_info=info))
+    assert "PD102" not in {f.code for f in findings}
+    blowup = next(f for f in findings if f.code == "PD101")
+    assert max(blowup.causes, key=blowup.causes.get) == "kl-coef-too-low"

@@ -183,6 +183,17 @@ def test_metric_meaning_by_framework(tags, config, canonical, raw, estimator, re
     assert (info.raw_tag, info.estimator, info.reduction, info.between) == (raw, estimator, reduction, between)
 
 
+def test_trl_legacy_statistics_next_to_ppov2_names_are_mapped():
+    # what the reference loop and many users log: PPOv2 names plus a few legacy statistics
+    tags = ["objective/kl", "objective/scores", "loss/value_avg", "val/clipfrac_avg", "ppo/std_scores", "ppo/returns/mean",
+            "ppo/val/mean", "ppo/val/var_explained", "tokens/responses_len_mean"]
+    fw, res = mapped(tags)
+    assert fw == "trl"
+    assert {res.mapping[t] for t in tags[4:]} == {"reward/std", "return/mean", "value/mean", "value/explained_var", "len/response_mean"}
+    _fw, res = mapped(["objective/kl", "objective/scores", "loss/value_avg", "val/explained_variance"])
+    assert res.mapping["val/explained_variance"] == "value/explained_var"
+
+
 def test_sb3_entropy_loss_sign_is_recorded_not_applied():
     run = run_of({"train/entropy_loss": [-1.5, -1.0], "train/approx_kl": [0.01, 0.02], "train/clip_fraction": [0.1, 0.1]})
     info = run.metric_info["loss/entropy"]

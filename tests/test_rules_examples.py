@@ -16,10 +16,11 @@ from ppo_doctor.rules.registry import CAUSE_IDS, all_rules
 RULES = all_rules()
 IDS = [r.code for r in RULES]
 DOC_SECTIONS = ("**What it detects.**", "**Why it matters.**", "**Known false positives.**", "**Source.**")
-# hundreds digit -> symptoms of that family (PD7xx also holds length, whose explosion is hacking)
+# hundreds digit -> symptoms of that family (PD7xx also holds length, whose explosion is hacking;
+# PD203's reward spread collapsing after the reward fell is a policy collapse)
 FAMILY = {
     "1": {"kl_blowup", "negative_kl"},
-    "2": {"reward_spike", "reward_hacking", "stagnation"},
+    "2": {"reward_spike", "reward_hacking", "stagnation", "entropy_collapse"},
     "3": {"stagnation"},
     "4": {"value_instability"},
     "5": {"oscillation"},

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from ppo_doctor.frame import ReadIssue, TextSample
+from ppo_doctor.frame import RawRun, RawSeries, ReadIssue, TextSample
+from ppo_doctor.metrics import build_run
 from ppo_doctor.rules.base import Example
 from ppo_doctor.rules.engine import run_rules, verdict_for
 from ppo_doctor.rules.examples import decay, example_run, flat, ramp, saturating, with_points
@@ -40,6 +41,104 @@ def test_value_loss_that_outgrows_the_reward_scale_is_flagged():
     vloss = np.r_[np.abs(decay(100, 5.0, 0.5, sd=0.02, seed=3)), ramp(200, 0.5, 40.0, sd=0.5, seed=4)]
     run = example_run(Example(series={"reward/score": flat(n, 1.0, 0.3, seed=5), "loss/value": np.abs(vloss)}))
     assert {"PD401", "PD404"} <= codes_of(run, "PD4")
+
+
+# -- a critic that cannot fit vs a critic on a large scale -------------------------------------------
+def x100_critic(ev_end: float, scale: float = 1.0):
+    """Scores x100 and unnormalised: the value loss creeps up while the scores' spread shrinks."""
+    n = 120
+    return example_run(
+        Example(
+            series={
+                "loss/value": ramp(n, 1800.0, 2800.0, sd=80.0, seed=20) * scale**2,
+                "value/explained_var": saturating(n, 0.0, ev_end, sd=0.01, seed=21),
+                "reward/score": saturating(n, 20.0, 90.0, sd=3.0, seed=22) * scale,
+                "reward/std": saturating(n, 68.0, 24.0, sd=2.0, seed=23) * scale,
+            }
+        )
+    )
+
+
+@pytest.mark.parametrize("scale", [0.01, 1.0, 100.0])
+def test_critic_that_cannot_follow_an_unnormalised_reward_is_flagged_at_any_scale(scale):
+    run = x100_critic(0.07, scale)
+    assert fired(run, "PD4") == {("PD405", "warning")}
+    f = run_rules(run, {"select": ["PD405"]})[0][0]
+    assert f.observed["late"] > f.observed["early"] and f.observed["late_ev"] < 0.1
+    assert f.causes["reward-not-normalized"] > 0
+
+
+def test_same_losses_with_a_critic_that_explains_the_returns_are_not_flagged():
+    # SB3 flappybird with rewards x100 (corpus): value loss ~1000 and growing, EV ~0.65
+    assert codes_of(x100_critic(0.65), "PD4") == set()
+
+
+def test_critic_judged_against_the_scores_variance_without_explained_variance():
+    n = 120
+    std = saturating(n, 0.7, 0.5, sd=0.01, seed=24)
+    stuck = {"loss/value": ramp(n, 0.6, 0.8, sd=0.02, seed=25), "reward/score": saturating(n, 0.0, 1.0, sd=0.05), "reward/std": std}
+    assert codes_of(example_run(Example(series=stuck)), "PD405") == {"PD405"}  # 0.8 > 0.5^2: worse than the batch mean
+    learning = {**stuck, "loss/value": np.abs(decay(n, 0.6, 0.05, sd=0.005, seed=26))}
+    assert codes_of(example_run(Example(series=learning)), "PD405") == set()
+
+
+def test_critic_of_a_saturated_reward_is_not_value_instability():
+    # kl-coef-zero scenario: the scores reach ~1.0 for every response; the critic's loss falls
+    # to 1e-4 and jumps 10x at times, and EV swings to -10 once the scores' spread is ~0
+    n = 120
+    spread = np.r_[saturating(80, 0.67, 0.05, sd=0.01, seed=27), flat(40, 0.002, 0.0005, seed=28)]
+    ev = np.r_[flat(80, 0.02, 0.05, seed=29), flat(40, -8.0, 5.0, seed=30)]
+    vloss = with_points(np.abs(decay(n, 0.17, 7e-5, rate=8, sd=2e-6, seed=31)), {101: 0.0113, 115: 0.008})
+    run = example_run(
+        Example(
+            series={"loss/value": vloss, "value/explained_var": ev, "reward/score": saturating(n, 0.2, 0.999, sd=0.01, seed=32), "reward/std": np.abs(spread)}
+        )
+    )
+    assert codes_of(run, "PD4") == set()
+
+
+def test_explained_variance_of_zero_is_not_negative():
+    # SB3 chess (corpus) logs EV = -1e-6: a critic that predicts a constant, not one that adds error
+    run = example_run(Example(series={"value/explained_var": flat(100, -1e-6, 3e-7, seed=33)}, framework="sb3"))
+    assert codes_of(run, "PD403") == set()
+    worse = example_run(Example(series={"value/explained_var": flat(100, -0.4, 0.1, seed=34)}, framework="sb3"))
+    assert codes_of(worse, "PD403") == {"PD403"}
+
+
+# -- reward std collapse: hacking, a reward at its ceiling, stagnation or collapse ---------------------
+def std_collapse(reward, kl=None):
+    n = len(reward)
+    series = {"reward/score": reward, "reward/std": np.abs(decay(n, 0.6, 0.02, sd=0.002, seed=35))}
+    if kl is not None:
+        series["kl/ref"] = kl
+    return example_run(Example(series=series, metric_info=SEQ_K1))
+
+
+def symptoms_of(run, code):
+    return {f.symptom for f in run_rules(run, {"select": [code]})[0]}
+
+
+def test_reward_spread_collapse_at_the_ceiling_with_kl_in_band_is_not_hacking():
+    # the healthy reference-loop seeds: scores 0.2 -> 0.95 of a bounded scorer, KL ~1.8 nats
+    n = 120
+    rising = saturating(n, 0.2, 0.95, sd=0.02, seed=36)
+    assert symptoms_of(std_collapse(rising, kl=np.abs(saturating(n, 0.0, 1.8, sd=0.1, seed=37))), "PD203") == set()
+    assert symptoms_of(std_collapse(rising, kl=saturating(n, 0.0, 30.0, sd=0.5, seed=38)), "PD203") == {"reward_hacking"}
+    assert symptoms_of(std_collapse(rising), "PD203") == {"reward_hacking"}  # no KL: cannot tell
+
+
+def test_reward_spread_collapse_when_flat_or_falling():
+    n = 120
+    assert symptoms_of(std_collapse(flat(n, 0.1, 0.02, seed=39)), "PD203") == {"stagnation"}
+    falling = np.r_[flat(60, 0.9, 0.02, seed=40), np.linspace(0.9, 0.0, 60)]
+    assert symptoms_of(std_collapse(falling, kl=np.geomspace(1, 150, n)), "PD203") == {"entropy_collapse"}
+
+
+# -- clipping every step by a modest factor is clipping at work ---------------------------------------
+@pytest.mark.parametrize("level,expect", [(0.8, set()), (3.3, {("PD603", "info")}), (88.0, {("PD603", "warning")})])
+def test_clip_saturation_is_a_warning_only_at_explosion_level(level, expect):
+    run = example_run(Example(series={"grad/norm": np.abs(flat(120, level, level / 10, seed=41))}, config={"max_grad_norm": 1.0}))
+    assert fired(run, "PD603") == expect
 
 
 # -- SB3 entropy_loss is -entropy --------------------------------------------------------------
@@ -290,6 +389,42 @@ def healthy_run(seed, n=300):
             texts=[(0, "The film was a pleasant surprise with a strong cast."), (n - 1, "A moving story, well told and well acted.")],
         )
     )
+
+
+def reference_loop_healthy_run(seed):
+    """A healthy run of the bundled loop as its logs name things (TRL PPOv2 plus legacy
+    statistics), through the real alias table: a bounded scorer near its ceiling, KL inside
+    the band, response length drifting up a little, a critic that learns."""
+    n = 120
+    rng = np.random.default_rng(seed)
+    s = lambda lo, hi, sd, rate=5.0: saturating(n, lo, hi, rate=rate, sd=sd, seed=int(rng.integers(1 << 30)))  # noqa: E731
+    tags = {
+        "objective/scores": s(0.23, 0.95, 0.03),
+        "ppo/std_scores": np.abs(s(0.63, 0.03, 0.005)),
+        "objective/kl": np.abs(s(0.0, 1.8, 0.15)),
+        "objective/kl_coef": flat(n, 0.05),
+        "policy/approxkl_avg": np.abs(s(0.002, 0.001, 0.0003)),
+        "policy/clipfrac_avg": np.abs(s(0.01, 0.005, 0.002)),
+        "policy/entropy_avg": s(1.6, 1.36, 0.02),
+        "loss/value_avg": np.abs(s(0.16, 0.0016, 0.0003, rate=8)),
+        "ppo/val/var_explained": s(0.0, 0.5, 0.05),
+        "grad_norm": np.abs(s(1.06, 0.85, 0.08)),
+        "tokens/responses_len_mean": s(5.8, 7.5, 0.3),
+    }
+    raw = RawRun(
+        series=[RawSeries(t, np.arange(1, n + 1), np.asarray(v, float), source="t") for t, v in tags.items()],
+        config={"learning_rate": 1e-4, "kl_coef": 0.05, "num_ppo_epochs": 4, "num_mini_batches": 2, "max_grad_norm": 1.0, "kl_estimator": "k1"},
+    )
+    return build_run("loop", "/loop", "jsonl", ["/loop/metrics.jsonl"], raw)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_healthy_reference_loop_run_with_every_statistic_mapped_has_no_warning(seed):
+    run = reference_loop_healthy_run(seed)
+    assert {"len/response_mean", "value/explained_var", "reward/std"} <= set(run.metric_info)
+    findings, na = run_rules(run, {})
+    assert [(f.code, f.message) for f in findings if f.severity != "info"] == []
+    assert verdict_for(run, findings, na)[0] == "healthy"
 
 
 @pytest.mark.parametrize("seed", range(8))

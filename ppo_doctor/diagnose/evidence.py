@@ -8,7 +8,13 @@ of ``reference/thresholds-and-peers.md`` §4.1-§4.2 and are framework-aware: a 
 3e-4 is normal for CleanRL/SB3 control tasks and far too high for an LLM policy.
 
 Evidence never creates a cause on its own (config alone is not a symptom): the ranking
-multiplies finding support by ``exp(sum of weights)``.
+multiplies finding support by ``exp(sum of weights)``.  Its weight follows how specific it
+is: a knob whose value is itself the fault (``kl_coef = 0``, ``max_grad_norm = None``,
+``min_new_tokens`` set, ``reward_scale = 100``) weighs up to 1.0; a value that only looks high
+against recipes written for other model sizes (a learning rate of 1e-4 for a model of unknown
+size) weighs 0.3, so it can strengthen a cause the findings support but not outrank the
+cause they point at; and logged behaviour can argue against a knob (updates whose approx KL
+and clip fraction stay small were not made too large by the learning rate).
 """
 
 from __future__ import annotations
@@ -70,6 +76,15 @@ class _View:
         v = self.values(metric)
         return float(np.median(v)) if len(v) else None
 
+    def informative_median(self, metric: str) -> float | None:
+        """The median, or None when the metric is exactly 0 throughout: a clip fraction or an
+        old-vs-new KL that never moves is what one update per batch logs (ratio 1 by
+        construction, e.g. GRPO's default ``num_iterations=1``), not a measured small update."""
+        vals = self.values(metric)
+        if not len(vals) or not np.any(vals):
+            return None
+        return float(np.median(vals))
+
     def raw(self, metric: str) -> str:
         info = self.run.metric_info.get(metric)
         return info.raw_tag if info else metric
@@ -119,13 +134,14 @@ def kl_coef_too_low(v: _View) -> list[Evidence]:
         return [Evidence(1.0, f"{where}: no KL penalty at all")]
     if beta < 0.01:
         return [Evidence(0.7, f"{where} is below 0.01 (recipes use 0.02-0.2)")]
-    if beta < 0.03:
-        return [Evidence(0.3, f"{where} is at the low end of the usual 0.02-0.2")]
-    if beta >= 0.1:
-        # 0.02-0.05 are common fixed values (MOSS-RLHF 0.02, N+ details 0.05) and say nothing either
-        # way; 0.1 and above (TRL legacy init 0.2) is a firm constraint (thresholds-and-peers §4.1)
-        return [Evidence(-0.4, f"{where} is a firm KL penalty (recipes use 0.02-0.2)")]
-    return []
+    if beta < 0.02:
+        return [Evidence(0.3, f"{where} is below the usual 0.02-0.2")]
+    if beta < 0.1:
+        # the fixed values recipes actually use (MOSS-RLHF 0.02, N+ implementation details 0.05):
+        # a run that drifts with one of them needs another reason as well (thresholds-and-peers §4.1)
+        return [Evidence(-0.2, f"{where} is a usual fixed value (MOSS-RLHF 0.02, N+ details 0.05)")]
+    # 0.1 and above (TRL legacy init 0.2) is a firm constraint
+    return [Evidence(-0.4, f"{where} is a firm KL penalty (recipes use 0.02-0.2)")]
 
 
 def adaptive_kl_target_too_high(v: _View) -> list[Evidence]:
@@ -142,27 +158,63 @@ def adaptive_kl_target_too_high(v: _View) -> list[Evidence]:
     return []
 
 
+# Per-update size below which an update is not over-aggressive: Spinning Up's target_kl 0.01
+# (PTT flags approx KL above 0.02) and a clip fraction below PTT's "typically < 0.2"
+# (thresholds-and-peers.md §4.1).
+SMALL_UPDATE_KL = 0.01
+SMALL_UPDATE_CLIPFRAC = 0.1
+
+
+def small_updates(v: _View) -> Evidence | None:
+    """Evidence that the logged PPO updates stay small (against lr-too-high and too many epochs).
+
+    A learning rate or an epoch count is "too high" through what it does to each update: the
+    ratio leaves the trust region, clipping saturates, approx KL per update rises.  When those
+    measurements are logged and small, a config value that merely looks high for a large model
+    is not what went wrong.  With one epoch and one minibatch the ratio is 1 by construction and
+    the measurements say nothing (DAPO#11, verl#791).
+    """
+    if (v.num("ppo_epochs") or 0) == 1 and (v.num("num_mini_batches") or 1) <= 1:
+        return None
+    kl, frac = v.informative_median("kl/old"), v.informative_median("policy/clipfrac")
+    if kl is None and frac is None:
+        return None
+    if (kl is not None and abs(kl) > SMALL_UPDATE_KL) or (frac is not None and frac > SMALL_UPDATE_CLIPFRAC):
+        return None
+    parts = [f"{v.raw(m)} median {_fmt(x)}" for m, x in (("kl/old", kl), ("policy/clipfrac", frac)) if x is not None]
+    return Evidence(-0.6, f"the logged updates stay small ({', '.join(parts)})")
+
+
 def lr_too_high(v: _View) -> list[Evidence]:
+    out = []
     lr, where = _lr(v)
-    if lr is None:
-        return []
-    if v.domain == "llm":
-        if lr > 1e-4:
-            return [Evidence(0.9, f"{where} is far above LLM RLHF ranges (1e-6 to 1.4e-5)")]
-        if lr > 5e-5:
-            return [Evidence(0.5, f"{where} is above LLM RLHF ranges (1e-6 to 1.4e-5)")]
-        if lr <= 2e-5:
-            return [Evidence(-0.3, f"{where} is within LLM RLHF ranges")]
-    elif v.domain == "classic":
-        if lr > 3e-3:
-            return [Evidence(0.7, f"{where} is about 10x the usual PPO 3e-4")]
-        if lr > 1e-3:
-            return [Evidence(0.3, f"{where} is above the usual PPO 3e-4")]
-        if lr <= 5e-4:
-            return [Evidence(-0.3, f"{where} is the usual PPO range")]
-    elif lr > 3e-3:
-        return [Evidence(0.5, f"{where} is high for PPO")]
-    return []
+    if lr is not None:
+        if v.domain == "llm":
+            # RLHF recipes (1e-6 to 1.4e-5) are for billion-parameter models; a small model
+            # tolerates far more, and the logs rarely say the model size, so a rate above the
+            # recipes is only mild evidence until it exceeds what even small models pretrain at
+            # (GPT-3 125M: 6e-4)
+            if lr > 1e-3:
+                out.append(Evidence(0.7, f"{where} is above what even small language models are trained at (<= 1e-3)"))
+            elif lr > 1e-4:
+                out.append(Evidence(0.5, f"{where} is far above LLM RLHF ranges (1e-6 to 1.4e-5 for large models)"))
+            elif lr > 5e-5:
+                out.append(Evidence(0.3, f"{where} is above LLM RLHF ranges (1e-6 to 1.4e-5 for large models)"))
+            elif lr <= 2e-5:
+                out.append(Evidence(-0.3, f"{where} is within LLM RLHF ranges"))
+        elif v.domain == "classic":
+            if lr > 3e-3:
+                out.append(Evidence(0.7, f"{where} is about 10x the usual PPO 3e-4"))
+            elif lr > 1e-3:
+                out.append(Evidence(0.3, f"{where} is above the usual PPO 3e-4"))
+            elif lr <= 5e-4:
+                out.append(Evidence(-0.3, f"{where} is the usual PPO range"))
+        elif lr > 3e-3:
+            out.append(Evidence(0.5, f"{where} is high for PPO"))
+    small = small_updates(v)
+    if small is not None:
+        out.append(small)
+    return out
 
 
 def lr_too_low(v: _View) -> list[Evidence]:
@@ -201,6 +253,11 @@ def weak_learning_signal(v: _View) -> list[Evidence]:
 
 
 def too_many_ppo_epochs(v: _View) -> list[Evidence]:
+    small = small_updates(v)
+    return ([small] if small is not None else []) + _epochs_config(v)
+
+
+def _epochs_config(v: _View) -> list[Evidence]:
     epochs = v.num("ppo_epochs")
     if epochs is None:
         return []
@@ -416,14 +473,33 @@ EVIDENCE: dict[str, Callable[[_View], list[Evidence]]] = {
 }
 
 
+# Causes that only exist where a language model is trained against a reference model: a
+# classic-RL run (SB3, CleanRL) has no KL penalty to a reference, no SFT initialisation and no
+# generated text, so its entropy or value trouble cannot come from them.
+LLM_ONLY_CAUSES = frozenset(
+    {
+        "kl-coef-too-low",
+        "adaptive-kl-target-too-high",
+        "policy-not-from-sft",
+        "generation-settings",
+        "reward-hacking-length",
+        "response-truncation",
+        "reward-dominated-by-query",
+    }
+)
+
+
 def collect(run: Run, cause_ids: list[str] | None = None) -> dict[str, list[Evidence]]:
     """Evidence per cause id (only causes with something to say appear)."""
     view = _View(run)
     out: dict[str, list[Evidence]] = {}
-    for cid, fn in EVIDENCE.items():
-        if cause_ids is not None and cid not in cause_ids:
+    wanted = list(EVIDENCE) + sorted(LLM_ONLY_CAUSES - EVIDENCE.keys()) if cause_ids is None else cause_ids
+    for cid in wanted:
+        if view.domain == "classic" and cid in LLM_ONLY_CAUSES:
+            out[cid] = [Evidence(-1.5, f"{run.framework} trains classic RL: no reference model, KL penalty or generated text")]
             continue
-        ev = fn(view)
+        fn = EVIDENCE.get(cid)
+        ev = fn(view) if fn is not None else []
         if ev:
             out[cid] = ev
     return out

@@ -4,9 +4,12 @@ Score of a cause = finding support x config factor:
 
 * finding support: every finding lends ``weight x severity`` to each cause it names
   (``Finding.causes``; the symptom's default causes when a rule names none).  Within one
-  symptom the contributions are taken in decreasing order with halving weights (1, 1/2,
-  1/4, ...), so ten findings of the same symptom do not outvote two independent symptoms;
-  distinct symptoms add up.
+  symptom and one kind of observation the contributions are taken in decreasing order with
+  halving weights (1, 1/2, 1/4, ...), so ten findings of the same symptom do not outvote two
+  independent symptoms; distinct symptoms add up.  The generated text samples (PD95x,
+  ``metric == "texts"``) are a kind of observation of their own, independent of the logged
+  scalars: the guides tell people to read the samples precisely because they show what the
+  metrics cannot (repeated phrases, '!' spam: the reward model being exploited).
 * config factor: ``exp(sum of evidence weights)`` from :mod:`.evidence`, clipped to
   [exp(-1.5), exp(1.5)].  It multiplies, so configuration alone never creates a cause.
 
@@ -29,6 +32,7 @@ from .evidence import Evidence, collect
 log = logging.getLogger(__name__)
 
 SEVERITY_FACTOR = {"info": 0.35, "warning": 0.75, "error": 1.0}
+TEXT_SAMPLES = "texts"  # Finding.metric of the rules that read generated text samples
 SAME_SYMPTOM_DECAY = 0.5
 MAX_LOG_FACTOR = 1.5
 STRENGTH_RATE = 1.2
@@ -47,8 +51,13 @@ def _describe(f: Finding) -> str:
     return f"{f.code} {f.name} ({f.severity}, {f.symptom} on {f.metric}{where}): {f.message}"
 
 
+def _group(f: Finding) -> tuple[str, str]:
+    """Findings in one group share diminishing returns: same symptom, same kind of observation."""
+    return f.symptom, ("texts" if f.metric == TEXT_SAMPLES else "metrics")
+
+
 def _support(findings: list[Finding]) -> tuple[dict[str, float], dict[str, list[tuple[float, str]]]]:
-    per: dict[str, dict[str, list[tuple[float, str]]]] = defaultdict(lambda: defaultdict(list))
+    per: dict[str, dict[tuple[str, str], list[tuple[float, str]]]] = defaultdict(lambda: defaultdict(list))
     for f in findings:
         sev = SEVERITY_FACTOR.get(f.severity, 0.5)
         for cid, w in finding_causes(f).items():
@@ -56,13 +65,13 @@ def _support(findings: list[Finding]) -> tuple[dict[str, float], dict[str, list[
                 log.warning("finding %s names unknown cause %r; ignored", f.code, cid)
                 continue
             if w > 0:
-                per[cid][f.symptom].append((float(w) * sev, _describe(f)))
+                per[cid][_group(f)].append((float(w) * sev, _describe(f)))
     support: dict[str, float] = {}
     evidence: dict[str, list[tuple[float, str]]] = {}
-    for cid, by_symptom in per.items():
+    for cid, by_group in per.items():
         total = 0.0
         items: list[tuple[float, str]] = []
-        for contribs in by_symptom.values():
+        for contribs in by_group.values():
             contribs.sort(key=lambda c: (-c[0], c[1]))
             total += sum(c * SAME_SYMPTOM_DECAY**i for i, (c, _) in enumerate(contribs))
             items.extend(contribs)

@@ -90,6 +90,51 @@ def cfg_int(run: Run, *keys: str) -> int | None:
     return None if f is None else int(round(f))
 
 
+# -- gradient clipping ---------------------------------------------------------------------
+# PTT's "explode" factor for a gradient norm against its early baseline (PD602 uses it too).
+EXPLODE_FACTOR = 10.0
+# Support an over-large update (PD801-PD803) or a non-finite value (PD601) lends
+# no-grad-clipping when nothing clipped an exploded gradient: the catalog's mechanism, "a
+# single bad batch produces a huge update ... and can diverge to NaN".
+UNCLIPPED_UPDATE_WEIGHT = 0.7
+
+
+def clipping_off(run: Run) -> bool:
+    """The config turns gradient clipping off: ``max_grad_norm`` written as None, or <= 0."""
+    if "max_grad_norm" in run.config and run.config["max_grad_norm"] is None:
+        return True
+    mgn = cfg_float(run, "max_grad_norm")
+    return mgn is not None and mgn <= 0
+
+
+def unclipped_explosion(ctx: RuleContext, min_points: int = 10) -> str | None:
+    """Evidence text when clipping is off and the (pre-clip) ``grad/norm`` exploded, else None.
+
+    Exploded: its largest value is at least :data:`EXPLODE_FACTOR` times the median of the
+    first 10 % of the run.  Then every over-large update of the run may be that gradient,
+    applied whole.
+    """
+    if not clipping_off(ctx.run) or not ctx.has("grad/norm"):
+        return None
+    _, g = finite_arrays(ctx, "grad/norm")
+    if len(g) < min_points:
+        return None
+    base, _, _ = early_late(g)
+    peak = float(np.max(g))
+    if not base > 0 or peak < EXPLODE_FACTOR * base:
+        return None
+    return f"config: gradient clipping off, and grad/norm reached {fmt_num(peak / base)}x its early level: nothing bounded these updates"
+
+
+def unclipped_causes(ctx: RuleContext, causes: dict[str, float]) -> tuple[dict[str, float], list[str]]:
+    """``causes`` with no-grad-clipping added when nothing clipped an exploded gradient, and
+    the evidence saying so (for findings that such a gradient explains)."""
+    note = unclipped_explosion(ctx)
+    if note is None:
+        return dict(causes), []
+    return {**causes, "no-grad-clipping": max(causes.get("no-grad-clipping", 0.0), UNCLIPPED_UPDATE_WEIGHT)}, [note]
+
+
 # -- series access ----------------------------------------------------------------------
 def metric_sign(run: Run, metric: str) -> int:
     """+1, or -1 when the framework logs the negation (SB3 ``train/entropy_loss``)."""
@@ -189,6 +234,18 @@ def kl_view(ctx: RuleContext, seq_band: float = SEQ_KL_BAND, token_band: float =
         band = seq_band
         notes.append("reduction unknown, judged against the sequence-level band")
     return KLView("kl/ref", steps, values, reduction, estimator, band, "; ".join(notes))
+
+
+def first_kl(view: KLView, first_points: int = 3) -> tuple[float, int]:
+    """(lowest KL over the first logged points, how many points): above the band means the
+    policy and the reference already differed when logging began.
+
+    The lowest, not the median: a policy initialised from the reference logs about 0 at its
+    first rollout, and a learning rate large enough to jump far in one update shows 0 first and
+    a high KL only after that update (a blow-up, not a wrong initialisation).
+    """
+    n_first = max(1, min(int(first_points), len(view.values) // 20 or 1))
+    return float(np.min(view.values[:n_first])), n_first
 
 
 def per_token_kl(ctx: RuleContext, view: KLView) -> float | None:

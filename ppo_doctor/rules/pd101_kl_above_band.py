@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from ..detect import sustained_spans, theil_sen
 from .base import Example, Rule
-from .common import SEQ_KL_BAND, TOKEN_KL_BAND, early_late, fmt_num, incident, kl_view, per_token_kl, sustain_window
+from .common import SEQ_KL_BAND, TOKEN_KL_BAND, early_late, first_kl, fmt_num, incident, kl_view, per_token_kl, sustain_window
 from .examples import ramp, saturating
+
+
+# A KL above the band before any update: policy and reference differ from the start (PD102),
+# the KL penalty and the update size come second (trl#1340).
+FROM_START_CAUSES = {"policy-not-from-sft": 0.9, "implementation-bug": 0.3, "kl-coef-too-low": 0.3, "lr-too-high": 0.2}
 
 
 class KLAboveBand(Rule):
@@ -21,7 +26,9 @@ class KLAboveBand(Rule):
 
     **Why it matters.** "Policy collapse": the policy drifts far from the SFT model, text turns
     incoherent, and the reward model is being exploited.  KL is, with mean reward, the first
-    metric the guides tell you to watch.
+    metric the guides tell you to watch.  When the KL is already above the band at the first
+    logged points (PD102), no training pushed it there, so a weak KL penalty or aggressive
+    updates cannot be why: the finding then points at the policy's initialisation instead.
 
     **Known false positives.** A run that logs a sequence-summed KL without saying so and has
     very long responses; a log whose reduction is unknown is judged against the lenient
@@ -72,6 +79,11 @@ class KLAboveBand(Rule):
         if tok is not None:
             observed["late_per_token"] = tok
             evidence.append(f"about {fmt_num(tok)} nats per token at the end (KL / response length)")
+        causes = dict(self.causes)
+        first, n_first = first_kl(view)
+        if first > band:
+            evidence.append(f"already above the band at the first {n_first} logged point(s) (at least {fmt_num(first)})")
+            causes = FROM_START_CAUSES
         yield incident(
             self,
             ctx,
@@ -85,6 +97,7 @@ class KLAboveBand(Rule):
             end_step=spans[-1].end_step,
             severity="error" if severe else "warning",
             evidence=evidence,
+            causes=causes,
             fmt={
                 "band_s": fmt_num(band),
                 "unit": view.unit,

@@ -6,16 +6,18 @@ import numpy as np
 
 from ..detect import mask_to_spans
 from .base import Example, Rule
-from .common import SEQ_KL_BAND, TOKEN_KL_BAND, fmt_num, kl_view
+from .common import SEQ_KL_BAND, TOKEN_KL_BAND, first_kl, fmt_num, kl_view
 from .examples import flat, saturating
 
 
 class KLHighFromStart(Rule):
     """KL to the reference is already above its band at the first logged steps.
 
-    **What it detects.** The median ``kl/ref`` over the first few logged points (3, or 5 % of a
-    short run, at least 1) is above the healthy band (10 nats per sequence, 0.3 per token; see
-    PD101 for units).
+    **What it detects.** Every one of the first few logged points of ``kl/ref`` (3, or 5 % of
+    a short run, at least 1) is above the healthy band (10 nats per sequence, 0.3 per token;
+    see PD101 for units).  A single point near 0 among them shows the policy started as the
+    reference: a learning rate so high that one update jumps far logs 0 at its first rollout
+    and a high KL only after that update, which is a blow-up (PD101), not a wrong start.
 
     **Why it matters.** A policy initialised from the SFT checkpoint *is* the reference at step
     0, so the KL starts at about 0.  A KL that starts high means the policy and the reference are
@@ -40,7 +42,7 @@ class KLHighFromStart(Rule):
     params = {"seq_band": SEQ_KL_BAND, "token_band": TOKEN_KL_BAND, "first_points": 3, "min_points": 3}
     causes = {"policy-not-from-sft": 1.0, "implementation-bug": 0.4}
     message = (
-        "KL to the reference is {first_s} {unit} over the first {n_first} logged point(s), above the "
+        "KL to the reference is at least {first_s} {unit} over the first {n_first} logged point(s), above the "
         "{band_s} band before training could have moved the policy: policy and reference differ from the start"
     )
 
@@ -50,8 +52,7 @@ class KLHighFromStart(Rule):
         if view is None or len(view.values) < p["min_points"]:
             return
         s, v, band = view.steps, view.values, view.band
-        n_first = max(1, min(int(p["first_points"]), len(v) // 20 or 1))
-        first = float(np.median(v[:n_first]))
+        first, n_first = first_kl(view, p["first_points"])
         if not first > band:
             return
         # the initial incident: the leading run of points above the band

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..detect import mask_to_spans, summarize
 from .base import Example, Rule
-from .common import early_late, finite_arrays, fmt_num, incident
+from .common import early_late, finite_arrays, fmt_num, incident, kl_view
 from .examples import decay, flat, saturating
 
 
@@ -13,16 +13,28 @@ class RewardStdCollapse(Rule):
 
     **What it detects.** ``reward/std`` (the standard deviation of the scores within a batch)
     ends the run below ``drop`` times its early level (medians of the first and last 10 %).
-    When the mean reward rose meanwhile, the finding is reward hacking (every response found the
-    same high-scoring pattern); otherwise stagnation (every response scores the same, so the
-    advantages, and the learning signal, vanish; GRPO's ``frac_reward_zero_std`` case).
+    What that means depends on the mean reward (change against its own noise, 3 s.e.):
+
+    * reward rose and the KL to the reference ended above its band (PD101's units): reward
+      hacking, every response found the same high-scoring pattern far from the SFT model;
+    * reward rose while the KL stayed inside its band: not reported.  A reward with a ceiling
+      (a bounded scorer, an accuracy) must lose its spread as its mean approaches the ceiling
+      (Bhatia-Davis: variance <= (max - mean)(mean - min)), and a policy that stays near the
+      reference while doing so has learned the task, not exploited the reward;
+    * reward flat: stagnation, every response scores the same, so the advantages, and the
+      learning signal, vanish (GRPO's ``frac_reward_zero_std`` case);
+    * reward fell: entropy collapse, the policy degenerated into responses the reward cannot
+      tell apart (typically after a KL blow-up).
+
+    Without a ``kl/ref`` metric a rising reward is read as hacking (nothing shows the policy
+    stayed near the reference).
 
     **Why it matters.** Diversity has collapsed (trl#204: at the end every prompt gets the same
-    response) or the reward saturates; either way the gradient signal from reward differences
-    is gone.
+    response) or the policy has collapsed; either way the gradient signal from reward
+    differences is gone.
 
-    **Known false positives.** Tasks whose reward saturates at a cap once solved (e.g. an
-    accuracy reward reaching 1.0 everywhere): the run is done, not broken.
+    **Known false positives.** Logs without a KL metric whose reward saturates at a cap once
+    solved (e.g. an accuracy reward reaching 1.0 everywhere): the run is done, not broken.
 
     **Source.** PTT reward_std rules, rlwatch reward-variance detector; huggingface/trl#204;
     TRL GRPO ``frac_reward_zero_std`` (thresholds-and-peers.md §1.2, §4.1, §5; formats.md §1d).
@@ -33,7 +45,7 @@ class RewardStdCollapse(Rule):
     symptom = "reward_hacking"
     severity = "warning"
     requires = ("reward/std",)
-    params = {"drop": 0.1, "min_points": 20}
+    params = {"drop": 0.1, "min_change": 3.0, "min_points": 20}
     causes = {"reward-model-flawed": 0.6, "kl-coef-too-low": 0.5, "weak-learning-signal": 0.3}
     message = "reward std across the batch fell from {first_s} to {late_s} ({pct}): {meaning}"
 
@@ -45,16 +57,23 @@ class RewardStdCollapse(Rule):
         first, late, _ = early_late(v)
         if not first > 0 or late > p["drop"] * first:
             return
-        rising = False
+        trend = 0  # +1 rose, -1 fell, 0 no significant change
         rmetric = ctx.first_present("reward/score", "reward/total")
         if rmetric is not None:
             rs, rv = finite_arrays(ctx, rmetric)
             if len(rv) >= p["min_points"]:
                 r = summarize(rs, rv)
-                rising = r.change > 0 and r.change_in_noise >= 3
-        if rising:
+                if abs(r.change_in_noise) >= p["min_change"]:
+                    trend = 1 if r.change > 0 else -1
+        if trend > 0:
+            view = kl_view(ctx)
+            if view is not None and len(view.values) >= p["min_points"] and early_late(view.values)[1] <= view.band:
+                return  # the reward reached its ceiling with the policy near the reference
             symptom, meaning = "reward_hacking", "responses converge on one high-scoring pattern"
             causes = {"reward-model-flawed": 0.8, "kl-coef-too-low": 0.7}
+        elif trend < 0:
+            symptom, meaning = "entropy_collapse", "the reward fell and every response now scores alike: the policy degenerated"
+            causes = {"lr-too-high": 0.6, "kl-coef-too-low": 0.5, "no-grad-clipping": 0.3}
         else:
             symptom, meaning = "stagnation", "every response scores alike, so advantages and the learning signal vanish"
             causes = {"weak-learning-signal": 0.9, "reward-model-flawed": 0.4}

@@ -7,7 +7,8 @@ import numpy as np
 from ..detect import approx_median, spikes
 from .base import Example, Rule
 from .common import finite_arrays, fmt_num, incident
-from .examples import decay, with_points
+from .examples import decay, flat, with_points
+from .value_scale import reward_scale
 
 
 class ValueLossSpikes(Rule):
@@ -15,7 +16,11 @@ class ValueLossSpikes(Rule):
 
     **What it detects.** Points of ``loss/value`` at least ``factor`` (10) times their local
     level and at least ``z`` robust z-scores above it, judged on a log scale because losses are
-    positive and their spikes multiplicative.  Always a warning: value spikes are common in
+    positive and their spikes multiplicative.  A spike must also be material: at least
+    ``min_share`` (0.1) of the squared reward scale (|median reward| + spread, as PD401/PD404),
+    i.e. a value error of about a third of the rewards' magnitude, enough to flip the sign of
+    typical advantages.  A critic that fits a saturated reward to 1e-4 and then jumps to 1e-2
+    is ten times worse and still nearly exact.  Always a warning: value spikes are common in
     classic RL (a rare large return) and hurt one batch, they do not break the run alone.
 
     **Why it matters.** The guide's "value loss too high: stays high or swings wildly".  Value
@@ -24,7 +29,8 @@ class ValueLossSpikes(Rule):
     advantages of that batch.
 
     **Known false positives.** Rare, genuinely surprising episodes in classic RL (a first
-    success); one-off spikes after a checkpoint reload.
+    success); one-off spikes after a checkpoint reload.  Without a reward metric the
+    materiality floor is not applied.
 
     **Source.** guides-digest.md; TRL logging docs ("value loss will spike / NaN when not going
     well"); PTT value-loss rule (thresholds-and-peers.md §4.1).
@@ -35,7 +41,7 @@ class ValueLossSpikes(Rule):
     symptom = "value_instability"
     severity = "warning"
     requires = ("loss/value",)
-    params = {"factor": 10.0, "z": 6.0, "min_points": 20}
+    params = {"factor": 10.0, "z": 6.0, "min_share": 0.1, "min_points": 20}
     causes = {"reward-not-clipped": 0.7, "reward-not-normalized": 0.6, "value-lr-mistuned": 0.6, "reward-model-flawed": 0.3}
     message = "value loss spiked {count} time(s), up to {peak_s} at step {peak_step} (>= {factor:g}x its local level)"
 
@@ -48,6 +54,10 @@ class ValueLossSpikes(Rule):
             return
         logv = np.log10(v)
         found = spikes(s, logv, z=p["z"], direction="up", min_deviation=float(np.log10(p["factor"])))
+        scale = reward_scale(ctx)
+        if scale:
+            floor = float(np.log10(p["min_share"] * scale**2))
+            found = [sp for sp in found if sp.peak_value >= floor]
         if not found:
             return
         worst = max(found, key=lambda sp: sp.peak_value)
@@ -72,4 +82,11 @@ class ValueLossSpikes(Rule):
 
     @classmethod
     def good_example(cls):
-        return Example(series={"loss/value": np.abs(decay(150, 1.0, 0.2, sd=0.03, seed=28))})
+        # a critic that fits a saturated unit-scale reward almost exactly: 10x jumps from 1e-4
+        # are still tiny errors against the squared reward scale
+        return Example(
+            series={
+                "loss/value": with_points(np.abs(decay(150, 1e-3, 1e-4, sd=2e-6, seed=28)), {70: 5e-3, 110: 1e-2}),
+                "reward/score": flat(150, 1.0, 0.01, seed=35),
+            }
+        )

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..detect import nonfinite, onset
 from .base import Example, Rule
-from .common import describe
+from .common import describe, unclipped_causes
 from .examples import ramp, saturating
 
 CANONICAL = frozenset(
@@ -99,6 +99,7 @@ class NonFiniteValues(Rule):
         kinds = ", ".join(f"{k}: {c}" for k, c in counts.items() if c)
         recovered = f", finite again by step {nf.last_finite_step}" if nf.recovered else " and never finite again"
         bad_steps = s[nf.any]
+        causes, unclipped = unclipped_causes(ctx, self.causes)
         return self.finding(
             ctx,
             metric=metric,
@@ -108,7 +109,8 @@ class NonFiniteValues(Rule):
             peak_step=int(nf.first_step),
             end_step=int(bad_steps[-1]),
             severity=severity,
-            evidence=[f"first non-finite value ({nf.first_kind}) at step {nf.first_step}"],
+            causes=causes,
+            evidence=[f"first non-finite value ({nf.first_kind}) at step {nf.first_step}", *unclipped],
             fmt={"metric": metric, "count": nf.count, "kinds": kinds, "first_step": nf.first_step, "recovered": recovered},
         )
 

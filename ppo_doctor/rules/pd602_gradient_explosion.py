@@ -6,7 +6,7 @@ import numpy as np
 
 from ..detect import mask_to_spans, sustained_mask
 from .base import Example, Rule
-from .common import cfg_float, early_late, finite_arrays, fmt_num, incident
+from .common import EXPLODE_FACTOR, cfg_float, clipping_off, early_late, finite_arrays, fmt_num, incident
 from .examples import flat, with_points
 
 CRITIC_CAUSES = {"value-lr-mistuned": 0.8, "reward-not-normalized": 0.5, "reward-not-clipped": 0.4, "no-grad-clipping": 0.4}
@@ -14,13 +14,11 @@ CRITIC_CAUSES = {"value-lr-mistuned": 0.8, "reward-not-normalized": 0.5, "reward
 
 def clipping_evidence(run) -> tuple[list[str], float]:
     """Evidence about gradient clipping in the config, and the weight of no-grad-clipping."""
-    if "max_grad_norm" in run.config and run.config["max_grad_norm"] is None:
-        return ["config: max_grad_norm=None (clipping off)"], 0.9
+    if clipping_off(run):
+        return [f"config: max_grad_norm={run.config.get('max_grad_norm')} (clipping off)"], 1.0
     mgn = cfg_float(run, "max_grad_norm")
     if mgn is None:
         return [], 0.5
-    if mgn <= 0:
-        return [f"config: max_grad_norm={mgn:g} (clipping off)"], 0.9
     return [f"config: max_grad_norm={mgn:g} (the logged norm is measured before clipping)"], 0.1
 
 
@@ -50,7 +48,7 @@ class GradientExplosion(Rule):
     symptom = "gradient_explosion"
     severity = "error"
     requires = (("grad/norm", "grad/norm_critic"),)
-    params = {"factor": 10.0, "error_factor": 100.0, "min_points": 10}
+    params = {"factor": EXPLODE_FACTOR, "error_factor": 100.0, "min_points": 10}
     causes = {"lr-too-high": 0.7, "no-grad-clipping": 0.5, "reward-not-normalized": 0.4, "reward-not-clipped": 0.3, "implementation-bug": 0.2}
     message = "{metric} reached {peak_s}, {ratio_s}x its early level of {base_s} ({count} point(s) over {factor:g}x)"
 

@@ -13,20 +13,24 @@ class GradClipSaturated(Rule):
     """Nearly every update is clipped: the gradient norm sits far above ``max_grad_norm``.
 
     **What it detects.** With ``max_grad_norm`` known from the config, at least ``share`` of
-    the second half of the run has a (pre-clip) ``grad/norm`` above it, and the median is at
-    least ``ratio`` times it.  The step size is then set by the clip, not by the learning rate
-    and the gradient: the optimiser runs permanently at its safety limit.
+    the second half of the run has a (pre-clip) ``grad/norm`` above it.  A warning when the
+    median there is at least ``warn_ratio`` (10) times the limit, the same factor PD602 and PTT
+    use for an exploding norm; information when it is between ``ratio`` (3) and 10 times.
 
-    **Why it matters.** Persistent saturation is the slow form of gradient explosion: updates
-    as large as allowed every step, usually from a learning rate that is too high or advantages
-    that are too large (rewards not normalised).
+    **Why it matters.** Clipping every step by a modest factor is clipping doing its job: with
+    Adam, rescaling every gradient by a similar factor barely changes the update (Adam divides
+    by the gradients' running scale), so a norm of 3x the limit is a fact about the run worth
+    knowing, not instability.  Norms ten or a hundred times the limit are the slow form of
+    gradient explosion: every update as large as allowed, its direction set by outlier
+    batches, usually from a learning rate that is too high or advantages that are too large
+    (rewards not normalised).
 
     **Known false positives.** Frameworks that log the post-clip norm (then it never exceeds the
     limit and the rule is silent); a deliberately tight clip.
 
     **Source.** guides-digest.md ("watch gradient magnitudes; clipping helps with explosions");
-    CleanRL/37-details max_grad_norm 0.5; veRL/OpenRLHF log the pre-clip norm (formats.md §3)
-    (thresholds-and-peers.md §4.2).
+    PTT grad-norm rule (> 10x = explode); CleanRL/37-details max_grad_norm 0.5; veRL/OpenRLHF
+    log the pre-clip norm (formats.md §3) (thresholds-and-peers.md §4.1, §4.2).
     """
 
     code = "PD603"
@@ -34,9 +38,9 @@ class GradClipSaturated(Rule):
     symptom = "gradient_explosion"
     severity = "warning"
     requires = ("grad/norm",)
-    params = {"share": 0.9, "ratio": 3.0, "min_points": 20}
+    params = {"share": 0.9, "ratio": 3.0, "warn_ratio": 10.0, "min_points": 20}
     causes = {"lr-too-high": 0.6, "reward-not-normalized": 0.5, "reward-not-clipped": 0.3}
-    message = "grad/norm exceeds max_grad_norm={mgn:g} on {share_s} of the second half (median {median_s}): every update is clipped"
+    message = "grad/norm exceeds max_grad_norm={mgn:g} on {share_s} of the second half (median {median_s}, {times_s}x the limit): every update is clipped"
 
     @classmethod
     def missing(cls, run):
@@ -67,13 +71,14 @@ class GradClipSaturated(Rule):
             threshold_step=int(s[over[0]]),
             peak_step=int(s[int(np.argmax(v))]),
             end_step=int(s[-1]),
+            severity="warning" if median >= p["warn_ratio"] * mgn else "info",
             evidence=[f"config: max_grad_norm={mgn:g}"],
-            fmt={"mgn": mgn, "share_s": f"{share:.0%}", "median_s": fmt_num(median)},
+            fmt={"mgn": mgn, "share_s": f"{share:.0%}", "median_s": fmt_num(median), "times_s": fmt_num(median / mgn)},
         )
 
     @classmethod
     def bad_example(cls):
-        return Example(series={"grad/norm": np.abs(flat(100, 6.0, 1.0, seed=44))}, config={"max_grad_norm": 1.0})
+        return Example(series={"grad/norm": np.abs(flat(100, 20.0, 3.0, seed=44))}, config={"max_grad_norm": 1.0})
 
     @classmethod
     def good_example(cls):

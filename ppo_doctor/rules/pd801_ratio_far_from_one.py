@@ -6,7 +6,7 @@ import numpy as np
 
 from ..detect import mask_to_spans, outside, sustained_spans
 from .base import Example, Rule
-from .common import finite_arrays, fmt_num, incident, sustain_window
+from .common import finite_arrays, fmt_num, incident, sustain_window, unclipped_causes
 from .examples import flat, with_points
 
 
@@ -57,6 +57,7 @@ class RatioFarFromOne(Rule):
             return
         worst = max(spans, key=lambda sp: sp.peak_value)
         peak = float(v[worst.peak_idx])
+        causes, evidence = unclipped_causes(ctx, self.causes)
         yield incident(
             self,
             ctx,
@@ -69,6 +70,8 @@ class RatioFarFromOne(Rule):
             peak_step=worst.peak_step,
             end_step=spans[-1].end_step,
             severity=severity,
+            causes=causes,
+            evidence=evidence,
             fmt={"peak_s": fmt_num(peak), "band": band, "threshold_step": spans[0].start_step},
         )
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..detect import sustained_spans
 from .base import Example, Rule
-from .common import cfg_int, finite_arrays, fmt_num, incident, sustain_window
+from .common import cfg_int, finite_arrays, fmt_num, incident, sustain_window, unclipped_causes
 from .examples import flat, saturating
 
 
@@ -52,7 +52,9 @@ class ClipfracHigh(Rule):
         median = float(np.median(covered))
         worst = max(spans, key=lambda sp: sp.peak_value)
         epochs = cfg_int(ctx.run, "ppo_epochs")
-        evidence = [f"config: ppo_epochs={epochs}"] if epochs is not None else []
+        causes, evidence = unclipped_causes(ctx, self.causes)
+        if epochs is not None:
+            evidence.insert(0, f"config: ppo_epochs={epochs}")
         yield incident(
             self,
             ctx,
@@ -65,6 +67,7 @@ class ClipfracHigh(Rule):
             peak_step=worst.peak_step,
             end_step=spans[-1].end_step,
             severity="error" if median >= p["error_clipfrac"] else "warning",
+            causes=causes,
             evidence=evidence,
             fmt={"median_s": fmt_num(median), "peak_s": fmt_num(worst.peak_value), "threshold_step": spans[0].start_step},
         )

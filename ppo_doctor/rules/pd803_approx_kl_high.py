@@ -6,7 +6,7 @@ import numpy as np
 
 from ..detect import sustained_spans
 from .base import Example, Rule
-from .common import cfg_float, finite_arrays, fmt_num, incident, sustain_window
+from .common import cfg_float, finite_arrays, fmt_num, incident, sustain_window, unclipped_causes
 from .examples import flat, saturating
 
 
@@ -60,6 +60,7 @@ class ApproxKLHigh(Rule):
         covered = np.concatenate([v[sp.start_idx : sp.end_idx + 1] for sp in spans])
         median = float(np.median(covered))
         worst = max(spans, key=lambda sp: sp.peak_value)
+        causes, evidence = unclipped_causes(ctx, self.causes)
         yield incident(
             self,
             ctx,
@@ -72,6 +73,8 @@ class ApproxKLHigh(Rule):
             peak_step=worst.peak_step,
             end_step=spans[-1].end_step,
             severity="error" if median >= p["error_factor"] * limit else "warning",
+            causes=causes,
+            evidence=evidence,
             fmt={"limit_s": fmt_num(limit), "source": source, "median_s": fmt_num(median), "threshold_step": spans[0].start_step},
         )
 
