@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from ppo_doctor.errors import LogReadError
-from ppo_doctor.ingest import wandb_binary, wandb_csv, wandb_files
+from ppo_doctor.ingest import numparse, wandb_binary, wandb_csv, wandb_files
 from ppo_doctor.ingest.base import read_head
 
 # -- helpers --------------------------------------------------------------------------------------
@@ -327,6 +327,38 @@ def test_random_damage_never_escapes_as_a_traceback(pb, tmp_path):
             assert np.array_equal(loss[0].values, loss[0].steps.astype(float))
 
 
+def test_damaged_payloads_behind_good_checksums_lose_only_their_rows(pb, tmp_path):
+    """Damage the checksums cannot see (payloads broken before framing) reaches the bulk history
+    decoder: it must drop the rows it cannot decode, never raise, and leave the others intact."""
+    rng = random.Random(99)
+    path = tmp_path / "run-damaged.wandb"
+    for _ in range(60):
+        payloads = []
+        for i in range(60):  # rows of different lengths: the last ones are walked in Python
+            extra = {f"x{k}": k for k in range(rng.choice([0, 2, 40]))}
+            payloads.append(history(pb, {"loss": float(i), "s": "t" * rng.choice([0, 5, 200]), **extra, "_step": i}, nested=rng.random() < 0.5))
+        damaged = set(rng.sample(range(60), rng.randint(1, 6)))
+        for i in damaged:
+            p = bytearray(payloads[i])
+            for _ in range(rng.randint(1, 4)):
+                j = rng.randrange(len(p))
+                op = rng.random()
+                if op < 0.6:
+                    p[j] = rng.randrange(256)
+                elif op < 0.8:
+                    del p[j : j + rng.randint(1, 10)]
+                else:
+                    p.insert(j, rng.randrange(256))
+            payloads[i] = bytes(p)
+        data = frame(payloads + [exit_record(pb)])
+        path.write_bytes(data)
+        (raw,) = wandb_binary.read(path)
+        points = {(int(s), float(v)) for t in raw.series if t.tag == "loss" for s, v in zip(t.steps, t.values)}
+        assert {(i, float(i)) for i in range(60) if i not in damaged} <= points
+        offsets = [o for o, _, t in record_offsets(data) if t in (1, 2)]
+        assert {i.offset for i in raw.issues if "malformed" in i.message} <= {offsets[i] for i in damaged}
+
+
 def test_step_metric_fallback_and_restart(pb, tmp_path):
     def metric(glob, step_metric):
         r = pb.Record()
@@ -391,6 +423,280 @@ def test_million_point_history_reads_fast(pb, tmp_path):
     assert sum(len(s) for s in raw.series) == 1_000_000
     assert series(raw, "train/metric_7").values[123] == pytest.approx(math.sin(1.23 + 7))
     assert elapsed < 15, f"1M points took {elapsed:.1f}s"
+
+
+# -- the bulk decoder against reference decoders (issue #6) ------------------------------------------
+#
+# The reader decodes history rows column-wise (numpy lockstep walk, hashed keys, vectorised number
+# parsing).  These tests check it against straightforward decoders on randomised inputs: Python's
+# json for numbers, wandb's own protobuf classes for whole rows.
+
+PAD = numparse.PAD
+
+
+def parse_numbers_padded(texts: list[bytes], filler: bytes = b"9") -> tuple[np.ndarray, np.ndarray]:
+    """numparse on texts laid end to end, between digit padding (which must be masked out)."""
+    data = filler * PAD + b"".join(texts) + filler * PAD
+    ends = PAD + np.cumsum([len(t) for t in texts], dtype=np.int64)
+    return numparse.parse_numbers(data, ends - [len(t) for t in texts], ends)
+
+
+def json_number(text: bytes) -> float | None:
+    """The reference: what Python's json makes of a text, as a float when it is a number."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return float(value) if type(value) in (int, float) else None
+
+
+def same_float(a: float, b: float) -> bool:
+    return struct.pack("<d", a) == struct.pack("<d", b) or (math.isnan(a) and math.isnan(b))
+
+
+def random_number_texts(rng: random.Random, n: int) -> list[bytes]:
+    """Numbers as W&B writes them, numbers in every JSON form, and near misses."""
+    out = []
+    for _ in range(n):
+        kind = rng.random()
+        if kind < 0.25:  # what json.dumps writes for a float (shortest repr, NaN/Infinity tokens)
+            text = json.dumps(rng.choice([rng.random() * 10 ** rng.randint(-8, 20), rng.uniform(-1, 1), float(rng.randint(0, 9))]))
+        elif kind < 0.35:  # any double, bit pattern at random
+            text = json.dumps(struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0])
+        elif kind < 0.45:
+            text = str(rng.randint(-(10**21), 10**21))
+        elif kind < 0.75:  # digit strings of every length, with or without fraction and exponent
+            digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 26)))
+            text = rng.choice(["", "-"]) + digits[: rng.randint(1, len(digits))]
+            if rng.random() < 0.7:
+                text += "." + digits
+            if rng.random() < 0.3:
+                text += rng.choice("eE") + rng.choice(["", "+", "-"]) + str(rng.randint(0, 40)).zfill(rng.randint(1, 3))
+        elif kind < 0.9:  # near misses: every character a JSON number may contain
+            text = "".join(rng.choice("0123456789.eE+-NaInfity") for _ in range(rng.randint(0, 12)))
+        else:
+            text = rng.choice(["NaN", "-NaN", "Infinity", "-Infinity", "-0", "-0.0", "0", "00", "01", "1.", ".5", "1e", "1e+",
+                               "-", "--1", "1e5.0", "0.0e0", "true", "null", '"1"', "[1]", " 1", "1 ", "Inf", "nan", "1_0",
+                               "+1", "0x10", "1e-0005", "9" * 19, "9" * 20, "0." + "0" * 5 + "9" * 19])
+        out.append(text.encode())
+    return out
+
+
+def test_numparse_equals_json_on_random_numbers():
+    texts = random_number_texts(random.Random(6), 60_000)
+    values, ok = parse_numbers_padded(texts)
+    for text, value, parsed in zip(texts, values.tolist(), ok.tolist()):
+        expected = json_number(text)
+        if parsed:  # never a wrong value, never a text json does not read as a number
+            assert expected is not None and same_float(value, expected), text
+    # and the fast path does the work: what W&B writes is decoded here, not left to json
+    written = [json.dumps(random.Random(i).random() * 10 ** (i % 12 - 4)).encode() for i in range(5_000)]
+    assert parse_numbers_padded(written, filler=b"\0")[1].all()
+    assert ok.sum() > 0.4 * len(texts)
+
+
+def test_numparse_halfway_and_extreme_decimals():
+    """Decimals exactly halfway between two doubles (where one more rounding would go wrong),
+    next to them, and at the ends of the exact ranges."""
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 80
+    rng = random.Random(7)
+    texts = []
+    for _ in range(4_000):
+        x = rng.random() * 10 ** rng.randint(-4, 17)
+        mid = (Decimal(x) + Decimal(math.nextafter(x, math.inf))) / 2
+        for d in (mid, mid.next_plus(), mid.next_minus()):
+            texts.append(format(d.quantize(Decimal(10) ** -min(24, max(0, -d.adjusted() + 18))), "f").encode())
+    texts += [b"9007199254740993", b"9007199254740992", b"18446744073709551615", b"18446744073709551616",
+              b"1e22", b"1e23", b"1e27", b"1e28", b"123456789012345678e-27", b"0.000000000000000000000001"]
+    values, ok = parse_numbers_padded(texts)
+    for text, value, parsed in zip(texts, values.tolist(), ok.tolist()):
+        if parsed:
+            assert same_float(value, json_number(text)), text
+    assert ok.mean() > 0.5
+
+
+def test_numparse_rejects_ranges_outside_the_padding():
+    with pytest.raises(ValueError):
+        numparse.parse_numbers(b"1.5", np.array([0]), np.array([3]))
+
+
+def random_history_rows(pb, rng: random.Random, n_rows: int) -> list:
+    """History rows as wandb's protobuf classes write them: keys plain, nested, legacy, unicode,
+    long; values of every JSON kind, as value_json or typed fields; with or without step.num."""
+    keys = ["loss", "lost", "train/kl", "train/lr", "ключ/λ", "损失", "k" * 130, ("a", "b"), ("a", "b", "ç"), "_timestamp",
+            "x" * 127, "x" * 126 + "y", "e"]
+    raw_json = ["1E5", "-0", "0.1e-2", " 5", "[1, 2]", "NaN", "-Infinity", "1" * 30, "1e400", "-1e400", "{\"v\": 2}",
+                "\"" + "t" * 200 + "\"", "01", "1.", "{broken", "12345678901234567890123", "0.0000000000000000000001"]
+    rows = []
+    for i in range(n_rows):
+        r = pb.Record()
+        n_items = rng.choice([0, 1, 3, 20, 50, 60]) if i % 97 else 400  # a few long rows: lockstep tail
+        if rng.random() < 0.9:
+            it = r.history.item.add()
+            it.key = "_step"
+            it.value_json = str(i)
+        for _ in range(n_items):
+            key = rng.choice(keys)
+            it = r.history.item.add()
+            if isinstance(key, tuple):
+                it.nested_key.extend(key)
+            elif rng.random() < 0.5:
+                it.nested_key.append(key)
+            else:
+                it.key = key
+            kind = rng.random()
+            if kind < 0.5:
+                it.value_json = json.dumps(rng.choice([rng.random(), -rng.random() * 1e6, float("nan"), float("inf"), -0.0, 1e-300]))
+            elif kind < 0.6:
+                it.value_json = json.dumps(rng.choice([rng.randint(-(2**70), 2**70), True, None, "note ü", [1.5, 2], {"x": 1.5, "y": {"z": 2}}]))
+            elif kind < 0.75:
+                it.value_json = rng.choice(raw_json)
+            else:  # typed fields of newer protos
+                field, value = rng.choice([("number", rng.random()), ("number", float("nan")), ("integer", rng.randint(-(2**60), 2**60)),
+                                           ("text", "typed ü"), ("boolean", True), ("json", "[3]"), ("none", 0)])
+                setattr(it, field, value)
+        if rng.random() < 0.3:
+            r.history.step.num = rng.randint(-5, 2**40)
+        rows.append(r.history.SerializeToString())
+    return rows
+
+
+def reference_history(pb, body: bytes) -> tuple[list[tuple[str, object]], int | None]:
+    """wandb's own parser + json, item by item: (key, value) pairs (floats for numbers) and step.num."""
+    h = pb.HistoryRecord.FromString(body)
+    items = []
+    for it in h.item:
+        key = "/".join(it.nested_key) if it.nested_key else it.key
+        if not key:
+            continue
+        kind = it.WhichOneof("value")
+        if it.value_json:
+            text = it.value_json
+        elif kind == "none":
+            text = "null"
+        elif kind == "number":
+            text = json.dumps(it.number)
+        elif kind == "text":
+            text = json.dumps(it.text)
+        elif kind is not None:
+            text = json.dumps(getattr(it, kind)) if kind != "json" else it.json
+        else:
+            continue
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = "<not json>"
+        if type(value) in (int, float):
+            try:
+                value = float(value)
+            except OverflowError:
+                value = math.copysign(math.inf, value)
+        items.append((key, value))
+    return items, (h.step.num if h.HasField("step") else None)
+
+
+def decoded_history(bodies: list[bytes]) -> tuple[list[list[tuple[str, object]]], list[int | None]]:
+    """The bulk decoder on the same rows, in the reference's shape."""
+    lg = wandb_binary._Log("x")
+    pending = wandb_binary._Pending()
+    for i, body in enumerate(bodies):
+        pending.add(body, i, 0)
+    rows = wandb_binary._decode_rows(lg, pending)
+    assert not lg.issues
+    out: list[list[tuple[str, object]]] = [[] for _ in bodies]
+    for j, (row, kid, value, num) in enumerate(zip(rows.item_rows.tolist(), rows.keys.tolist(), rows.values.tolist(), rows.is_num.tolist())):
+        other = rows.others.get(j)
+        out[row].append((lg.key_names[kid], value if num else ("<not json>" if other is wandb_binary._BAD else other)))
+    return out, rows.stepnums
+
+
+def same_items(got, expected) -> bool:
+    if len(got) != len(expected):
+        return False
+    for (k1, v1), (k2, v2) in zip(got, expected):
+        if k1 != k2 or type(v1) is not type(v2):
+            return False
+        if not (same_float(v1, v2) if isinstance(v1, float) else json.dumps(v1) == json.dumps(v2)):
+            return False
+    return True
+
+
+def test_bulk_history_decode_equals_wandb_protobuf_reference(pb):
+    rng = random.Random(66)
+    bodies = random_history_rows(pb, rng, 600)
+    got_rows, got_steps = decoded_history(bodies)
+    for body, got, step in zip(bodies, got_rows, got_steps):
+        expected, expected_step = reference_history(pb, body)
+        assert same_items(got, expected), (got[:5], expected[:5])
+        assert step == expected_step
+
+
+def test_bulk_history_decode_survives_hash_collisions(pb, monkeypatch):
+    """Every key hashing alike (multiplier 0) must cost speed only: keys are compared byte by byte."""
+    monkeypatch.setattr(wandb_binary, "_HASH_MUL", np.uint64(0))
+    same_length = ["aaaa", "aaab", "baaa", "p" * 8 + "X" + "q" * 8, "p" * 8 + "Y" + "q" * 8, "p" * 8 + "X" + "q" * 7 + "r"]
+    rng = random.Random(5)
+    bodies = [pb.HistoryRecord(item=[pb.HistoryItem(key=rng.choice(same_length), value_json=str(i)) for i in range(8)]).SerializeToString()
+              for _ in range(40)]
+    bodies += random_history_rows(pb, rng, 40)
+    got_rows, _ = decoded_history(bodies)
+    for body, got in zip(bodies, got_rows):
+        assert same_items(got, reference_history(pb, body)[0])
+
+
+def test_read_of_random_rows_keeps_every_number_at_its_step(pb, tmp_path):
+    """End to end: each numeric value of a random history lands in its key's series at its row's _step."""
+    rng = random.Random(12)
+    bodies = random_history_rows(pb, rng, 300)
+    expected: dict[str, dict[int, float]] = {}
+    step = -1
+    for body in bodies:
+        items, num = reference_history(pb, body)
+        found = dict(items)
+        step = int(found["_step"]) if "_step" in found else (num if num is not None else step + 1)
+        for key, value in items:
+            if isinstance(value, float) and not key.startswith("_"):
+                expected.setdefault(key, {})[step] = value  # last value of a row wins
+    payloads = []
+    for body in bodies:
+        r = pb.Record()
+        r.history.ParseFromString(body)
+        payloads.append(r.SerializeToString())
+    path = tmp_path / "run-random.wandb"
+    path.write_bytes(frame(payloads + [exit_record(pb)]))
+    (raw,) = wandb_binary.read(path)
+    got = {s.tag: s for s in raw.series + raw.eval_series}
+    for key, by_step in expected.items():
+        s = got[key]
+        last = dict(zip(s.steps.tolist(), s.values.tolist()))
+        assert sorted(last) == sorted(by_step), key
+        assert all(same_float(last[k], v) for k, v in by_step.items()), key
+
+
+def test_reader_keeps_pace_with_pandas_on_the_same_points(tmp_path):
+    """Issue #6 in small: the benchmark's .wandb file and its JSONL twin (100,000 points), read
+    by us and by ``pd.read_json(lines=True)``; the margin absorbs noise on a shared machine (the
+    1,000,000-point figure is benchmarks/bench_formats.py's)."""
+    from benchmarks import gen_formats
+
+    path = gen_formats.wandb_file(tmp_path, n_tags=25, n_steps=4000)
+    twin = gen_formats.jsonl_file(tmp_path, n_tags=25, n_steps=4000)
+
+    def best(fn):
+        times = []
+        for _ in range(5):
+            t0 = time.process_time()
+            fn()
+            times.append(time.process_time() - t0)
+        return min(times)
+
+    ours = best(lambda: wandb_binary.read(path))
+    baseline = best(lambda: pd.read_json(twin, lines=True))
+    (raw,) = wandb_binary.read(path)
+    assert sum(len(s) for s in raw.series) == 25 * 4000
+    assert ours < 1.5 * baseline + 0.01, (ours, baseline)
 
 
 # -- corpus: other people's runs ---------------------------------------------------------------------------
