@@ -621,3 +621,13 @@ def test_verl_console_step_beyond_int64_is_skipped_not_a_crash(tmp_path):
     (run,) = verl_console.read(f)
     (s,) = run.series
     assert s.steps.tolist() == [1, 2] and s.values.tolist() == [0.5, 0.6]
+
+
+def test_mlflow_step_beyond_int64_is_a_bad_line_not_a_crash(mlflow_run):
+    # found by the atheris fuzz target: MLflow steps are Java longs, a longer one overflowed the int64 step column
+    metric = mlflow_run / "metrics" / "objective" / "kl"
+    metric.write_text(metric.read_text() + "1700000000000 0.9 " + "9" * 25 + "\n")
+    (run,) = mlflow_reader.read(mlflow_run)
+    kl = next(s for s in run.series if s.tag == "objective/kl")
+    assert kl.steps.max() < 2**63 - 1 and 0.9 not in kl.values.tolist()
+    assert any("line" in i.message and i.path.endswith("kl") for i in run.issues)

@@ -148,6 +148,9 @@ def _param_value(text: str) -> Any:
     return text
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
 def _read_metric(key: str, file: Path, issues: list[ReadIssue]) -> RawSeries | None:
     try:
         data = file.read_bytes()
@@ -180,6 +183,9 @@ def _read_metric(key: str, file: Path, issues: list[ReadIssue]) -> RawSeries | N
             v = float(parts[1])
             s = int(parts[2]) if len(parts) > 2 else 0
         except ValueError:
+            bad.append(i)
+            continue
+        if not _INT64_MIN <= s <= _INT64_MAX:  # MLflow steps are Java longs: no such step was logged
             bad.append(i)
             continue
         ts.append(t)
