@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -22,7 +23,9 @@ from click.testing import CliRunner  # noqa: E402
 from ppo_doctor.reference import scenarios  # noqa: E402
 from ppo_doctor.reference.grammar import WordTokenizer  # noqa: E402
 from ppo_doctor.reference.models import ModelSpec, SFTSpec, sft_policy  # noqa: E402
-from ppo_doctor.reference.ppo import Args, filter_logits, run  # noqa: E402
+from ppo_doctor.reference import ppo  # noqa: E402
+from ppo_doctor.reference.models import default_cache_dir  # noqa: E402
+from ppo_doctor.reference.ppo import Args, filter_logits, run, truncate_at_pad  # noqa: E402
 
 SMALL_SFT = SFTSpec(corpus_size=400, steps=40, batch_size=32)
 TRL_KEYS = {
@@ -65,6 +68,29 @@ def test_filter_logits_top_k_top_p_and_min_new_tokens():
     assert filter_logits(logits, 2, args, eos_id=0)[0, 0] == 3.0
     # default settings sample from the untouched distribution
     assert torch.equal(filter_logits(logits, 0, Args(), eos_id=3), logits)
+
+
+def test_truncate_at_pad_ends_the_response_at_the_first_pad():
+    pad = 0
+    responses = torch.tensor([[5, 6, 2, 0], [5, 0, 6, 2], [0, 5, 6, 7], [5, 6, 7, 8]])
+    assert truncate_at_pad(responses, pad).tolist() == [[5, 6, 2, 0], [5, 0, 0, 0], [0, 0, 0, 0], [5, 6, 7, 8]]
+
+
+def test_a_sampled_pad_is_not_a_free_token_in_mid_response(cache, tmp_path, monkeypatch):
+    # every response samples a word, then the pad token, then more words and EOS: as in TRL,
+    # the response ends before the pad (1 valid token, no EOS, so the missing-EOS penalty applies)
+    tok = WordTokenizer()
+    good = tok.encode("good")[0]
+
+    def fake_generate(policy, queries, args, tok_, gen):
+        row = [good, tok.pad_token_id, good, tok.eos_token_id]
+        return torch.tensor([row] * len(queries), device=queries.device)
+
+    monkeypatch.setattr(ppo, "generate", fake_generate)
+    history = run(short(cache, steps=1, formats=("jsonl",)), tmp_path)
+    assert history["tokens/responses_len_mean"][0] == 1.0
+    assert history["val/num_eos_tokens"][0] == 0
+    assert history["objective/scores"][0] == pytest.approx(math.tanh(1) - 1.0)
 
 
 def test_short_run_logs_trl_names_in_every_format(short_run):
@@ -254,3 +280,18 @@ def test_cli_validate_writes_a_scorecard(tmp_path, monkeypatch):
     text = card.read_text()
     assert "healthy-s1" in text and "lr-tiny" in text and "## Per symptom" in text
     assert (tmp_path / "runs" / "lr-tiny" / "metrics.jsonl").is_file()
+
+
+@pytest.mark.slow
+def test_topk_scenario_turns_the_logged_kl_negative_and_pure_sampling_does_not(tmp_path):
+    # the scenario's claim, A/B: the same settings with top_k=0 keep k1 positive (~60 s)
+    topk = scenarios.get("topk-sampling")
+    assert topk.args().top_k > 0
+    cache = str(default_cache_dir())
+    medians = {}
+    for label, extra in (("topk", {}), ("pure", {"top_k": 0})):
+        history = run(topk.args(formats=("jsonl",), cache_dir=cache, **extra), tmp_path / label)
+        kl = np.array(history["objective/kl"])
+        medians[label] = float(np.median(kl[len(kl) // 2 :]))
+    assert medians["topk"] < -1.0, medians
+    assert medians["pure"] > 0.0, medians

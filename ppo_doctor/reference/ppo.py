@@ -278,6 +278,22 @@ def generate(policy, queries: torch.Tensor, args: Args, tok: WordTokenizer, gen:
     return torch.stack(out, dim=1)
 
 
+def truncate_at_pad(responses: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """Everything from the first pad token on becomes padding.
+
+    The pad token is an ordinary entry of the vocabulary, so sampling can draw it before EOS
+    (rarely from the SFT model, often once a high learning rate has scrambled the policy).  TRL
+    ends the response there: ``ppo_trainer.py`` takes ``sequence_length =
+    first_true_indices(response == pad_token_id) - 1``, scores the text up to it and masks every
+    later position.  Without this, a pad in mid-response is a free token (no KL, no loss) that
+    a drifting policy learns to emit between words, the score lands where ``seq_last`` (which
+    assumes contiguous tokens) points rather than on the last word, and minibatches holding such
+    responses produced gradient norms of ~1000 (250x their early level) in high-lr runs.
+    """
+    after_pad = (responses == pad_id).long().cumsum(dim=1) > 0
+    return responses.masked_fill(after_pad, pad_id)
+
+
 def forward_logprobs(model, query_responses: torch.Tensor, ctx: int, temperature: float, pad_id: int):
     """Log-probs of the response tokens and the temperature-scaled logits that produced them."""
     attn = query_responses != pad_id
@@ -378,7 +394,7 @@ def run(args: Args, out_dir: str | Path) -> dict[str, list[float]]:
             with torch.no_grad():
                 rows = torch.randint(0, len(query_table), (args.batch_size,), generator=cpu_gen)
                 queries = query_table[rows.to(device)]
-                responses = generate(policy, queries, args, tok, gen)
+                responses = truncate_at_pad(generate(policy, queries, args, tok, gen), tok.pad_token_id)
                 query_responses = torch.cat([queries, responses], dim=1)
                 logprobs, _, values = forward_actor_critic(
                     policy, value_model, query_responses, ctx, args, tok.pad_token_id

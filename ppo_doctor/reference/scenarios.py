@@ -86,10 +86,23 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         Scenario(
             "topk-sampling",
-            "responses sampled with top_k=3 while the KL uses the full distribution",
-            {"top_k": 3},
+            "responses sampled with top_k=2 while the KL uses the full distribution, under an "
+            "entropy bonus (ent_coef 0.2) and TRL legacy's KL coefficient 0.2: the bonus spreads "
+            "probability over tokens top-k never samples, so every sampled token looks less likely "
+            "than under the reference, the logged k1 KL goes and stays negative and the penalty "
+            "pays a bonus; the same settings with top_k=0 keep the KL positive",
+            # Top-k alone does not do it here (top_k 1-3, beta 0.05-1, shared or separate critic:
+            # second-half median k1 between +0.2 and +4 nats): PPO moves the logit of an unsampled
+            # token j only through -pi_j * E[A | s], which pulls the tail back as soon as the KL
+            # turns negative, so the tail needs a force of its own.  This 57-token toy does not
+            # reproduce whatever moves an LLM's 50k-token tail; the entropy bonus stands in.  Measured
+            # second-half median k1 per sequence: -2.2 / -2.3 / -3.1 nats for seeds 1-3, and
+            # +1.1 (never below 0) for seed 1 with top_k=0 and everything else equal.
+            {"top_k": 2, "ent_coef": 0.2, "kl_coef": 0.2},
             expected=_s("negative_kl"),
-            allowed=_s("reward_hacking"),
+            # as in min-length: the negative per-token KL is paid out as a noisy bonus, so the
+            # returns become hard to predict and the critic's loss rises (explained variance ~0)
+            allowed=_s("reward_hacking", "value_instability"),
             top_cause="generation-settings",
         ),
         Scenario(
