@@ -21,8 +21,11 @@ class KLAboveBand(Rule):
     what was logged: TRL's ``objective/kl`` is a sum over the response, healthy between 0 and
     10 nats; token-mean KLs (OpenRLHF, veRL, GRPO) are judged against 0.3 nats per token.
     trlx's square-root KL is squared first.  Error when the KL ends the run at least
-    ``error_factor`` times the band, or ends above it while still rising; warning when it went
-    above the band and came back or hovers just above it.
+    ``error_factor`` times the band, or ends above it while still rising, or stayed above
+    ``collapse_factor`` (5) times the band for a sustained stretch at any time (a collapse the
+    run partly recovered from still leaves a damaged policy: the sample lr-x100 run peaks at 12x
+    and its responses shrink to 2 tokens); warning when it went moderately above the band and
+    came back or hovers just above it (the corpus KL sweep's beta 0.2 runs peak at 1.5x).
 
     **Why it matters.** "Policy collapse": the policy drifts far from the SFT model, text turns
     incoherent, and the reward model is being exploited.  KL is, with mean reward, the first
@@ -44,7 +47,7 @@ class KLAboveBand(Rule):
     symptom = "kl_blowup"
     severity = "error"
     requires = ("kl/ref",)
-    params = {"seq_band": SEQ_KL_BAND, "token_band": TOKEN_KL_BAND, "error_factor": 1.5, "min_points": 5}
+    params = {"seq_band": SEQ_KL_BAND, "token_band": TOKEN_KL_BAND, "error_factor": 1.5, "collapse_factor": 5.0, "min_points": 5}
     causes = {
         "kl-coef-too-low": 0.9,
         "lr-too-high": 0.6,
@@ -72,10 +75,17 @@ class KLAboveBand(Rule):
         half = len(v) // 2
         late_slope, _ = theil_sen(s[half:], v[half:])
         still_rising = late_slope * float(s[-1] - s[half]) > 0.25 * band if len(v) - half >= 3 else False
-        severe = late >= p["error_factor"] * band or (late > band and still_rising)
+        collapse = sustained_spans(s, v > p["collapse_factor"] * band, k, w, values=v)
+        severe = late >= p["error_factor"] * band or (late > band and still_rising) or bool(collapse)
         observed = {"band": band, "peak": worst.peak_value, "late": late}
         tok = per_token_kl(ctx, view)
         evidence = [f"KL measured in {view.unit}" + (f" ({view.note})" if view.note else "")]
+        if collapse:
+            c = collapse[0]
+            evidence.append(
+                f"above {fmt_num(p['collapse_factor'] * band)} ({fmt_num(p['collapse_factor'])}x the band) over steps "
+                f"{c.start_step}-{c.end_step}: the policy collapsed there, even if the KL came back later"
+            )
         if tok is not None:
             observed["late_per_token"] = tok
             evidence.append(f"about {fmt_num(tok)} nats per token at the end (KL / response length)")
