@@ -631,3 +631,16 @@ def test_mlflow_step_beyond_int64_is_a_bad_line_not_a_crash(mlflow_run):
     kl = next(s for s in run.series if s.tag == "objective/kl")
     assert kl.steps.max() < 2**63 - 1 and 0.9 not in kl.values.tolist()
     assert any("line" in i.message and i.path.endswith("kl") for i in run.issues)
+
+
+def test_csv_growing_while_read_is_parsed_as_the_snapshot(tmp_path):
+    # pandas parses the path itself only while the file still has the size that was read
+    f = tmp_path / "progress.csv"
+    f.write_text("step,loss\n1,0.5\n2,0.4\n")
+    data = f.read_bytes()
+    snapshot = csv_logs._Snapshot(f, len(data))
+    with open(f, "a") as fh:
+        fh.write("3,0.3\n4,0.2\n")  # a live run appends after the read
+    df = csv_logs._read_csv(data, snapshot, sep=",", engine="c")
+    assert df["step"].tolist() == [1, 2]
+    assert csv_logs._read_csv(f.read_bytes(), csv_logs._Snapshot(f, f.stat().st_size), sep=",", engine="c")["step"].tolist() == [1, 2, 3, 4]
