@@ -271,3 +271,14 @@ def test_html_report_of_sample_logs(sample_logs, tmp_path, monkeypatch):
     assert runs >= 1
     assert len(re.findall(r'<img class="plot"', page)) >= runs
     assert "<h3>Findings</h3>" in page and "<h3>Likely causes and fixes</h3>" in page
+
+
+def test_info_findings_are_notes_not_symptoms():
+    from dataclasses import replace
+
+    from tests.report_builders import kl_finding, nan_finding, unhealthy_report
+
+    rr = unhealthy_report()
+    rr.findings = [kl_finding(), replace(nan_finding(), severity="info")]
+    assert rr.symptoms == ["kl_blowup"]
+    assert [f["severity"] for f in rr.to_dict()["findings"]] == ["error", "info"]

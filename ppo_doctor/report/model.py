@@ -33,9 +33,11 @@ class RunReport:
 
     @property
     def symptoms(self) -> list[str]:
+        """The symptoms the run shows, worst first: from warning and error findings only (an
+        info finding is a note, e.g. clipping active on every step, not a symptom)."""
         seen: list[str] = []
         for f in sorted(self.findings, key=lambda f: -SEVERITY_RANK[f.severity]):
-            if f.symptom not in seen:
+            if f.severity != "info" and f.symptom not in seen:
                 seen.append(f.symptom)
         return seen
 
