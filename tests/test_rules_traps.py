@@ -455,3 +455,25 @@ def test_kl_collapse_that_comes_back_is_an_error_a_mild_excursion_a_warning():
     assert got == {"collapse": {("PD101", "error")}, "mild": {("PD101", "warning")}}
     f = run_rules(example_run(Example(series={"kl/ref": collapse}, metric_info=SEQ_K1)), {"select": ["PD101"]})[0][0]
     assert any("collapsed" in e for e in f.evidence)
+
+
+def test_reward_scale_whose_square_underflows_is_no_scale():
+    # found by the hypothesis engine test: scores ~1e-238 made PD404 divide by 0.0
+    run = example_run(Example(series={"reward/score": [0.0, 0.0, 4.7626762956645104e-238], "loss/value": [0.0] * 20}, framework="trl"))
+    findings, na = run_rules(run, {})
+    assert not [n for n in na if n.missing and n.missing[0].startswith("internal error")]
+
+
+def test_batch_score_std_whose_square_underflows_is_ignored():
+    n = 40
+    run = example_run(Example(series={"loss/value": ramp(n, 0.6, 0.8, sd=0.0), "reward/score": flat(n, 0.5, 0.0), "reward/std": [1e-200] * n}))
+    findings, na = run_rules(run, {"select": ["PD405"]})
+    assert findings == [] and not [x for x in na if x.missing and x.missing[0].startswith("internal error")]
+
+
+def test_reward_scale_growing_past_float_range_is_no_crash():
+    n = 60
+    reward = np.r_[np.full(n // 2, 1e-150), np.full(n - n // 2, 1e150)]
+    run = example_run(Example(series={"loss/value": np.r_[np.full(n // 2, 1.0), np.geomspace(1.0, 100.0, n - n // 2)], "reward/score": reward}))
+    findings, na = run_rules(run, {"select": ["PD401", "PD402", "PD404", "PD405"]})
+    assert not [x for x in na if x.missing and x.missing[0].startswith("internal error")]

@@ -68,7 +68,8 @@ class ValueLossRising(Rule):
             return
         first_sl, last_sl = window_slices(n)
         s0, s1 = reward_scale(ctx, first_sl), reward_scale(ctx, last_sl)
-        scale_growth = (s1 / s0) ** 2 if s0 and s1 else 1.0
+        ratio = s1 / s0 if s0 and s1 else 1.0
+        scale_growth = ratio * ratio  # not ** 2: a float power raises OverflowError past 1e308
         adjusted = growth / max(scale_growth, 1.0)
         if adjusted < p["factor"]:
             return

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .base import Example, Rule
@@ -91,8 +93,9 @@ class CriticNotLearning(Rule):
             _, sd = finite_arrays(ctx, "reward/std")
             if len(sd) >= 3:
                 _, late_sd, _ = early_late(sd)
-                if late_sd > 0 and late_loss > late_sd**2:
-                    ratio = late_loss / late_sd**2
+                var = late_sd * late_sd
+                if 0 < var < math.inf and late_loss > var:  # a std of 1e-200 squares to 0.0
+                    ratio = late_loss / var
                     return f"it is {fmt_num(ratio)}x the scores' variance ({fmt_num(late_sd)}^2)", {"late_var_ratio": ratio}
         return None, {}
 

@@ -9,6 +9,8 @@ when logged, else the robust spread of the reward series), computed on the same 
 
 from __future__ import annotations
 
+import math
+
 from ..detect import approx_median, robust_sd
 from .common import finite_arrays
 
@@ -31,7 +33,9 @@ def reward_scale(ctx, frac_slice: slice | None = None) -> float | None:
         if len(sd):
             spread = approx_median(sd)
     scale = abs(approx_median(r)) + spread
-    return scale if scale > 0 else None
+    # callers divide by scale**2: a scale whose square under- or overflows (|r| ~1e-200 or
+    # ~1e200) says nothing usable about the value loss's units
+    return scale if 0 < scale * scale < math.inf else None
 
 
 def window_slices(n: int, frac: float = 0.1, lo: int = 3) -> tuple[slice, slice]:
