@@ -183,6 +183,21 @@ def _past_impossible_length(path: str, buf: bytes | memoryview, arr: np.ndarray,
     return None
 
 
+def _after_bad_header(
+    path: str, buf: bytes | memoryview, arr: np.ndarray, pos: int, status: int, length: int, issues: list[ReadIssue]
+) -> int | None:
+    """Where both walkers go on after a header at ``pos`` that is not ``_OK``/``_END``: the offset
+    of the next valid record, or None to stop (cut-short file, or nothing valid follows)."""
+    if status == _TRUNCATED:
+        nxt = _past_impossible_length(path, buf, arr, pos, length, issues)
+        if nxt is not None:
+            return nxt
+    if status in (_SHORT, _TRUNCATED):
+        issues.append(_stop_issue(path, buf, pos, status, length))
+        return None
+    return _resync(path, arr, pos, issues)
+
+
 # -- the reference walker -----------------------------------------------------------------------
 
 
@@ -207,15 +222,7 @@ def frame_reference(buf: bytes | memoryview, path: str) -> Framing:
                 issues.append(data_crc_issue(path, pos))
             pos = data_at + length + FOOTER_BYTES
             continue
-        if status == _TRUNCATED:
-            nxt = _past_impossible_length(path, buf, arr, pos, length, issues)
-            if nxt is not None:
-                pos = nxt
-                continue
-        if status in (_SHORT, _TRUNCATED):
-            issues.append(_stop_issue(path, buf, pos, status, length))
-            break
-        nxt = _resync(path, arr, pos, issues)
+        nxt = _after_bad_header(path, buf, arr, pos, status, length, issues)
         if nxt is None:
             break
         pos = nxt
@@ -327,15 +334,7 @@ def frame_fast(buf: bytes | memoryview, path: str, *, lead_byte: int | None) -> 
             lengths.append(np.array([length], np.int64))
             pos += OVERHEAD + length
             continue
-        if status == _TRUNCATED:
-            nxt_pos = _past_impossible_length(path, buf, arr, pos, length, issues)
-            if nxt_pos is not None:
-                pos = nxt_pos
-                continue
-        if status in (_SHORT, _TRUNCATED):
-            issues.append(_stop_issue(path, buf, pos, status, length))
-            break
-        nxt_pos = _resync(path, arr, pos, issues)
+        nxt_pos = _after_bad_header(path, buf, arr, pos, status, length, issues)
         if nxt_pos is None:
             break
         pos = nxt_pos
