@@ -14,11 +14,12 @@ import random
 import sys
 import struct
 import time
-import zlib
 
 import numpy as np
 import pandas as pd
 import pytest
+
+import hostile_inputs as h
 
 from ppo_doctor.errors import LogReadError
 from ppo_doctor.ingest import numparse, wandb_binary, wandb_csv, wandb_files
@@ -37,26 +38,12 @@ def messages(raw, level=None):
     return [i.message for i in raw.issues if level is None or i.level == level]
 
 
-BLOCK = 32 * 1024
+BLOCK = h.WANDB_BLOCK
 
 
 def frame(payloads: list[bytes]) -> bytes:
     """A LevelDB-log file as wandb writes it: header, 32 KiB blocks, FULL/FIRST/MIDDLE/LAST."""
-    out = bytearray(b":W&B" + struct.pack("<HB", 0xBEE1, 0))
-    for p in payloads:
-        first = True
-        while True:
-            left = BLOCK - len(out) % BLOCK
-            if left < 7:
-                out += b"\0" * left
-                continue
-            frag, p = p[: left - 7], p[left - 7 :]
-            t = (1 if first else 4) if not p else (2 if first else 3)
-            out += struct.pack("<IHB", zlib.crc32(frag, zlib.crc32(bytes([t]))), len(frag), t) + frag
-            first = False
-            if not p:
-                break
-    return bytes(out)
+    return h.wandb_frame(payloads)[0]
 
 
 def record_offsets(data: bytes) -> list[tuple[int, int, int]]:
