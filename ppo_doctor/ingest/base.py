@@ -21,6 +21,12 @@ from ..frame import RawRun
 HEAD_BYTES = 4096
 
 
+def is_int64(n: int) -> bool:
+    """Whether ``n`` fits the int64 step column (TensorBoard, MLflow's Java long, W&B).  A step
+    written with more digits than that is damage, not a training step."""
+    return -(2**63) <= n < 2**63
+
+
 class Reader(Protocol):
     NAME: str
 

@@ -27,6 +27,7 @@ import yaml
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue
 from . import safe_yaml
+from .base import is_int64
 
 NAME = "mlflow"
 
@@ -148,9 +149,6 @@ def _param_value(text: str) -> Any:
     return text
 
 
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
 def _read_metric(key: str, file: Path, issues: list[ReadIssue]) -> RawSeries | None:
     try:
         data = file.read_bytes()
@@ -185,7 +183,7 @@ def _read_metric(key: str, file: Path, issues: list[ReadIssue]) -> RawSeries | N
         except ValueError:
             bad.append(i)
             continue
-        if not _INT64_MIN <= s <= _INT64_MAX:  # MLflow steps are Java longs: no such step was logged
+        if not is_int64(s):  # MLflow steps are Java longs: no such step was logged
             bad.append(i)
             continue
         ts.append(t)

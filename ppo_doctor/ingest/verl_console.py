@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
+from .base import is_int64
 
 NAME = "verl_console"
 
@@ -73,9 +74,6 @@ def _value(text: str) -> float | None:
         return float(t)
     except ValueError:
         return None
-
-
-_MAX_STEP = 2**63 - 1
 
 
 def read(path: Path) -> list[RawRun]:
@@ -126,7 +124,7 @@ def read(path: Path) -> list[RawRun]:
                 pending[-1] = (kind, body + "\n" + line)
             continue
         step = int(m.group(1))
-        if step > _MAX_STEP:  # a step that cannot be an int64 is damage, not a training step
+        if not is_int64(step):
             skipped += 1
             continue
         steps_seen.append(step)
