@@ -644,3 +644,16 @@ def test_csv_growing_while_read_is_parsed_as_the_snapshot(tmp_path):
     df = csv_logs._read_csv(data, snapshot, sep=",", engine="c")
     assert df["step"].tolist() == [1, 2]
     assert csv_logs._read_csv(f.read_bytes(), csv_logs._Snapshot(f, f.stat().st_size), sep=",", engine="c")["step"].tolist() == [1, 2, 3, 4]
+
+
+def test_iso_times_past_2262_do_not_overflow(tmp_path):
+    """pandas >= 3 keeps such a year in seconds; converting it back to nanoseconds overflowed
+    (found by the CSV fuzz target: a ``time`` column holding "4096-...")."""
+    from ppo_doctor.ingest.jsonl import to_wall_seconds
+
+    secs = to_wall_seconds(["2024-01-01T00:00:00Z", "4096-01-01", "not a time"])
+    assert secs[0] == 1704067200.0 and secs[1] == 67090118400.0 and np.isnan(secs[2])
+    f = tmp_path / "progress.csv"
+    f.write_text("time,step,loss\n4096-01-01,1,0.5\n4096-01-02,2,0.4\n")
+    (run,) = csv_logs.read(f)
+    assert [s.tag for s in run.series] == ["loss"]

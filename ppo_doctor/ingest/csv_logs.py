@@ -12,14 +12,21 @@ One row per logging call, one column per key (``reference/formats.md`` §7):
   index (with a warning).  ``;`` and tab delimiters are recognised.
 
 W&B exports (a ``_step`` column, or ``<run> - <metric>`` headers) belong to the ``wandb_csv`` reader.
-Clean files go straight to ``pandas.read_csv``; files with quotes, repeated or changed header lines
-or ragged rows are read row by row with the ``csv`` module so that each problem can be reported.
+Three paths, fastest first, each falling back to the next when a file is not what it can read:
+
+1. an all-numeric table: pyarrow's CSV reader with every column typed float64, which parses on
+   all cores and keeps an empty cell (null: not logged) apart from a written ``nan`` (a logged NaN);
+2. other clean tables: ``pandas.read_csv``;
+3. files with repeated or changed header lines or ragged rows: row by row with the ``csv`` module,
+   so that each problem can be reported.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import logging
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +40,7 @@ from ..frame import RawRun, RawSeries, ReadIssue
 from .jsonl import EPOCH_FLOOR, is_eval_key, to_wall_seconds, usable_steps
 
 NAME = "csv_logs"
+log = logging.getLogger(__name__)
 
 # Step columns in order of preference (SB3 first; then baselines, generic, Lightning).
 STEP_COLUMNS = (
@@ -96,6 +104,9 @@ def _delimiter(header: str) -> str | None:
 
 
 def read(path: Path) -> list[RawRun]:
+    fast = _arrow_run(path)
+    if fast is not None:
+        return [fast]
     try:
         # One read: a file that grows while it is parsed (a live run) is parsed as one snapshot.
         data = path.read_bytes()
@@ -126,6 +137,79 @@ def read(path: Path) -> list[RawRun]:
     if table is None:
         table, issues = _careful_table(path, data, delim)
     return [_table_to_run(path, table, issues, empty=empty, block=block)]
+
+
+def _arrow_run(path: Path) -> RawRun | None:
+    """The all-numeric fast path, or None when the file needs pandas or the careful reader.
+
+    pyarrow's reader (fast_float, correctly rounded) with every column typed float64 either
+    reads the whole table or raises on the first cell that is not a number, an empty cell or a
+    ``nan``/``inf`` spelling: a text column, a header line inside the file, a ragged row, a
+    quoted line break.  Those files go down the other paths, unchanged.  Measured on
+    benchmarks/ 1M-point CSV: ~10 % faster than ``pandas.read_csv`` alone, before pandas'
+    extra pass that tells a written ``nan`` from an empty cell (issue 6).
+    """
+    try:
+        with path.open("rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            head = fh.read(_EDGE_BYTES)
+            fh.seek(max(size - 1, 0))
+            last = fh.read(1)
+    except OSError:
+        return None  # the main path reports it
+    names = _plain_header(head)
+    if names is None or last != b"\n":
+        return None  # a last line without its end may be cut short: the careful path handles it
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    delim = _delimiter(names[1])
+    try:
+        table = pacsv.read_csv(
+            path,
+            parse_options=pacsv.ParseOptions(delimiter=delim),
+            convert_options=pacsv.ConvertOptions(
+                column_types={n: pa.float64() for n in names[0]},
+                null_values=[""],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowException, ValueError, OSError) as exc:
+        log.debug("%s: not an all-numeric table for pyarrow (%s)", path, exc)
+        return None
+    try:
+        if path.stat().st_size != size or table.num_rows == 0:
+            return None  # grew while parsed (a live run): parse one snapshot of its bytes instead
+    except OSError:
+        return None
+    numeric: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for name, col in zip(names[0], table.columns):
+        values = col.to_numpy()
+        logged = ~col.is_null().to_numpy() if col.null_count else np.ones(len(values), dtype=bool)
+        numeric[name] = (values, logged)
+    return _columns_to_run(path, table.num_rows, numeric, {}, [])
+
+
+def _plain_header(head: bytes) -> tuple[list[str], str] | None:
+    """(names, header line) when the header is plain: unique non-empty unquoted names without
+    surrounding spaces, and the first row is all numbers or empty cells (else the file has a
+    text column and the pyarrow attempt would be wasted)."""
+    text = head.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
+    lines = text.split("\n", 2)
+    if len(lines) < 3:
+        return None
+    header, first = lines[0].rstrip("\r"), lines[1].rstrip("\r")
+    delim = _delimiter(header)
+    if delim is None or '"' in header or "\ufffd" in header:
+        return None
+    names = header.split(delim)
+    if any(not n or n != n.strip() for n in names) or len(set(names)) != len(names):
+        return None
+    cells = first.split(delim)
+    if len(cells) != len(names) or not all(c == "" or _is_number(c) for c in cells):
+        return None
+    return names, header
 
 
 NumericBlock = tuple[list[str], np.ndarray]
@@ -350,7 +434,6 @@ def _table_to_run(
     """Columns to series.  ``empty`` (from :func:`_empty_nan_cells`): NaN in numeric columns may be
     written nans, and only the rows it marks were empty cells; without it every NaN there is empty.
     ``block``: :func:`_numeric_block` of ``df`` when the caller has it already."""
-    src = str(path)
     numeric: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     text_cols: dict[str, pd.Series] = {}
     garbled = 0
@@ -371,7 +454,20 @@ def _table_to_run(
         else:
             numeric[str(name)] = got[:2]
             garbled += got[2]
-    n = len(df)
+    return _columns_to_run(path, len(df), numeric, text_cols, issues, garbled)
+
+
+def _columns_to_run(
+    path: Path,
+    n: int,
+    numeric: dict[str, tuple[np.ndarray, np.ndarray]],
+    text_cols: dict[str, pd.Series],
+    issues: list[ReadIssue],
+    garbled: int = 0,
+) -> RawRun:
+    """Columns (values, logged mask) of ``n`` rows to series: the step column found, wall-clock
+    columns taken out, eval keys apart, restarts noted."""
+    src = str(path)
     step_col = _step_column(numeric)
     if step_col is None:
         steps = np.arange(n, dtype=np.int64)

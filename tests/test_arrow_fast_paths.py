@@ -1,0 +1,182 @@
+"""The pyarrow fast paths of the CSV and JSON-lines readers give exactly what their other paths
+give, on random files.
+
+CSV (``csv_logs._arrow_run``) takes all-numeric tables only; the files mix integer steps, floats
+printed with ``repr`` (round-trip exact), numpy's ``nan``/``inf`` spellings, other NaN spellings
+and empty cells, so how a written ``nan`` stays a logged NaN and how an empty cell stays "not
+logged" are compared.  JSON lines (``jsonl._arrow_columns``) takes flat all-number lines with one
+key set; the files mix ints, doubles (``NaN``/``Infinity`` tokens too), bools, huge ints, time
+stamps and steps that go back.  Values are also checked against Python's own parse.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+import json
+
+from ppo_doctor.ingest import csv_logs, jsonl
+
+SPECIAL = ["nan", "NaN", "-nan", "inf", "-inf", "Infinity", "1e400", "-0.0", "0", "5e-324"]
+
+
+def _cell(rng: random.Random) -> str:
+    r = rng.random()
+    if r < 0.08:
+        return ""
+    if r < 0.14:
+        return rng.choice(SPECIAL)
+    if r < 0.3:
+        return str(rng.randint(-(10**6), 10**6))
+    return repr(rng.uniform(-1, 1) * 10 ** rng.randint(-30, 30))
+
+
+def _write(path, rng: random.Random, delim: str) -> list[list[str]]:
+    n_cols, n_rows = rng.randint(1, 6), rng.randint(1, 60)
+    names = ["step", *(f"m/{j}" for j in range(n_cols))]
+    rows = [[str(i * rng.randint(1, 3) + i), *(_cell(rng) for _ in range(n_cols))] for i in range(n_rows)]
+    path.write_text(delim.join(names) + "\n" + "".join(delim.join(r) + "\n" for r in rows))
+    return [names, *rows]
+
+
+def _as_dict(runs) -> dict:
+    (run,) = runs
+    out = {}
+    for s in [*run.series, *run.eval_series]:
+        out[s.tag] = (np.asarray(s.steps).tolist(), np.asarray(s.values, dtype=np.float64))
+    return out, [i.message for i in run.issues], run.restarts
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fast_path_matches_pandas_path(tmp_path, monkeypatch, seed):
+    rng = random.Random(seed)
+    delim = rng.choice([",", ";", "\t"])
+    f = tmp_path / "progress.csv"
+    table = _write(f, rng, delim)
+    fast = csv_logs._arrow_run(f)
+    assert fast is not None, "an all-numeric table must take the fast path"
+    fast_d, fast_issues, fast_restarts = _as_dict([fast])
+    monkeypatch.setattr(csv_logs, "_arrow_run", lambda path: None)
+    slow_d, slow_issues, slow_restarts = _as_dict(csv_logs.read(f))
+    assert fast_d.keys() == slow_d.keys()
+    for tag, (steps, values) in fast_d.items():
+        s_steps, s_values = slow_d[tag]
+        assert steps == s_steps, tag
+        np.testing.assert_array_equal(values, s_values, err_msg=tag)
+    assert fast_issues == slow_issues and fast_restarts == slow_restarts
+    # and both equal Python's own parse of every non-empty cell
+    names, rows = table[0], table[1:]
+    for j, name in enumerate(names[1:], start=1):
+        expected = [float(r[j]) for r in rows if r[j] != ""]
+        if not expected:
+            assert name not in fast_d
+            continue
+        got = fast_d[name][1].tolist()
+        assert len(got) == len(expected)
+        assert all((math.isnan(a) and math.isnan(b)) or a == b for a, b in zip(got, expected)), name
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "step,a,label\n1,0.5,x\n2,0.6,y\n",  # a text column
+        "step,a\n1,0.5\nstep,a\n2,0.6\n",  # a repeated header line (SB3 rewrite)
+        "step,a\n1,0.5\n2\n3,0.7\n",  # a short row
+        "step,a\n1,0.5\n2,0.6,9\n",  # a long row
+        "step,a\n1,0.5\n2,0.6",  # no line end on the last line
+        "step,a,a\n1,0.5,0.6\n",  # a repeated column name
+        "step,a\n1, 0.5\n2,True\n",  # spaces, a bool
+    ],
+)
+def test_other_files_leave_the_fast_path(tmp_path, text):
+    f = tmp_path / "progress.csv"
+    f.write_text(text)
+    assert csv_logs._arrow_run(f) is None
+    assert csv_logs.read(f)  # the pandas or careful path still reads them
+
+
+def test_written_nan_is_logged_empty_cell_is_not(tmp_path):
+    f = tmp_path / "progress.csv"
+    f.write_text("step,a,b\n1,nan,1\n2,,2\n3,0.5,\n")
+    run = csv_logs._arrow_run(f)
+    assert run is not None
+    by_tag = {s.tag: s for s in run.series}
+    assert np.asarray(by_tag["a"].steps).tolist() == [1, 3]
+    assert math.isnan(by_tag["a"].values[0]) and by_tag["a"].values[1] == 0.5
+    assert np.asarray(by_tag["b"].steps).tolist() == [1, 2]
+
+
+def _json_value(rng: random.Random):
+    r = rng.random()
+    if r < 0.05:
+        return rng.choice([math.nan, math.inf, -math.inf])
+    if r < 0.1:
+        return rng.choice([2**63 + rng.randint(0, 9), -(2**70)])
+    if r < 0.3:
+        return rng.randint(-(10**9), 10**9)
+    return rng.uniform(-1, 1) * 10 ** rng.randint(-300, 300)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_jsonl_fast_path_matches_record_path(tmp_path, monkeypatch, seed):
+    rng = random.Random(seed)
+    keys = [f"k/{j}" for j in range(rng.randint(1, 5))]
+    extra = rng.choice([[], ["_timestamp"], ["wall_time"]])
+    flag = rng.random() < 0.3  # a bool key (pyarrow rejects a key mixing bools and numbers)
+    step = 0
+    lines = []
+    for i in range(rng.randint(1, 80)):
+        step = step + rng.randint(1, 3) if rng.random() > 0.05 else max(step - 5, 0)  # restarts too
+        rec = {"step": step, **{k: _json_value(rng) for k in keys}, **{k: 1.7e9 + i for k in extra}}
+        if flag:
+            rec["done"] = rng.random() < 0.5
+        lines.append(json.dumps(rec))
+    f = tmp_path / "metrics.jsonl"
+    f.write_text("\n".join(lines) + ("\n" if rng.random() < 0.8 else ""))
+    assert jsonl._arrow_columns(f, f.read_bytes()) is not None, "flat all-number lines must take the fast path"
+    fast = jsonl.read(f)
+    monkeypatch.setattr(jsonl, "_arrow_columns", lambda path, data: None)
+    slow = jsonl.read(f)
+    assert len(fast) == len(slow)  # steps that go back may split the file into interleaved parts
+    for a, b in zip(fast, slow):
+        assert a.name == b.name and [s.tag for s in a.series] == [s.tag for s in b.series]
+        for sa, sb in zip(a.series, b.series):
+            np.testing.assert_array_equal(sa.steps, sb.steps)
+            np.testing.assert_array_equal(sa.values, sb.values)
+            np.testing.assert_array_equal(sa.wall_time, sb.wall_time)
+        assert [i.message for i in a.issues] == [i.message for i in b.issues] and a.restarts == b.restarts
+    if len(fast) > 1:
+        return
+    parsed = [json.loads(l) for l in lines]
+    for s in fast[0].series:  # against json's own parse of each line (bools and ints as floats)
+        last = {}
+        for rec in parsed:
+            last[rec["step"]] = float(rec[s.tag])
+        got = dict(zip(np.asarray(s.steps).tolist(), np.asarray(s.values).tolist()))
+        assert got.keys() == last.keys()
+        assert all((math.isnan(got[k]) and math.isnan(v)) or got[k] == v for k, v in last.items()), s.tag
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"step": 1, "a": 0.5}\n\n{"step": 2, "a": 0.6}\n',  # a blank line
+        '{"step": 1, "a": 0.5}{"step": 2, "a": 0.6}\n',  # two objects on one line
+        '{"step": 1, "a": 0.5, "a": 0.7}\n',  # a key given twice (json keeps the last)
+        '{"step": 1, "a": 0.5}\n{"step": 2}\n',  # a key missing from a line
+        '{"step": 1, "a": null}\n',  # a null
+        '{"step": 1, "a": "x"}\n',  # text
+        '{"step": 1, "data": {"a": 0.5}}\n',  # nested (veRL)
+        '{"step": 1, "a": 0.5}\r\n',  # CRLF
+        '{"step": 1, "a": 0.5}\n{"step": 2, "a": true}\n',  # a key mixing numbers and bools
+    ],
+)
+def test_other_jsonl_files_leave_the_fast_path(tmp_path, text):
+    f = tmp_path / "metrics.jsonl"
+    f.write_text(text)
+    assert jsonl._arrow_columns(f, f.read_bytes()) is None
+    assert jsonl.read(f) is not None
