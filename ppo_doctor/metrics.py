@@ -615,6 +615,8 @@ CONFIG_MARKERS: dict[str, dict[str, float]] = {
     "other": {"remove_constant_reward_groups": 3, "kl_penalty_coef": 2, "loss.mask_ratio_low": 3, "async_level": 2, "loss_fn": 1},
 }
 MIN_FRAMEWORK_SCORE = 3.0
+# A synonym tag with this many times the points of the preferred spelling is read instead.
+DENSER_SYNONYM = 10
 # Tags showing a classic-RL (episodes) log rather than an LLM one, for the generic table.
 _EPISODE_MARKERS = ("episode_reward", "eprewmean", "mean 100 episode reward", "mean_episode_rewards", "Rewards/mean_episodes", "ep_rew_mean")
 
@@ -715,12 +717,15 @@ def map_tags(
     framework: str,
     config: dict[str, Any] | None = None,
     aliases: dict[str, str] | None = None,
+    counts: dict[str, int] | None = None,
 ) -> MappingResult:
     """Map raw tags to canonical names: user aliases, then the table, one raw tag per name.
 
     A tag literally named like a canonical metric takes that name first; otherwise the
     table order decides (e.g. TRL legacy ``env/reward_mean`` before ``ppo/mean_scores``),
-    then the tag order (the orchestrator lists the most precise format first).
+    then the tag order (the orchestrator lists the most precise format first).  With
+    ``counts`` (points per tag), a candidate with ``DENSER_SYNONYM`` times the points of the
+    preferred one takes the name instead.
     """
     tags = list(dict.fromkeys(tags))
     cfg = config or {}
@@ -761,12 +766,23 @@ def map_tags(
                 prio, alias = hit
                 candidates.append((-1 if key == alias.canonical else prio, order, tag, alias))
                 break
-    for _prio, _order, tag, alias in sorted(candidates, key=lambda c: (c[0], c[1])):
-        if alias.canonical in claimed:
+    best: dict[str, tuple[int, int, str, Alias]] = {}
+    for cand in sorted(candidates, key=lambda c: (c[0], c[1])):
+        canonical, tag = cand[3].canonical, cand[2]
+        if canonical in claimed:
             continue
-        claimed.add(alias.canonical)
-        mapping[tag] = alias.canonical
-        info[alias.canonical] = _metric_info(alias, tag, framework, cfg)
+        first = best.get(canonical)
+        if first is None:
+            best[canonical] = cand
+        elif counts and counts.get(tag, 0) >= DENSER_SYNONYM * max(counts.get(first[2], 0), 1):
+            # a synonym with many times the points wins: the preferred spelling came from a
+            # truncated or down-sampled copy (a baselines progress.csv of 2 rows beside the
+            # run's TensorBoard file)
+            notes.append(f"{tag!r} ({counts[tag]} points) read as {canonical!r} instead of {first[2]!r} ({counts.get(first[2], 0)} points)")
+            best[canonical] = cand
+    for canonical, (_prio, _order, tag, alias) in best.items():
+        mapping[tag] = canonical
+        info[canonical] = _metric_info(alias, tag, framework, cfg)
     return MappingResult(mapping, info, notes)
 
 
@@ -842,7 +858,10 @@ def build_run(
             cfg_notes.append(f"{kl_tag} goes below 0 ({low:.3g}), impossible for GRPO's k3 estimator: read as RLOO (k1)")
 
     config = normalize_config(flat, framework)
-    result = map_tags(tags, framework, config, aliases)
+    counts: dict[str, int] = {}
+    for s in raw.series:
+        counts[s.tag] = counts.get(s.tag, 0) + len(s)
+    result = map_tags(tags, framework, config, aliases, counts)
     log.debug("run %s: framework %s, %d of %d tags mapped", run_id, framework, len(result.mapping), len(tags))
     mapping = result.mapping
     claimed = set(mapping.values())

@@ -528,3 +528,22 @@ def test_corpus_custom_and_classic_rl_loggers(corpus_dir):
     tf1 = _csv_columns(corpus_dir / "tf1-a2c-minigrid-stagnant/log/progress.csv")
     fw, res = mapped(tf1 + ["policy_loss", "entropy"])
     assert fw == "unknown" and res.mapping["episode_reward"] == "reward/score" and res.mapping["value_loss"] == "loss/value"
+
+
+def test_a_synonym_with_many_times_the_points_takes_the_name():
+    """baselines A2C: progress.csv's ``policy_entropy`` (2 rows left after a restart) and the
+    TensorBoard file's ``entropy`` (121 points) mean the same; the table prefers the first."""
+    steps = np.arange(121) * 80
+    raw = RawRun(
+        series=[
+            series("episode_reward", np.zeros(121), steps),
+            series("entropy", np.full(121, np.log(7)), steps),
+            series("policy_entropy", np.full(2, np.log(7)), steps[:2]),
+        ]
+    )
+    run = build_run("r", "/tmp/r", "test", ["/tmp/r/f"], raw)
+    assert run.mapping["entropy"] == "policy/entropy" and "policy_entropy" in run.unmapped
+    assert len(run.series("policy/entropy")) == 121
+    assert any("'entropy' (121 points) read as 'policy/entropy'" in i.message for i in run.issues)
+    # the same points: the table's order decides as before
+    assert map_tags(["entropy", "policy_entropy"], "unknown_rl", counts={"entropy": 5, "policy_entropy": 5}).mapping == {"policy_entropy": "policy/entropy"}
