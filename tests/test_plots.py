@@ -155,3 +155,19 @@ def test_plot_command(monkeypatch, tmp_path):
     assert result.stdout.split() == [str(p) for p in sorted(out.iterdir())]
     bad = CliRunner().invoke(cli, ["plot", "run", "-o", str(out), "--baseline", "two"])
     assert bad.exit_code == 2 and "holds 2 runs" in bad.stderr
+
+
+def test_a_frozen_series_is_drawn_flat_without_an_offset():
+    """ln 7 with float-noise wiggles (corpus: a uniform A2C policy) must not look like dips."""
+    noise = np.tile([0.0, 2e-7, -1.5e-7, 1e-7], 30)
+    run = make_run("frozen", {"policy/entropy": np.log(7) + noise})
+    fig = plots.draw(plots.plot_specs(RunReport(run=run, verdict="healthy"))[0])
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    lo, hi = ax.get_ylim()
+    assert lo < np.log(7) * 0.96 and hi > np.log(7) * 1.04
+    assert ax.yaxis.get_major_formatter().get_offset() == ""
+    # a series that really moves keeps matplotlib's own limits
+    run = make_run("moving", {"policy/entropy": np.linspace(1.9, 1.2, 120)})
+    ax = plots.draw(plots.plot_specs(RunReport(run=run, verdict="healthy"))[0]).axes[0]
+    assert ax.get_ylim()[0] > 1.1 and ax.get_ylim()[1] < 2.0

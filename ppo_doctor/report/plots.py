@@ -51,6 +51,7 @@ SEVERITY_COLOR = {"error": "#d62728", "warning": "#ff7f0e", "info": "#17becf"}
 SERIES_COLOR = "#1f5fa8"
 BASELINE_COLOR = "#8c8c8c"
 LOG_DECADES = 2.5  # log y-axis when positive values span more than this many decades
+FLAT_SPAN = 1e-4  # a series varying by less than this share of its size is drawn flat
 MARKER_LIMIT = 400  # raw points drawn as dots only when a series is this short
 PANEL_HEIGHT = 2.3  # inches per metric panel
 FIG_WIDTH = 11.0
@@ -191,6 +192,24 @@ def _series(ax, steps: np.ndarray, values: np.ndarray, color: str, label: str, *
         ax.plot(x, ema(y, smoothing_weight(len(x))), color=color, lw=1.7, ls="--" if baseline else "-", label=f"{label} (EMA)", zorder=3)
 
 
+def _flat_stays_flat(ax, values: np.ndarray) -> None:
+    """Draw a series that varies by less than ``FLAT_SPAN`` of its size as the flat line it is.
+
+    matplotlib zooms into any range and moves the constant into an offset ("1e-7+1.94591"), so
+    a frozen entropy at ln 7 with float-noise wiggles looked like deep dips (corpus:
+    tf1-a2c-minigrid-stagnant).  Plain tick labels, and a band of +-5 % around the value.
+    """
+    ax.ticklabel_format(axis="y", useOffset=False)
+    fin = values[np.isfinite(values)]
+    if not len(fin):
+        return
+    lo, hi = float(fin.min()), float(fin.max())
+    size = max(abs(lo), abs(hi))
+    if 0 < size < np.inf and hi - lo < FLAT_SPAN * size:
+        mid = (lo + hi) / 2
+        ax.set_ylim(mid - 0.05 * size, mid + 0.05 * size)
+
+
 def _panel(ax, spec: PlotSpec, metric: str, baseline: Run | None) -> None:
     run = spec.run_report.run
     s = run.frame.series(metric)
@@ -202,6 +221,8 @@ def _panel(ax, spec: PlotSpec, metric: str, baseline: Run | None) -> None:
     both = values if baseline is None or not baseline.frame.has(metric) else np.concatenate([values, baseline.frame.series(metric).to_numpy()])
     if wants_log_scale(both):
         ax.set_yscale("log")
+    else:
+        _flat_stays_flat(ax, both)
     _incidents(ax, metric, spec.run_report.findings)
     _nonfinite(ax, steps, values)
     if not np.isfinite(values).any():
