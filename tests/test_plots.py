@@ -15,7 +15,7 @@ from matplotlib.patches import Rectangle
 from ppo_doctor.cli import cli
 from ppo_doctor.report import plots
 from ppo_doctor.report.model import Report, RunReport
-from report_builders import hostile_report, healthy_report, make_run, unhealthy_report
+from report_builders import hostile_report, healthy_report, kl_finding, make_run, unhealthy_report
 
 TESTS = Path(__file__).parent
 
@@ -98,6 +98,8 @@ def test_baseline_is_overlaid_in_grey():
         (np.array([0.5, 2.0, 40.0]), False),  # under 2.5 decades
         (np.array([-1.0, 1e-3, 100.0]), False),  # a log axis cannot show negatives
         (np.array([np.nan, 1e-4, np.inf, 1.0]), True),  # non-finite values are ignored
+        (np.r_[3e-7, np.linspace(0.5, 40.0, 199)], False),  # one near-zero first point
+        (np.r_[np.full(100, 1.0), np.geomspace(1.0, 1e3, 100)], True),  # an explosion
     ],
 )
 def test_log_scale_rule(values, expected):
@@ -171,3 +173,14 @@ def test_a_frozen_series_is_drawn_flat_without_an_offset():
     run = make_run("moving", {"policy/entropy": np.linspace(1.9, 1.2, 120)})
     ax = plots.draw(plots.plot_specs(RunReport(run=run, verdict="healthy"))[0]).axes[0]
     assert ax.get_ylim()[0] > 1.1 and ax.get_ylim()[1] < 2.0
+
+
+def test_the_rule_band_is_drawn_as_a_reference_line():
+    from dataclasses import replace
+
+    rr = unhealthy_report()
+    rr.findings[0] = replace(kl_finding(), observed={"peak": 40.0, "band": 10.0, "late": 38.0})
+    spec = next(s for s in plots.plot_specs(rr) if s.group == "kl")
+    ax = _axes_by_metric(plots.draw(spec))["kl/ref"]
+    bands = [ln for ln in ax.lines if ln.get_linestyle() == ":" and list(ln.get_ydata()) == [10.0, 10.0]]
+    assert len(bands) == 1 and any(t.get_text() == "band 10" for t in ax.texts)

@@ -87,11 +87,17 @@ def smoothing_weight(n: int) -> float:
 
 
 def wants_log_scale(values: np.ndarray) -> bool:
-    """True when every finite value is positive and they span > ``LOG_DECADES`` decades."""
+    """True when every finite value is positive and they span > ``LOG_DECADES`` decades.
+
+    From 20 points on the span starts at the 5th percentile: a KL whose first point is 3e-7
+    (policy = reference at step 0) and which then runs at 5-40 is read on a linear axis, not
+    squeezed into the top of eight decades (corpus: trl-ppo-gpt2-kl-sweep).
+    """
     finite = values[np.isfinite(values)]
     if len(finite) < 2 or finite.min() <= 0:
         return False
-    return float(np.log10(finite.max() / finite.min())) > LOG_DECADES
+    low = float(np.percentile(finite, 5)) if len(finite) >= 20 else float(finite.min())
+    return float(np.log10(finite.max() / low)) > LOG_DECADES
 
 
 def plot_specs(rr: RunReport, metrics: Iterable[str] | None = None) -> list[PlotSpec]:
@@ -155,6 +161,12 @@ def _incidents(ax, metric: str, findings: list[Finding]) -> None:
             ax.axvline(f.start_step, color=color, ls="--", lw=1.2, zorder=4)
             _label_code(ax, f, row)
             row += 1
+            band = (f.observed or {}).get("band")
+            if isinstance(band, (int, float)) and np.isfinite(band) and band > 0:
+                # the healthy band the rule judged against (PD101's KL band): what "too high" means
+                ax.axhline(band, color=color, ls=":", lw=1.0, zorder=1)
+                ax.annotate(f"band {band:g}", (1.0, band), xycoords=("axes fraction", "data"), xytext=(-4, 2),
+                            textcoords="offset points", ha="right", va="bottom", fontsize=7, color=color)
         else:
             ax.axvline(f.start_step, color=color, ls=":", lw=0.8, alpha=0.45, zorder=1)
 
