@@ -47,3 +47,15 @@ def test_raw_tags_and_step_range():
 def test_mismatched_lengths_rejected():
     with pytest.raises(ValueError):
         RawSeries("x", [0, 1], [1.0])
+
+
+def test_a_pickled_frame_carries_its_table_not_its_caches():
+    """``--jobs`` workers pickle reports back: the Series cache the rules fill must not travel."""
+    import pickle
+
+    frame = RunFrame.from_series([("kl/ref", RawSeries(tag="kl", steps=np.arange(1000), values=np.linspace(0, 1, 1000)))])
+    cold = len(pickle.dumps(frame))
+    frame.series("kl/ref")
+    again = pickle.loads(pickle.dumps(frame))
+    assert len(pickle.dumps(frame)) == cold
+    assert again.series("kl/ref").equals(frame.series("kl/ref")) and len(again) == 1000
