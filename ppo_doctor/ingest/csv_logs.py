@@ -159,19 +159,19 @@ def _arrow_run(path: Path) -> RawRun | None:
             last = fh.read(1)
     except OSError:
         return None  # the main path reports it
-    names = _plain_header(head)
-    if names is None or last != b"\n":
+    plain = _plain_header(head)
+    if plain is None or last != b"\n":
         return None  # a last line without its end may be cut short: the careful path handles it
+    names, delim = plain
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    delim = _delimiter(names[1])
     try:
         table = pacsv.read_csv(
             path,
             parse_options=pacsv.ParseOptions(delimiter=delim),
             convert_options=pacsv.ConvertOptions(
-                column_types={n: pa.float64() for n in names[0]},
+                column_types={n: pa.float64() for n in names},
                 null_values=[""],
                 strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
@@ -185,8 +185,10 @@ def _arrow_run(path: Path) -> RawRun | None:
             return None  # grew while parsed (a live run): parse one snapshot of its bytes instead
     except OSError:
         return None
+    if table.column_names != names:
+        return None
     numeric: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for name, col in zip(names[0], table.columns):
+    for name, col in zip(names, table.columns):
         values = col.to_numpy()
         logged = ~col.is_null().to_numpy() if col.null_count else np.ones(len(values), dtype=bool)
         numeric[name] = (values, logged)
@@ -194,7 +196,7 @@ def _arrow_run(path: Path) -> RawRun | None:
 
 
 def _plain_header(head: bytes) -> tuple[list[str], str] | None:
-    """(names, header line) when the header is plain: unique non-empty unquoted names without
+    """(names, delimiter) when the header is plain: unique non-empty unquoted names without
     surrounding spaces, and the first row is all numbers or empty cells (else the file has a
     text column and the pyarrow attempt would be wasted)."""
     text = head.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
@@ -211,7 +213,7 @@ def _plain_header(head: bytes) -> tuple[list[str], str] | None:
     cells = first.split(delim)
     if len(cells) != len(names) or not all(c == "" or _is_number(c) for c in cells):
         return None
-    return names, header
+    return names, delim
 
 
 NumericBlock = tuple[list[str], np.ndarray]
