@@ -13,7 +13,7 @@ Handles the shapes seen in the wild (``reference/formats.md`` §3, §7, §12):
   each array is a series indexed by position, scalars are config.
 
 Speed (1,000,000 points must read at least as fast as ``pandas.read_json(lines=True)``): a file of
-flat, all-number lines with the same keys is parsed by pyarrow's JSON reader straight into columns
+flat, all-number lines without ``null`` is parsed by pyarrow's JSON reader straight into columns
 (on all cores, doubles exact); any other clean file is parsed in one call by pandas' bundled ujson
 (``precise_float``), then records are grouped by key tuple and an all-number group becomes one 2-D
 array in one numpy call; only mixed columns (null, text, nested dicts) are converted value by value.
@@ -603,7 +603,7 @@ def _arrow_columns(path: Path, data: bytes) -> tuple[Columns, list[str]] | None:
     pyarrow skips blank lines, so the row count must equal the line count; it rejects a key
     given twice in one object (``json`` would keep the last) and a key changing type; text
     shows in the schema.  Doubles parse exactly (checked against ``json.loads`` in the tests).
-    Measured on benchmarks/ 1M-point JSONL: about 2.5x ``pandas.read_json(lines=True)`` (issue 6).
+    Measured on benchmarks/ 1M-point JSONL: 2.2-2.7x ``pandas.read_json(lines=True)`` (issue 6).
     """
     if not data.startswith(b"{") or b"\r" in data or b"null" in data:
         return None

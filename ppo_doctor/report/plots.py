@@ -151,6 +151,7 @@ def _label_code(ax, f: Finding, row: int) -> None:
 def _incidents(ax, metric: str, findings: list[Finding]) -> None:
     """Shade this metric's incidents; thin dotted onsets of the run's other incidents."""
     row = 0
+    bands: set[float] = set()
     for f in findings:
         if f.start_step is None:
             continue
@@ -162,7 +163,8 @@ def _incidents(ax, metric: str, findings: list[Finding]) -> None:
             _label_code(ax, f, row)
             row += 1
             band = (f.observed or {}).get("band")
-            if isinstance(band, (int, float)) and np.isfinite(band) and band > 0:
+            if isinstance(band, (int, float)) and np.isfinite(band) and band > 0 and band not in bands:
+                bands.add(band)  # PD101 and PD202 judge against the same KL band: one line
                 # the healthy band the rule judged against (PD101's KL band): what "too high" means
                 ax.axhline(band, color=color, ls=":", lw=1.0, zorder=1)
                 ax.annotate(f"band {band:g}", (1.0, band), xycoords=("axes fraction", "data"), xytext=(-4, 2),
