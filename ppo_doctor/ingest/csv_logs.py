@@ -180,11 +180,8 @@ def _arrow_run(path: Path) -> RawRun | None:
     except (pa.ArrowException, ValueError, OSError) as exc:
         log.debug("%s: not an all-numeric table for pyarrow (%s)", path, exc)
         return None
-    try:
-        if path.stat().st_size != size or table.num_rows == 0:
-            return None  # grew while parsed (a live run): parse one snapshot of its bytes instead
-    except OSError:
-        return None
+    if not _Snapshot(path, size).unchanged() or table.num_rows == 0:
+        return None  # grew while parsed (a live run): parse one snapshot of its bytes instead
     if table.column_names != names:
         return None
     numeric: dict[str, tuple[np.ndarray, np.ndarray]] = {}
