@@ -6,8 +6,10 @@ printed with ``repr`` (round-trip exact), numpy's ``nan``/``inf`` spellings, oth
 and empty cells, so how a written ``nan`` stays a logged NaN and how an empty cell stays "not
 logged" are compared.  JSON lines (``jsonl._arrow_columns``) takes flat all-number lines
 without ``null``; the files mix key sets per line, ints, doubles (``NaN``/``Infinity`` tokens
-too), bools, huge ints, time stamps and steps that go back.  Values are also checked against
-Python's own parse.
+too), bools, huge ints, time stamps and steps that go back.  trainer_state.json
+(``trainer_state._arrow_history``) takes an indented state whose ``log_history`` entries are flat
+numbers; the files mix train, eval and summary entries, key orders, indents, the same values and
+``null`` in the other fields.  Values are also checked against Python's own parse.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import pytest
 
 import json
 
-from ppo_doctor.ingest import csv_logs, jsonl
+from ppo_doctor.ingest import csv_logs, jsonl, trainer_state
 
 SPECIAL = ["nan", "NaN", "-nan", "inf", "-inf", "Infinity", "1e400", "-0.0", "0", "5e-324"]
 
@@ -183,3 +185,93 @@ def test_other_jsonl_files_leave_the_fast_path(tmp_path, text):
     f.write_text(text)
     assert jsonl._arrow_columns(f, f.read_bytes()) is None
     assert jsonl.read(f) is not None
+
+
+def _history(rng: random.Random) -> list[dict]:
+    """Trainer log entries: train rows, some eval rows, maybe the final summary row."""
+    keys = [f"train/k{j}" for j in range(rng.randint(1, 5))] + rng.choice([[], ["loss", "grad_norm"]])
+    flag = rng.random() < 0.3
+    rows, step = [], 0
+    for _ in range(rng.randint(1, 60)):
+        step = step + rng.randint(1, 3) if rng.random() > 0.05 else max(step - 5, 0)
+        if rng.random() < 0.15:
+            rows.append({"epoch": step / 10, "eval_loss": _json_value(rng), "eval_runtime": rng.random(), "step": step})
+            continue
+        row = {"epoch": step / 10, **{k: _json_value(rng) for k in keys if rng.random() < 0.9}, "step": step}
+        if flag:
+            row["done"] = rng.random() < 0.5
+        rows.append(row)
+    for _ in range(rng.choice([0, 1, 1, 2])):  # at the end; a resumed run has one in the middle too
+        summary = {"epoch": 3.0, "step": step, "total_flos": rng.choice([12345678901234567890, 1.5e18]), "train_loss": rng.random(), "train_runtime": 12.5}
+        rows.insert(rng.choice([len(rows), rng.randint(0, len(rows))]), summary)
+    return rows
+
+
+def _runs_equal(a, b) -> None:
+    for fast_list, slow_list in ((a.series, b.series), (a.eval_series, b.eval_series)):
+        fa, sl = {s.tag: s for s in fast_list}, {s.tag: s for s in slow_list}
+        assert fa.keys() == sl.keys()  # the order may differ; the frame sorts tags
+        for tag in fa:
+            np.testing.assert_array_equal(fa[tag].steps, sl[tag].steps, err_msg=tag)
+            np.testing.assert_array_equal(fa[tag].values, sl[tag].values, err_msg=tag)
+    assert a.config == b.config and {k: type(v) for k, v in a.config.items()} == {k: type(v) for k, v in b.config.items()}
+    assert [i.message for i in a.issues] == [i.message for i in b.issues] and a.restarts == b.restarts
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_trainer_state_fast_path_matches_json_path(tmp_path, monkeypatch, seed):
+    rng = random.Random(seed)
+    state = {
+        "best_metric": None,  # null outside log_history is fine
+        "global_step": 7,
+        "log_history": _history(rng),
+        "stateful_callbacks": {"TrainerControl": {"args": {"should_save": True}, "attributes": {}}},
+        "trial_params": None,
+    }
+    text = json.dumps(state, indent=rng.choice([1, 2, 4]), sort_keys=rng.random() < 0.7)
+    f = tmp_path / "trainer_state.json"
+    f.write_text(text)
+    fast = trainer_state._arrow_history(f, f.read_bytes())
+    assert fast is not None, "flat all-number entries must take the fast path"
+    monkeypatch.setattr(trainer_state, "_arrow_history", lambda path, data: None)
+    (slow,) = trainer_state.read(f)
+    _runs_equal(fast, slow)
+    for s in fast.series:  # against json's own parse (bools and ints as floats)
+        expected = [float(r[s.tag]) for r in state["log_history"] if s.tag in r and "train_runtime" not in r and "eval_loss" not in r]
+        got = np.asarray(s.values).tolist()
+        assert len(got) == len(expected)
+        assert all((math.isnan(x) and math.isnan(y)) or x == y for x, y in zip(got, expected)), s.tag
+
+
+def _state_text(history_json: str) -> str:
+    return '{\n  "global_step": 2,\n  "log_history": [\n' + history_json + '\n  ],\n  "max_steps": 2\n}'
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        '    {\n      "loss": null,\n      "step": 1\n    }',  # a null (GRPOTrainer: every value NaN)
+        '    {\n      "loss": 0.5,\n      "step": 1\n    },\n    {\n      "loss": "x",\n      "step": 2\n    }',  # text
+        '    {\n      "loss": 0.5,\n      "loss": 0.7,\n      "step": 1\n    }',  # a key given twice
+        '    {\n      "loss": {"a": 1},\n      "step": 1\n    }',  # nested
+        '    {\n      "loss": [1, 2],\n      "step": 1\n    }',  # a list
+        '    {\n      "loss": 0.5,\n      "step": 1\n    },\n    {\n      "loss": true,\n      "step": 2\n    }',  # bool then number
+        '    {\n      "loss": 0.5,\n      "step": 1\n    },\n    7',  # an entry that is not an object
+        '    {\n      "loss": 0.5,\n      "step": 1\n    }, {\n      "loss": 0.6,\n      "step": 2\n    }',  # odd layout
+    ],
+)
+def test_other_trainer_states_leave_the_fast_path(tmp_path, monkeypatch, entries):
+    f = tmp_path / "trainer_state.json"
+    f.write_text(_state_text(entries))
+    assert trainer_state._arrow_history(f, f.read_bytes()) is None
+    assert trainer_state.read(f)  # the json path still reads them
+
+
+def test_trainer_state_fast_path_needs_one_log_history(tmp_path):
+    entry = '    {\n      "loss": 0.5,\n      "step": 1\n    }'
+    twice = _state_text(entry).replace('"max_steps": 2', '"log_history": [\n' + entry.replace("0.5", "0.9") + '\n  ]')
+    f = tmp_path / "trainer_state.json"
+    f.write_text(twice)
+    assert trainer_state._arrow_history(f, f.read_bytes()) is None
+    (run,) = trainer_state.read(f)  # json keeps the last log_history
+    assert run.series[0].values.tolist() == [0.9]

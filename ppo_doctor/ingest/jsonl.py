@@ -617,19 +617,31 @@ def _arrow_columns(path: Path, data: bytes) -> tuple[Columns, list[str]] | None:
 
     try:
         table = pajson.read_json(pa.BufferReader(data))
-        names, types = table.column_names, table.schema.types  # keys decode here (bad UTF-8 raises)
+        names = table.column_names  # keys decode here (bad UTF-8 raises)
     except (pa.ArrowException, ValueError) as exc:
         log.debug("%s: not flat numeric JSON lines for pyarrow (%s)", path, exc)
         return None
-    n = table.num_rows
-    plain = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
-    if n != lines or not all(any(is_t(t) for is_t in plain) for t in types):
+    if table.num_rows != lines:
         return None
+    head = min(table.num_rows, 50)  # the record path looks for time keys in the first 50 lines
+    time_keys = [k for k in TIME_KEYS if k in names and table.column(k).slice(0, head).null_count < head]
+    cols = arrow_table_columns(table, time_keys)
+    return None if cols is None else (cols, time_keys)
+
+
+def arrow_table_columns(table: Any, time_keys: Iterable[str] = ()) -> Columns | None:
+    """:class:`Columns` of a pyarrow table of records, or None when a column is not plain
+    numbers (int, double, bool).  A null is a key its record did not log, so the caller must
+    have made sure the input had no ``null`` token.  Shared with :mod:`.trainer_state`."""
+    import pyarrow as pa
+
+    plain = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
+    if not all(any(is_t(t) for is_t in plain) for t in table.schema.types):
+        return None
+    n = table.num_rows
     cols = Columns(n=n)
     every = np.arange(n, dtype=np.int64)
-    head = min(n, 50)  # the record path looks for time keys in the first 50 lines
-    time_keys = [k for k in TIME_KEYS if k in names and table.column(k).slice(0, head).null_count < head]
-    for name, col in zip(names, table.columns):
+    for name, col in zip(table.column_names, table.columns):
         if col.null_count:
             pos = np.flatnonzero(col.is_valid().to_numpy(zero_copy_only=False))
             col = col.drop_null()
@@ -642,7 +654,7 @@ def _arrow_columns(path: Path, data: bytes) -> tuple[Columns, list[str]] | None:
             cols.raw[name] = [(pos, values.tolist())]
         cols.numeric[name] = [(pos, values.astype(np.float64, copy=False))]
         cols.real[name] = len(pos)
-    return cols, time_keys
+    return cols
 
 
 def _whole_file(data: bytes) -> list[dict] | None:

@@ -13,11 +13,16 @@
   under other names are recognised by content.
 * a file cut short keeps every complete ``log_history`` entry (incremental scan) and reports the
   byte offset where the damage starts.
+
+Speed: ``json.loads`` of a large state is most of the read, and pandas users pay it too; an
+indented state whose entries are flat numbers goes to pyarrow's JSON reader instead
+(:func:`_arrow_history`), with the same result.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -26,9 +31,10 @@ import numpy as np
 
 from ..errors import LogReadError
 from ..frame import RawRun, ReadIssue
-from .jsonl import StepInfo, build_raw_run, choose_steps, collect_columns, column_notes, parse_int
+from .jsonl import Columns, StepInfo, arrow_table_columns, build_raw_run, choose_steps, collect_columns, column_notes, parse_int
 
 NAME = "trainer_state"
+log = logging.getLogger(__name__)
 
 # Keys of the summary row ``Trainer.train`` logs last (transformers trainer.py, ``speed_metrics``).
 SUMMARY_MARKERS = ("train_runtime", "train_samples_per_second", "train_steps_per_second")
@@ -38,6 +44,7 @@ STEP_KEYS = ("step", "global_step")
 _LEAD = re.compile(rb"(?:\xef\xbb\xbf)?\s*")
 _LOG_KEY = re.compile(rb'"(?:step|global_step)"\s*:')
 _LOG_HISTORY = re.compile(r'"log_history"\s*:\s*\[')
+_TOP_INDENT = re.compile(rb'\{\n( +)"')  # json.dumps(indent=k): the first key's line
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -57,6 +64,9 @@ def read(path: Path) -> list[RawRun]:
         raise LogReadError(str(path), f"cannot read file ({exc.strerror or exc})") from exc
     if _LEAD.match(data).end() == len(data):  # type: ignore[union-attr]
         raise LogReadError(str(path), "empty file")
+    fast = _arrow_history(path, data)
+    if fast is not None:
+        return [fast]
     issues: list[ReadIssue] = []
     try:
         doc: Any = _loads(data)
@@ -137,7 +147,6 @@ def _recover(path: Path, data: bytes, exc: Exception) -> tuple[list, dict, ReadI
 
 
 def _rows_to_run(path: Path, rows: list, config: dict, issues: list[ReadIssue]) -> RawRun:
-    src = str(path)
     train: list[dict] = []
     evals: list[dict] = []
     summary: dict[str, Any] = {}
@@ -160,35 +169,152 @@ def _rows_to_run(path: Path, rows: list, config: dict, issues: list[ReadIssue]) 
         else:
             train.append(row)
     if odd:
-        issues.append(ReadIssue(src, f"{_count(odd, 'log entry', 'log entries')} that are not JSON objects ignored", level="warning"))
+        issues.append(ReadIssue(str(path), f"{_count(odd, 'log entry', 'log entries')} that are not JSON objects ignored", level="warning"))
+    train_cols = collect_columns(train) if train else None
+    eval_cols = collect_columns(evals) if evals else None
+    return _build_run(path, train_cols, eval_cols, summary, config, issues)
 
+
+def _build_run(
+    path: Path, train: Columns | None, evals: Columns | None, summary: dict[str, Any], config: dict, issues: list[ReadIssue]
+) -> RawRun:
+    """The run from the train and eval entries' columns, the summary entry and the other fields."""
+    src = str(path)
     run = RawRun(config=dict(config))
     for k, v in summary.items():
         run.config.setdefault(k, v)
-    if train:
-        cols = collect_columns(train)
-        info = choose_steps(cols, STEP_KEYS)
+    if train is not None:
+        info = choose_steps(train, STEP_KEYS)
         _step_notes(src, info, issues, "log")
-        part = build_raw_run(cols, info.steps, src, exclude=STEP_KEYS)
+        part = build_raw_run(train, info.steps, src, exclude=STEP_KEYS)
         run.series, run.texts = part.series, part.texts
         # the eval prefixes of other frameworks (test/...) are not HF's: keep every train key a series
         run.series.extend(part.eval_series)
-        issues.extend(column_notes(cols, src, numeric_nulls_note="GRPOTrainer logs None when every value of a key was NaN"))
+        issues.extend(column_notes(train, src, numeric_nulls_note="GRPOTrainer logs None when every value of a key was NaN"))
         run.restarts = _restarts(info.steps)
         _duplicate_note(src, info.steps, issues)
-    if evals:
-        cols = collect_columns(evals)
-        info = choose_steps(cols, STEP_KEYS)
+    if evals is not None:
+        info = choose_steps(evals, STEP_KEYS)
         _step_notes(src, info, issues, "eval")
-        keep_out = [k for k in cols.keys() if not k.startswith(EVAL_ROW_PREFIXES)]
-        run.eval_series = build_raw_run(cols, info.steps, src, exclude=keep_out, eval_all=True).eval_series
-    if not train and not evals and not summary:
+        keep_out = [k for k in evals.keys() if not k.startswith(EVAL_ROW_PREFIXES)]
+        run.eval_series = build_raw_run(evals, info.steps, src, exclude=keep_out, eval_all=True).eval_series
+    if train is None and evals is None and not summary:
         damage = next((i for i in issues if i.offset is not None), None)
         if damage is not None:  # cut short before its first entry: say where, not "empty"
             raise LogReadError(src, damage.message, offset=damage.offset)
         raise LogReadError(src, "log_history is empty: nothing was logged")
     run.issues = issues
     return run
+
+
+def _arrow_history(path: Path, data: bytes) -> RawRun | None:
+    """The run of a trainer state as ``json.dumps(..., indent=k)`` writes it whose entries are
+    flat objects of plain numbers, read by pyarrow's JSON reader; None for any other file (the
+    ``json`` path reads it, with the same result).
+
+    Why the text can be cut apart without parsing it: a raw line break cannot occur inside a JSON
+    string, so a line break + the top-level indent + ``"log_history": [`` is the top-level key, a
+    line break + that indent + ``]`` closes its list, and a line break + two indents + ``},`` +
+    a line break + two indents + ``{`` sits between two entries.  Dropping that comma leaves
+    whitespace-separated objects, which pyarrow reads as records.  Checks that send a file back
+    to the ``json`` path: the fields around the list must parse as an object without a second
+    ``log_history``; the list must have no ``[`` and one ``{`` per entry (flat entries; pyarrow's
+    recursive parser crashes on deep nesting) and, when an entry leaves a key out, no ``null``
+    (pyarrow's null would mean both); pyarrow must give one row per entry, reject no key (given
+    twice, changing type) and type every column as a number.  Summary entries
+    (``train_runtime`` ...) are few and are parsed by ``json``, so config values keep their JSON
+    types.  Measured on benchmarks/ 1M-point trainer_state.json (issue 6): see
+    benchmarks/RESULTS.md.
+    """
+    m = _TOP_INDENT.match(data)
+    if m is None:
+        return None
+    ind = m.group(1)
+    key = b"\n" + ind + b'"log_history": ['
+    at = data.find(key + b"\n" + ind * 2 + b"{")
+    if at < 0:
+        return None
+    start = at + len(key)
+    end = data.rfind(b"\n" + ind + b"]", start)  # HF sorts keys: the ones after log_history are short
+    if end < 0:
+        return None
+    sep = b"\n" + ind * 2 + b"},\n" + ind * 2 + b"{"
+    n = data.count(sep, start, end) + 1
+    if data.find(b"[", start, end) >= 0 or data.count(b"{", start, end) != n:
+        return None
+    try:
+        rest = _loads(data[: at + len(key) - 1] + b"null" + data[end + len(ind) + 2 :])
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(rest, dict) or rest.get("log_history", 0) is not None:  # json keeps a repeated key's last
+        return None
+    import pyarrow as pa
+    import pyarrow.json as pajson
+
+    # same length: offsets stay, and only the list's bytes are handed to pyarrow (no copy)
+    fixed = pa.py_buffer(data.replace(sep, sep.replace(b"},", b"} ")))
+    try:
+        table = pajson.read_json(
+            pa.BufferReader(fixed.slice(start, end - start)), parse_options=pajson.ParseOptions(newlines_in_values=True)
+        )
+        names = table.column_names  # keys decode here (bad UTF-8 raises)
+    except (pa.ArrowException, ValueError) as exc:
+        log.debug("%s: log_history is not flat numeric entries for pyarrow (%s)", path, exc)
+        return None
+    if table.num_rows != n:
+        return None
+    # a null in the table is a key an entry did not log, unless the file wrote null itself
+    if any(col.null_count for col in table.columns) and data.find(b"null", start, end) >= 0:
+        return None
+    valid = {name: col.is_valid().to_numpy(zero_copy_only=False) for name, col in zip(names, table.columns) if col.null_count}
+    is_summary = _any_valid(table, valid, [k for k in names if k in SUMMARY_MARKERS])
+    is_eval = _any_valid(table, valid, [k for k in names if k.startswith(EVAL_ROW_PREFIXES)]) & ~is_summary
+    is_train = ~(is_summary | is_eval)
+    summary: dict[str, Any] = {}
+    try:
+        rows = _entries(data, start, end, sep, np.flatnonzero(is_summary), n)
+    except (ValueError, RecursionError):
+        return None
+    for row in rows:
+        summary.update({k: v for k, v in row.items() if k not in STEP_KEYS})
+    parts = []
+    for mask in (is_train, is_eval):
+        if not mask.any():
+            parts.append(None)
+            continue
+        cols = arrow_table_columns(table if mask.all() else table.filter(pa.array(mask)))
+        if cols is None:
+            return None
+        parts.append(cols)
+    config = {k: v for k, v in rest.items() if k != "log_history"}
+    return _build_run(path, parts[0], parts[1], summary, config, [])
+
+
+def _any_valid(table: Any, valid: dict[str, np.ndarray], names: list[str]) -> np.ndarray:
+    """Rows where at least one of ``names`` was logged."""
+    out = np.zeros(table.num_rows, dtype=bool)
+    for name in names:
+        if name not in valid:
+            return np.ones(table.num_rows, dtype=bool)
+        out |= valid[name]
+    return out
+
+
+def _entries(data: bytes, start: int, end: int, sep: bytes, rows: np.ndarray, n: int) -> list[dict]:
+    """The entries at ``rows`` of the ``n`` between ``start`` and ``end``, parsed by ``json``;
+    walked from the end, where the Trainer writes its one summary entry."""
+    if not len(rows):
+        return []
+    wanted = set(rows.tolist())
+    close = sep.index(b"}") + 1  # a separator starts with the line that closes the entry before it
+    out: list[dict] = []
+    stop = end
+    for k in range(n - 1, min(wanted) - 1, -1):
+        cut = data.rfind(sep, start, stop) if k else start
+        if k in wanted:
+            out.append(_loads(data[cut + len(sep) - 1 if k else start : stop]))
+        stop = cut + close
+    return out[::-1]
 
 
 def _row_kind(row: dict) -> str:
