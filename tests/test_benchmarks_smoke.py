@@ -76,9 +76,26 @@ def test_csv_fast_path_keeps_written_nan_and_skips_empty_cells(tmp_path):
     assert np.isnan(got["c"].values[1]) and got["c"].values[2] == np.inf
 
 
-def test_bench_formats_smoke(data_dir):
+def test_bench_formats_smoke(data_dir, monkeypatch):
+    monkeypatch.setattr(bench_formats, "MIN_SECONDS", 0.0)
     table = bench_formats.run(repeats=1, n_tags=3, n_steps=200)
     assert table.count("| 600 |") >= 4  # every reader returned all 3 x 200 points
+
+
+def test_paired_times_alternate_and_run_long_enough():
+    calls = []
+
+    def fn(name):
+        calls.append(name)
+        return name
+
+    pair = _common.paired_times(lambda: fn("a"), lambda: fn("b"), 3)
+    assert calls == ["a", "b", "b", "a", "a", "b"]  # who goes first alternates
+    assert len(pair.a) == len(pair.b) == 3 and pair.last_a == "a" and pair.last_b == "b"
+    assert pair.low <= pair.ratio <= pair.high
+    # a short call is repeated until each side has run min_seconds (or max_repeats is reached)
+    short = _common.paired_times(lambda: sum(range(20_000)), lambda: sum(range(20_000)), 2, min_seconds=0.01, max_repeats=500)
+    assert len(short.a) > 2 and (min(sum(short.a), sum(short.b)) >= 0.01 or len(short.a) == 500)
 
 
 @pytest.mark.slow  # fresh ppo-doctor subprocesses: ~5-15 s
