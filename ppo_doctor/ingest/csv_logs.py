@@ -185,10 +185,12 @@ def _arrow_run(path: Path) -> RawRun | None:
     if table.column_names != names:
         return None
     numeric: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for name, col in zip(names, table.columns):
+    dense = np.ones(table.num_rows, dtype=bool)  # shared, read only: the usual column has no empty cell
+    # one chunk per parsed block: arrow joins them in C++ for all columns at once (2x faster
+    # than numpy joining each column's chunks in to_numpy)
+    for name, col in zip(names, table.combine_chunks().columns):
         values = col.to_numpy()
-        logged = ~col.is_null().to_numpy() if col.null_count else np.ones(len(values), dtype=bool)
-        numeric[name] = (values, logged)
+        numeric[name] = (values, ~col.is_null().to_numpy() if col.null_count else dense)
     return _columns_to_run(path, table.num_rows, numeric, {}, [])
 
 
