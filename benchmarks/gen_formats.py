@@ -153,7 +153,7 @@ def trainer_state_file(out_dir: Path, *, n_tags: int = 50, n_steps: int = 20_000
     tags, steps, rows = _rows(n_tags, n_steps, seed)
     history = [{**dict(zip(tags, row)), "step": s} for s, row in zip(steps.tolist(), rows)]
     state = {"global_step": int(steps[-1]), "max_steps": int(steps[-1]), "logging_steps": 64, "log_history": history}
-    path.write_text(json.dumps(state, indent=2), encoding="utf-8")
+    path.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n", encoding="utf-8")  # as TrainerState.save_to_json
     return path
 
 

@@ -275,3 +275,23 @@ def test_trainer_state_fast_path_needs_one_log_history(tmp_path):
     assert trainer_state._arrow_history(f, f.read_bytes()) is None
     (run,) = trainer_state.read(f)  # json keeps the last log_history
     assert run.series[0].values.tolist() == [0.9]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "trl-grpo-chaos-economy/commit_7138430/trainer_state.json",  # TRL GRPOTrainer
+        "trl-grpo-chaos-economy/training_logs.json",  # the same kind of state under another name
+        "control-hf-trainer-tb-layout/trainer_state.json",  # transformers Trainer (SFT)
+    ],
+)
+def test_real_trainer_states_take_the_fast_path_with_the_same_result(corpus_dir, monkeypatch, rel):
+    path = corpus_dir / rel
+    if not path.exists():
+        pytest.skip(f"{rel} is absent")
+    fast = trainer_state._arrow_history(path, path.read_bytes())
+    assert fast is not None, "a state written by transformers takes the pyarrow path"
+    monkeypatch.setattr(trainer_state, "_arrow_history", lambda p, data: None)
+    (slow,) = trainer_state.read(path)
+    _runs_equal(fast, slow)
