@@ -146,10 +146,12 @@ def _arrow_run(path: Path) -> RawRun | None:
     reads the whole table or raises on the first cell that is not a number, an empty cell or a
     ``nan``/``inf`` spelling: a text column, a header line inside the file, a ragged row, a
     quoted line break.  Those files go down the other paths, unchanged.  Measured on
-    benchmarks/ 1M-point CSV (issue 6): the whole read takes about what a bare
-    ``pandas.read_csv`` takes (0.87-1.08x across runs; both parse on every core and are bound
-    by float conversion), where the pandas path needed ~25 ms more for the pass that tells a
-    written ``nan`` from an empty cell and for its snapshot copy.
+    benchmarks/ 1M-point CSV (issue 6), ``pandas.read_csv`` time / this read, median of ~70
+    alternating pairs: 0.97-1.06x (interquartile 0.86-1.10).  pyarrow's parse alone is
+    1.06-1.16x pandas (both parse on both cores; a perf profile puts 75 % of pyarrow's time in
+    splitting fields and converting floats); joining each column's per-block chunks costs the
+    rest.  The pandas path needed ~25 ms more for the pass that tells a written ``nan`` from an
+    empty cell and for its snapshot copy.
     """
     try:
         with path.open("rb") as fh:
