@@ -147,7 +147,8 @@ def _arrow_run(path: Path) -> RawRun | None:
     ``nan``/``inf`` spelling: a text column, a header line inside the file, a ragged row, a
     quoted line break.  Those files go down the other paths, unchanged.  Measured on
     benchmarks/ 1M-point CSV (issue 6), ``pandas.read_csv`` time / this read, median of ~70
-    alternating pairs: 0.97-1.06x (interquartile 0.86-1.10).  pyarrow's parse alone is
+    alternating pairs: 0.97x in benchmarks/RESULTS.md (interquartile 0.86-1.10), 0.80-1.10x
+    across other runs of the same day: parity within the machine's noise.  pyarrow's parse alone is
     1.06-1.16x pandas (both parse on both cores; a perf profile puts 75 % of pyarrow's time in
     splitting fields and converting floats); joining each column's per-block chunks costs the
     rest.  The pandas path needed ~25 ms more for the pass that tells a written ``nan`` from an
