@@ -612,21 +612,30 @@ def _arrow_columns(path: Path, data: bytes) -> tuple[Columns, list[str]] | None:
     # crashes the process on deeply nested input (a 100,000-deep [[[...]]] in the hostile tests)
     if data.count(b"{") != lines or b"[" in data:
         return None
+    table = arrow_records(data, lines, path)
+    if table is None:
+        return None
+    head = min(table.num_rows, 50)  # the record path looks for time keys in the first 50 lines
+    time_keys = [k for k in TIME_KEYS if k in table.column_names and table.column(k).slice(0, head).null_count < head]
+    cols = arrow_table_columns(table, time_keys)
+    return None if cols is None else (cols, time_keys)
+
+
+def arrow_records(source: Any, rows: int, path: Path, *, multiline: bool = False) -> Any | None:
+    """pyarrow's table of the JSON objects in ``source`` (bytes or a pyarrow buffer), or None
+    when pyarrow rejects them (a key given twice or changing type, bad UTF-8 in a key) or finds
+    other than ``rows`` objects.  ``multiline``: objects may span lines.  Shared with
+    :mod:`.trainer_state`."""
     import pyarrow as pa
     import pyarrow.json as pajson
 
     try:
-        table = pajson.read_json(pa.BufferReader(data))
-        names = table.column_names  # keys decode here (bad UTF-8 raises)
+        table = pajson.read_json(pa.BufferReader(source), parse_options=pajson.ParseOptions(newlines_in_values=multiline))
+        table.column_names  # keys decode here (bad UTF-8 raises)
     except (pa.ArrowException, ValueError) as exc:
-        log.debug("%s: not flat numeric JSON lines for pyarrow (%s)", path, exc)
+        log.debug("%s: not flat records for pyarrow (%s)", path, exc)
         return None
-    if table.num_rows != lines:
-        return None
-    head = min(table.num_rows, 50)  # the record path looks for time keys in the first 50 lines
-    time_keys = [k for k in TIME_KEYS if k in names and table.column(k).slice(0, head).null_count < head]
-    cols = arrow_table_columns(table, time_keys)
-    return None if cols is None else (cols, time_keys)
+    return table if table.num_rows == rows else None
 
 
 def arrow_table_columns(table: Any, time_keys: Iterable[str] = ()) -> Columns | None:

@@ -22,7 +22,6 @@ indented state whose entries are flat numbers goes to pyarrow's JSON reader inst
 from __future__ import annotations
 
 import json
-import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -31,10 +30,9 @@ import numpy as np
 
 from ..errors import LogReadError
 from ..frame import RawRun, ReadIssue
-from .jsonl import Columns, StepInfo, arrow_table_columns, build_raw_run, choose_steps, collect_columns, column_notes, parse_int
+from .jsonl import Columns, StepInfo, arrow_records, arrow_table_columns, build_raw_run, choose_steps, collect_columns, column_notes, parse_int
 
 NAME = "trainer_state"
-log = logging.getLogger(__name__)
 
 # Keys of the summary row ``Trainer.train`` logs last (transformers trainer.py, ``speed_metrics``).
 SUMMARY_MARKERS = ("train_runtime", "train_samples_per_second", "train_steps_per_second")
@@ -250,20 +248,13 @@ def _arrow_history(path: Path, data: bytes) -> RawRun | None:
     if not isinstance(rest, dict) or rest.get("log_history", 0) is not None:  # json keeps a repeated key's last
         return None
     import pyarrow as pa
-    import pyarrow.json as pajson
 
     # same length: offsets stay, and only the list's bytes are handed to pyarrow (no copy)
     fixed = pa.py_buffer(data.replace(sep, sep.replace(b"},", b"} ")))
-    try:
-        table = pajson.read_json(
-            pa.BufferReader(fixed.slice(start, end - start)), parse_options=pajson.ParseOptions(newlines_in_values=True)
-        )
-        names = table.column_names  # keys decode here (bad UTF-8 raises)
-    except (pa.ArrowException, ValueError) as exc:
-        log.debug("%s: log_history is not flat numeric entries for pyarrow (%s)", path, exc)
+    table = arrow_records(fixed.slice(start, end - start), n, path, multiline=True)
+    if table is None:
         return None
-    if table.num_rows != n:
-        return None
+    names = table.column_names
     # a null in the table is a key an entry did not log, unless the file wrote null itself
     if any(col.null_count for col in table.columns) and data.find(b"null", start, end) >= 0:
         return None
