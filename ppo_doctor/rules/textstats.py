@@ -91,15 +91,17 @@ def js_divergence(texts_a: Sequence[str], texts_b: Sequence[str]) -> float:
     na, nb = sum(ca.values()), sum(cb.values())
     if not na or not nb:
         return 0.0
-    js = 0.0
+    terms = []
     for w in set(ca) | set(cb):
         p, q = ca[w] / na, cb[w] / nb
         m = (p + q) / 2
         if p:
-            js += 0.5 * p * math.log2(p / m)
+            terms.append(0.5 * p * math.log2(p / m))
         if q:
-            js += 0.5 * q * math.log2(q / m)
-    return max(0.0, min(1.0, js))
+            terms.append(0.5 * q * math.log2(q / m))
+    # fsum: exact whatever the order, and a set of words iterates in a per-process hash order,
+    # so a plain += made the report's last digit differ from run to run
+    return max(0.0, min(1.0, math.fsum(terms)))
 
 
 def split_early_late(samples: Sequence[TextSample], frac: float = 0.25) -> tuple[list[TextSample], list[TextSample]]:
