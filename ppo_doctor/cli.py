@@ -1,4 +1,4 @@
-"""Command line: ``ppo-doctor report | check | plot | metrics | rules | explain | compare | simulate | validate``.
+"""Command line: ``ppo-doctor report | check | plot | metrics | rules | explain | compare | schema | simulate | validate``.
 
 Exit codes (DESIGN.md): 0 no finding at or above ``--fail-on``; 1 there is one; 2 usage,
 config or unreadable-input error.  Heavy modules (matplotlib, torch) are imported only by
@@ -68,6 +68,14 @@ def metrics(path: str, fmt: str, jobs: int) -> None:
     click.echo(render_metrics(result, fmt))
     if not result.runs and result.errors:
         sys.exit(EXIT_ERROR)
+
+
+@cli.command()
+def schema() -> None:
+    """Print the JSON Schema of the ``--format json`` report (draft 2020-12)."""
+    from .report.json_out import json_schema_text
+
+    click.echo(json_schema_text(), nl=False)
 
 
 def main() -> None:

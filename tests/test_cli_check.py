@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from ppo_doctor.cli import cli
 from ppo_doctor.frame import ReadIssue
 from ppo_doctor.report import rulemeta
+from ppo_doctor.report.json_out import json_schema
 from ppo_doctor.report.model import Report
 from report_builders import healthy_report, unhealthy_report, warning_finding
 
@@ -191,7 +192,6 @@ def test_report_exits_0_with_findings_and_2_when_unreadable(calls):
 
 # -- end to end, on logs written here and read by the real readers and rules --------------
 DATA = Path(__file__).parent / "data"
-DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 def _write_blowup_run(folder: Path, n: int = 300) -> None:
@@ -242,7 +242,7 @@ def test_end_to_end_outputs_validate(real_logs):
     assert uri == "logs/kl_blowup/metrics.jsonl"  # relative to the working directory
 
     doc = json.loads(run("report", "logs", "--isolated", "--format", "json").stdout)
-    report_schema = json.loads((DOCS / "report.schema.json").read_text(encoding="utf-8"))
+    report_schema = json_schema()
     jsonschema.Draft202012Validator(report_schema).validate(doc)
     assert doc["runs"][0]["verdict"] == "unhealthy" and "kl_blowup" in doc["runs"][0]["symptoms"]
 

@@ -196,3 +196,15 @@ def test_a_band_shared_by_two_findings_is_drawn_once():
     spec = next(s for s in plots.plot_specs(rr) if s.group == "kl")
     ax = _axes_by_metric(plots.draw(spec))["kl/ref"]
     assert sum(t.get_text() == "band 10" for t in ax.texts) == 1
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 500, 20_000])
+@pytest.mark.parametrize("weight", [0.0, 0.3, 0.9, 0.999])
+def test_ema_is_the_debiased_recursion(n, weight):
+    """numpy's blocked closed form equals TensorBoard's loop ``s = w s + (1 - w) x`` / (1 - w**t)."""
+    x = np.random.default_rng(n).normal(5.0, 10.0, n)
+    expected, s = np.empty(n), 0.0
+    for t, v in enumerate(x):
+        s = weight * s + (1 - weight) * v
+        expected[t] = s / (1 - weight ** (t + 1))
+    np.testing.assert_allclose(plots.ema(x, weight), expected, rtol=1e-9, atol=1e-9)

@@ -15,6 +15,7 @@ from ppo_doctor.report.github import escape_data, escape_property
 from ppo_doctor.report.model import Report
 from ppo_doctor.report import rulemeta
 from ppo_doctor.report.rulemeta import RuleMeta
+from ppo_doctor.report.json_out import json_schema
 from ppo_doctor.report.sarif import to_sarif
 from report_builders import (
     healthy_report,
@@ -26,7 +27,6 @@ from report_builders import (
 )
 
 DATA = Path(__file__).parent / "data"
-DOCS = Path(__file__).resolve().parents[1] / "docs"
 # RFC 3986 characters; anything else in a URI must be percent-encoded
 URI_CHARS = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*$")
 
@@ -45,7 +45,7 @@ def sarif_validator() -> jsonschema.Draft7Validator:
 
 @pytest.fixture(scope="module")
 def report_validator() -> jsonschema.Draft202012Validator:
-    schema = json.loads((DOCS / "report.schema.json").read_text(encoding="utf-8"))
+    schema = json_schema()
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
 

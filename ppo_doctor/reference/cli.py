@@ -44,7 +44,7 @@ def _require_torch() -> None:
     except ImportError as exc:
         click.echo(
             f"the reference loop needs torch and transformers ({exc.name} is missing): "
-            "pip install 'ppo-doctor[reference]'",
+            "pip install torch==2.13.0 'transformers>=4.40' safetensors tensorboard (the [reference] extra)",
             err=True,
         )
         sys.exit(EXIT_ERROR)

@@ -4,16 +4,34 @@ JSON has no NaN or Infinity (RFC 8259 section 6), and Python's ``json`` writes t
 ``NaN`` tokens that strict parsers reject; every non-finite float left anywhere in the
 document is written as the string ``"nan"``, ``"inf"`` or ``"-inf"`` instead, and
 ``allow_nan=False`` makes any miss fail loudly rather than emit invalid JSON.
+
+The document's JSON Schema ships in the package (``report.schema.json``, printed by
+``ppo-doctor schema``): :func:`json_schema` reads it.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from importlib import resources
 from typing import Any
 
 from . import RenderOptions
 from .model import Report
+
+
+SCHEMA_RESOURCE = "report.schema.json"
+
+
+def json_schema_text() -> str:
+    """The JSON Schema (draft 2020-12) of the ``--format json`` document, as shipped."""
+    return resources.files(__package__).joinpath(SCHEMA_RESOURCE).read_text(encoding="utf-8")
+
+
+def json_schema() -> dict[str, Any]:
+    """:func:`json_schema_text` parsed."""
+    schema: dict[str, Any] = json.loads(json_schema_text())
+    return schema
 
 
 def finite_json(value: Any) -> Any:
