@@ -48,9 +48,11 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ppo-doctor")
-@click.option("-v", "--verbose", count=True, help="More logging on stderr (-vv for debug).")
-def cli(verbose: int) -> None:
+@click.option("-v", "--verbose", count=True, help="More logging on stderr (-vv for debug); also accepted after the subcommand.")
+@click.pass_context
+def cli(ctx: click.Context, verbose: int) -> None:
     """Offline doctor for PPO / RLHF training logs."""
+    ctx.obj = {"verbose": verbose}  # report/check add their own -v to this
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 

@@ -11,6 +11,10 @@ Keys (``fail-on`` and ``fail_on`` spellings are both accepted)::
     fail_on = "error"        # info | warning | error | never
     select  = ["PD1", "kl-runaway"]   # code prefixes or rule names; "ALL"
     ignore  = ["PD9"]
+    extend_select = ["PD953"]  # added to select (the file's or --select's), as ruff's
+    extend_ignore = ["PD703"]  # added to ignore
+    [per_run_ignores]        # glob of run paths or ids -> codes skipped for those runs only
+    "runs/legacy-*" = ["PD9", "PD202"]
     format  = "text"         # text | markdown | html | json | sarif | junit | github
     jobs    = 4              # read runs in N processes
     aliases = {"custom/kl_to_ref" = "kl/ref"}
@@ -50,7 +54,14 @@ DEFAULTS: dict[str, Any] = {
     "jobs": 1,
     "aliases": {},
     "rules": {},
+    "extend_select": [],
+    "extend_ignore": [],
+    "per_run_ignores": {},
 }
+
+# where a value came from, for ``--show-settings``
+DEFAULT_SOURCE = "default"
+CLI_SOURCE = "command line"
 
 
 # -- finding and reading the file ------------------------------------------------------
@@ -137,6 +148,21 @@ def _rules(value: Any, errors: list[str]) -> dict[str, dict[str, Any]]:
     return rules
 
 
+def _per_run_ignores(value: Any, errors: list[str]) -> dict[str, list[str]]:
+    if not isinstance(value, dict):
+        errors.append(f"per_run_ignores: expected a table of \"glob\" = [codes], got {value!r}")
+        return {}
+    out: dict[str, list[str]] = {}
+    for pattern, codes in value.items():
+        checked = _str_list(f"per_run_ignores.{pattern}", codes, errors)
+        if checked:
+            from .rules.engine import validate_selection
+
+            errors.extend(f"per_run_ignores.{pattern}: {e.split(': ', 1)[1]}" for e in validate_selection(None, checked))
+            out[str(pattern)] = checked
+    return out
+
+
 def _int_jobs(value: Any, errors: list[str]) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         errors.append(f"jobs: expected an integer >= 1, got {value!r}")
@@ -156,6 +182,9 @@ VALIDATORS: dict[str, Callable[[Any, list[str]], Any]] = {
     "format": lambda v, e: _choice("format", v, FORMATS, e),
     "select": lambda v, e: _str_list("select", v, e),
     "ignore": lambda v, e: _str_list("ignore", v, e),
+    "extend_select": lambda v, e: _str_list("extend_select", v, e),
+    "extend_ignore": lambda v, e: _str_list("extend_ignore", v, e),
+    "per_run_ignores": _per_run_ignores,
     "jobs": _int_jobs,
     "aliases": _aliases,
     "rules": _rules,
@@ -183,10 +212,13 @@ def validate(raw: dict[str, Any], source: str = "configuration") -> dict[str, An
         checked = VALIDATORS[norm](value, errors)
         if checked is not None:
             out[norm] = checked
-    if out.get("select") or out.get("ignore"):
+    if any(out.get(k) for k in ("select", "ignore", "extend_select", "extend_ignore")):
         from .rules.engine import validate_selection
 
         errors.extend(validate_selection(out.get("select"), out.get("ignore")))
+        errors.extend(
+            f"{k}: {e.split(': ', 1)[1]}" for k in ("extend_select", "extend_ignore") if out.get(k) for e in validate_selection(out[k])
+        )
     if errors:
         raise ConfigError(f"{source}: " + "; ".join(errors))
     return out
@@ -210,7 +242,26 @@ def resolve(
     Returns:
         The full settings dict, with ``config_file`` naming the file used (or None).
     """
+    return resolve_with_sources(cli, config_file=config_file, isolated=isolated, start=start)[0]
+
+
+def resolve_with_sources(
+    cli: dict[str, Any] | None = None,
+    *,
+    config_file: str | Path | None = None,
+    isolated: bool = False,
+    start: Path | None = None,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """:func:`resolve` and, per key, where its value came from: ``default``, the config
+    file's path, or ``command line`` (``ppo-doctor check --show-settings``).
+
+    ``extend_select`` / ``extend_ignore`` (file then command line) are appended to the
+    resolved ``select`` / ``ignore``; extending an empty ``select`` (every rule) keeps every
+    rule and adds the entries as explicit selections, so ``extend_select = ["PD901"]`` beats
+    ``ignore = ["PD9"]`` by specificity, as in ruff.
+    """
     settings = {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v) for k, v in DEFAULTS.items()}
+    sources = dict.fromkeys(DEFAULTS, DEFAULT_SOURCE)
     path: Path | None = None
     if config_file is not None:
         path = Path(config_file)
@@ -218,9 +269,27 @@ def resolve(
             raise ConfigError(f"{path}: config file not found")
     elif not isolated:
         path = find_config_file(start)
+    extend: dict[str, list[str]] = {"select": [], "ignore": []}
+    layers: list[tuple[dict[str, Any], str]] = []
     if path is not None:
-        settings.update(validate(load_file(path), str(path)))
+        layers.append((validate(load_file(path), str(path)), str(path)))
     given = {k: v for k, v in (cli or {}).items() if v is not None and v != () and v != []}
-    settings.update(validate(given, "command line"))
+    layers.append((validate(given, CLI_SOURCE), CLI_SOURCE))
+    for values, source in layers:
+        for key, value in values.items():
+            if key in ("extend_select", "extend_ignore"):
+                extend[key.split("_", 1)[1]].extend(value)
+                sources[key] = source if sources[key] == DEFAULT_SOURCE else f"{sources[key]} + {source}"
+            settings[key] = value
+            if key not in ("extend_select", "extend_ignore"):
+                sources[key] = source
+    settings["extend_select"], settings["extend_ignore"] = extend["select"], extend["ignore"]
+    if extend["select"]:
+        settings["select"] = [*(settings["select"] or ["ALL"]), *extend["select"]]
+        sources["select"] += " + extend-select"
+    if extend["ignore"]:
+        settings["ignore"] = [*settings["ignore"], *extend["ignore"]]
+        sources["ignore"] += " + extend-ignore"
     settings["config_file"] = None if path is None else str(path)
-    return settings
+    sources["config_file"] = DEFAULT_SOURCE if path is None else ("--config" if config_file is not None else "found from the current directory")
+    return settings, sources

@@ -159,7 +159,9 @@ def test_explicit_config_file(calls, tmp_path):
 def test_format_from_config_and_output_file(calls, tmp_path):
     (tmp_path / "ppo-doctor.toml").write_text('format = "junit"\n', encoding="utf-8")
     result = run("check", "err", "-o", "out.xml")
-    assert result.exit_code == 1 and result.output == ""
+    # nothing on stdout; stderr's one closing line says why the check fails
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.strip().splitlines() == ["ppo-doctor: exit 1: 2 finding(s) at or above error in 1 of 1 run(s): PD101, PD901"]
     root = ET.parse(tmp_path / "out.xml").getroot()
     assert root.tag == "testsuites" and int(root.get("failures")) == 2
     # --format beats the file

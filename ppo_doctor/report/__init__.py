@@ -32,13 +32,15 @@ class RenderOptions:
 
     ``fail_on`` decides JUnit failures; ``color`` turns on ANSI styling in ``text``;
     ``config`` is the resolved configuration (``select``/``ignore`` decide which rules
-    JUnit lists); ``plots`` lets ``html`` skip drawing (fast previews, tests).
+    JUnit lists); ``plots`` lets ``html`` skip drawing (fast previews, tests); ``verbose``
+    (``-v``) asks ``text`` for the full detail instead of the short report.
     """
 
     fail_on: str = "error"
     color: bool = False
     config: dict[str, Any] = field(default_factory=dict)
     plots: bool = True
+    verbose: int = 0
 
 
 def render(report: Report, fmt: str, options: RenderOptions | None = None) -> str:

@@ -1,6 +1,6 @@
 """A one-line progress indication on stderr while large inputs are read.
 
-Shown only when stderr is a terminal (never in CI logs or pipes), and only once an input
+Shown only when stderr is a terminal (never in CI logs or pipes, nor with ``-q``), and only once an input
 has taken longer than ``delay`` seconds, so small runs print nothing.  A background
 thread redraws ``reading logs/ ... 4.2 s`` every ``interval`` seconds and erases the line
 when the work is done.
@@ -20,12 +20,14 @@ from .escape import plain
 class Progress:
     """Context manager: ``with Progress("reading logs/"): ...``."""
 
-    def __init__(self, label: str, *, stream: TextIO | None = None, delay: float = 0.5, interval: float = 0.2):
+    def __init__(
+        self, label: str, *, stream: TextIO | None = None, delay: float = 0.5, interval: float = 0.2, quiet: bool = False
+    ):
         self.stream = stream or sys.stderr
         self.label = plain(label)
         self.delay = delay
         self.interval = interval
-        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.enabled = not quiet and bool(getattr(self.stream, "isatty", lambda: False)())
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._drawn = False

@@ -6,7 +6,7 @@ Config shape (shared with the config loader and the CLI)::
      "rules": {"<code or name>": {"<param>": value}},
      "fail_on": "error", "aliases": {...}}
 
-Only ``select``, ``ignore`` and ``rules`` are read here; ``fail_on`` and ``aliases`` belong to
+Only ``select``, ``ignore``, ``per_run_ignores`` and ``rules`` are read here; ``fail_on`` and ``aliases`` belong to
 the CLI and the ingest step.
 """
 
@@ -20,6 +20,7 @@ import numpy as np
 from ..findings import SEVERITY_RANK, SYMPTOMS, Finding
 from ..report.model import NotApplicable
 from ..run import Run
+from ..suppress import ignored_codes
 from . import registry
 from .base import Rule
 
@@ -43,11 +44,18 @@ JUDGING_FAMILIES = {
 
 
 def _overrides_for(rule: type[Rule], rules_cfg: dict[str, Any]) -> dict[str, Any]:
-    """Parameter overrides for ``rule``: its code's entry, then its name's (name wins)."""
+    """Parameter overrides for ``rule``: its code's entries, then its name's (name wins).
+
+    The name's entry beats the code's whatever their order in the file (docs/configuration.md),
+    as a rule name beats a code prefix in ``select``/``ignore``.
+    """
     out: dict[str, Any] = {}
-    for key, opts in (rules_cfg or {}).items():
-        k = str(key).strip()
-        if isinstance(opts, dict) and (k.upper() == rule.code or k.lower() == rule.name):
+    entries = [(str(key).strip(), opts) for key, opts in (rules_cfg or {}).items() if isinstance(opts, dict)]
+    for k, opts in entries:
+        if k.upper() == rule.code:
+            out.update(opts)
+    for k, opts in entries:
+        if k.lower() == rule.name:
             out.update(opts)
     return {k: (float(v) if isinstance(rule.params.get(k), float) and isinstance(v, int) and not isinstance(v, bool) else v) for k, v in out.items()}
 
@@ -117,7 +125,12 @@ def run_rules(run: Run, config: dict[str, Any] | None = None) -> tuple[list[Find
     rules_cfg = cfg.get("rules") or {}
     findings: list[Finding] = []
     not_applicable: list[NotApplicable] = []
+    per_run = ignored_codes(run, cfg.get("per_run_ignores"))
+    # per-run ignores win over any select entry (ruff's per-file-ignores): matched apart
+    skipped = {r.code for r in registry.select(per_run)} if per_run else set()
     for rule_cls in registry.select(cfg.get("select"), cfg.get("ignore")):
+        if rule_cls.code in skipped:
+            continue
         missing = rule_cls.missing(run)
         if missing:
             not_applicable.append(NotApplicable(rule_cls.code, rule_cls.name, missing))

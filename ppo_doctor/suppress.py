@@ -1,0 +1,94 @@
+"""Suppressions: per-run ignores from the config and a baseline of known findings.
+
+``per_run_ignores`` (ruff's ``per-file-ignores`` for runs) maps a glob to rule codes, prefixes
+or names skipped for the runs it matches; the glob is matched (``fnmatch``, case-sensitive
+on every platform) against the run's path as written, its POSIX spelling and its id, so
+``"runs/legacy-*"`` and ``"legacy-*"`` both work.  These rules do not run at all for that run,
+whatever ``select`` says, as in ruff.
+
+A **baseline** (``check --write-baseline FILE`` / ``check --baseline FILE``, like pylint's and
+detekt's) records the findings a team accepts today so that CI fails only on new ones.  A
+finding is identified by (run id, rule code, metric) -- the same identity as SARIF's
+``partialFingerprints`` -- not by its onset step, which moves when a run is re-logged.
+The file is plain JSON (read with ``json``, nothing executed).
+"""
+
+from __future__ import annotations
+
+import json
+from fnmatch import fnmatchcase
+from pathlib import Path, PurePath
+from typing import Any, Iterable
+
+from .errors import ConfigError
+from .findings import Finding
+from .report.model import Report
+from .run import Run
+
+BASELINE_VERSION = 1
+FindingKey = tuple[str, str, str]
+
+
+def ignored_codes(run: Run, per_run_ignores: dict[str, list[str]] | None) -> list[str]:
+    """The selectors of every ``per_run_ignores`` glob that matches ``run``."""
+    if not per_run_ignores:
+        return []
+    names = {run.path, PurePath(run.path).as_posix(), run.id}
+    out: list[str] = []
+    for pattern, codes in per_run_ignores.items():
+        if any(fnmatchcase(name, pattern) for name in names):
+            out.extend(codes)
+    return out
+
+
+def finding_key(run_id: str, f: Finding) -> FindingKey:
+    return (run_id, f.code, f.metric)
+
+
+def baseline_document(report: Report) -> dict[str, Any]:
+    """The baseline file's content for every finding of ``report``."""
+    keys = sorted({finding_key(rr.run.id, f) for rr in report.runs for f in rr.findings})
+    return {
+        "ppo_doctor_baseline": BASELINE_VERSION,
+        "findings": [{"run": run, "code": code, "metric": metric} for run, code, metric in keys],
+    }
+
+
+def write_baseline(report: Report, path: str | Path) -> int:
+    """Write the baseline of ``report`` to ``path``; returns the number of findings recorded."""
+    doc = baseline_document(report)
+    Path(path).write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return len(doc["findings"])
+
+
+def read_baseline(path: str | Path) -> set[FindingKey]:
+    """The finding keys of a baseline file.
+
+    Raises:
+        ConfigError: the file is missing, not JSON, or not a baseline.
+    """
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read baseline ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: not a baseline file (invalid JSON: {exc})") from None
+    entries = doc.get("findings") if isinstance(doc, dict) and doc.get("ppo_doctor_baseline") == BASELINE_VERSION else None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ConfigError(f"{path}: not a ppo-doctor baseline (write one with check --write-baseline)")
+    return {(str(e.get("run")), str(e.get("code")), str(e.get("metric"))) for e in entries}
+
+
+def drop_baselined(report: Report, known: Iterable[FindingKey]) -> int:
+    """Remove the findings of ``report`` that the baseline knows; returns how many were removed.
+
+    Verdicts and causes are left as analysed: a known problem is still a problem of the run,
+    only the gate (``check``'s exit code) and the listed findings ignore it.
+    """
+    known = set(known)
+    removed = 0
+    for rr in report.runs:
+        keep = [f for f in rr.findings if finding_key(rr.run.id, f) not in known]
+        removed += len(rr.findings) - len(keep)
+        rr.findings = keep
+    return removed
