@@ -56,11 +56,43 @@ def test_text_report_has_verdicts_onsets_causes_and_read_errors():
     assert "UNHEALTHY: kl_blowup from step 120, nan from step 190" in out
     assert "run healthy  HEALTHY\n" in out
     assert "UNKNOWN: the run logs no reward or KL" in out
+    assert "PD101 kl-runaway" in out and "kl/ref from step 120: " in out
+    assert "likely cause: KL coefficient too low" in out and "try: Raise the KL coefficient" in out
+    assert "logs/broken/events.out.tfevents.2 at byte 4096: truncated record" in out
+    assert "\x1b[" not in out  # no colour unless asked
+
+
+def test_short_text_report_folds_what_it_leaves_out():
+    """Default: one block per run, a summary table first for several runs, a count of the
+    rules that could not run instead of their list, one line per finding."""
+    out = render(sample_report(), "text")
+    lines = out.splitlines()
+    assert lines[2].split() == ["run", "verdict", "findings", "top", "cause"]
+    assert [ln.split()[:2] for ln in lines[3:6]] == [["kl_blowup", "UNHEALTHY"], ["healthy", "HEALTHY"], ["only-loss", "UNKNOWN"]]
+    assert "not applicable, missing metrics" not in out and "PD301 (value/explained_var)" not in out
+    assert "rule(s) not applicable (metrics not logged): -v for detail" in out
+    block = out[out.index("run kl_blowup"):out.index("run healthy")]
+    rr = sample_report().runs[0]
+    assert len([ln for ln in block.splitlines() if ln.lstrip().startswith(("ERROR", "WARNING", "INFO"))]) == len(rr.findings)
+    assert "because " not in out  # evidence is -v detail
+
+
+def test_verbose_text_report_is_the_full_detail():
+    out = render(sample_report(), "text", RenderOptions(verbose=1))
     assert "PD101 kl-runaway" in out and "onset 120" in out
     assert "1. KL coefficient too low" in out and "try: Raise the KL coefficient" in out
     assert "not applicable, missing metrics: PD301 (value/explained_var)" in out
-    assert "logs/broken/events.out.tfevents.2 at byte 4096: truncated record" in out
-    assert "\x1b[" not in out  # no colour unless asked
+    assert "because " in out
+
+
+def test_no_rst_markup_in_terminal_or_html():
+    rr = unhealthy_report()
+    rr.findings[0].message = "KL of ``objective/kl`` above its band"
+    rr.causes[0].fixes = ["raise ``kl_coef``"]
+    report = Report(runs=[rr])
+    for out in (render(report, "text"), render(report, "text", RenderOptions(verbose=1)), render(report, "html", RenderOptions(plots=False))):
+        assert "``" not in out
+        assert "objective/kl" in out and "kl_coef" in out
 
 
 def test_healthy_run_with_warnings_says_so():
@@ -78,7 +110,7 @@ def test_text_report_colours_only_when_asked():
 def test_text_report_shows_only_top_three_causes():
     rr = unhealthy_report()
     rr.causes = rr.causes * 3  # six causes
-    out = render(Report(runs=[rr]), "text")
+    out = render(Report(runs=[rr]), "text", RenderOptions(verbose=1))
     assert "3. " in out and "4. " not in out
 
 

@@ -100,3 +100,13 @@ def step_span(start: int | None, end: int | None) -> str:
     if end is None or end == start:
         return str(start)
     return f"{start}-{end}"
+
+
+_RST_LITERAL = re.compile(r"``(.+?)``", re.S)
+_MD_BOLD = re.compile(r"\*\*(.+?)\*\*", re.S)
+
+
+def prose(text: str) -> str:
+    """Documentation text for a reader: RST literals (````x````) become Markdown's `x`, the
+    spelling the fix texts use, and ``**bold**`` loses its stars (a terminal shows them raw)."""
+    return _MD_BOLD.sub(r"\1", _RST_LITERAL.sub(r"`\1`", text))

@@ -13,10 +13,11 @@ also declares a Content-Security-Policy that forbids scripts altogether, as a se
 from __future__ import annotations
 
 import logging
+import re
 
 from .. import __version__
 from . import RenderOptions
-from .escape import fmt_num, html_text as e, step_span
+from .escape import fmt_num, html_text as e, prose, step_span
 from .model import Report, RunReport
 from .summary import TOP_CAUSES, ordered_findings, severity_counts, verdict_line, verdict_tally
 
@@ -39,6 +40,15 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}.muted{color:#666}
 img.plot{max-width:100%;border:1px solid #eee;margin:6px 0}pre{white-space:pre-wrap;background:#f7f7f9;padding:6px 8px;border-radius:4px}
 code{background:#f1f1f4;padding:0 3px;border-radius:3px}details{margin:6px 0}
 """
+
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+def t(value: object) -> str:
+    """Prose (a message, a fix, a cause's text) as markup: escaped, RST literals and
+    Markdown's `x` shown as ``<code>`` (the span's content is already escaped)."""
+    return _CODE_SPAN.sub(r"<code>\1</code>", e(prose(str(value))))
 
 
 def _table(header: list[str], rows: list[list[str]], numeric: set[int] = frozenset()) -> str:
@@ -82,7 +92,7 @@ def _findings(rr: RunReport) -> str:
             "-" if f.start_step is None else str(f.start_step),
             step_span(f.start_step, f.end_step),
             "-" if f.peak_step is None else str(f.peak_step),
-            e(f.message),
+            t(f.message),
         ]
         for f in ordered_findings(rr)
     ]
@@ -92,10 +102,10 @@ def _findings(rr: RunReport) -> str:
 def _causes(rr: RunReport) -> str:
     parts = ["<h3>Likely causes and fixes</h3>"]
     for i, c in enumerate(rr.causes, 1):
-        evidence = "".join(f"<li>because {e(x)}</li>" for x in c.evidence)
-        evidence += "".join(f"<li>config: {e(x)}</li>" for x in c.config_evidence)
-        fixes = "".join(f"<li><b>try:</b> {e(x)}</li>" for x in c.fixes)
-        explanation = f"<div class=muted>{e(c.explanation)}</div>" if c.explanation else ""
+        evidence = "".join(f"<li>because {t(x)}</li>" for x in c.evidence)
+        evidence += "".join(f"<li>config: {t(x)}</li>" for x in c.config_evidence)
+        fixes = "".join(f"<li><b>try:</b> {t(x)}</li>" for x in c.fixes)
+        explanation = f"<div class=muted>{t(c.explanation)}</div>" if c.explanation else ""
         block = (
             f'<div class="cause"><b>{i}. {e(c.title)}</b> <code>{e(c.id)}</code> '
             f"confidence {fmt_num(c.confidence, 2)}{explanation}<ul>{evidence}{fixes}</ul></div>"
@@ -151,7 +161,7 @@ def _run(index: int, rr: RunReport, options: RenderOptions) -> str:
     parts = [
         f'<h2 id="run-{index}">{e(run.id)} {_badge(rr.verdict)}</h2>',
         f'<div class="verdict">{e(verdict_line(rr))}</div>',
-        f'<div class="muted">why: {e(rr.verdict_reason)}</div>' if rr.verdict_reason else "",
+        f'<div class="muted">why: {t(rr.verdict_reason)}</div>' if rr.verdict_reason else "",
         f'<div class="muted">{e(run.path)} &middot; {e(run.framework)} &middot; {e(run.format)} &middot; '
         f"{steps} &middot; {len(run.frame)} points &middot; {len(run.files)} file(s)</div>",
     ]

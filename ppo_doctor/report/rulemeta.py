@@ -39,8 +39,11 @@ def _requires(value: Any) -> tuple[str, ...]:
 
 
 def from_rule_class(cls: Any) -> RuleMeta:
-    """Read a :class:`ppo_doctor.rules.base.Rule` subclass's metadata."""
-    doc = inspect.cleandoc(cls.__doc__ or "")
+    """Read a :class:`ppo_doctor.rules.base.Rule` subclass's metadata; the documentation
+    cites only what a SARIF or JUnit reader can open (:func:`~ppo_doctor.rules.citations.public_text`)."""
+    from ..rules.citations import public_text
+
+    doc = public_text(inspect.cleandoc(cls.__doc__ or ""))
     summary = cls.summary() if hasattr(cls, "summary") else (doc.splitlines()[0] if doc else "")
     return RuleMeta(
         code=str(cls.code),

@@ -1,26 +1,47 @@
 """``--format text``: the human report for a terminal (coloured) or a plain text file.
 
-Per run: a verdict line, the findings with their onset steps, the top three causes with
-their evidence and fixes, the rules that could not run, and reader warnings.  Colour is
-added with ``click.style`` only when asked (a TTY); every string that came from a log goes
-through :func:`escape.plain` first so a run name cannot move the cursor or recolour the
-screen.
+The default is short enough to read in ten seconds: with several runs a summary table first
+(run, verdict, findings, top cause), then one block per run: the verdict and its reason, one
+line per finding (severity, code, name, metric, onset, message), the top cause with its fixes,
+and one closing line that counts what was left out (less likely causes, rules that could not
+run, reader warnings).  ``-v`` (``RenderOptions.verbose``) gives the full detail: step spans and
+peaks, the top three causes with their evidence, the rules that could not run by name, and
+every reader warning.
+
+Colour is added with ``click.style`` only when asked (a TTY, ``--color``); every string that
+came from a log goes through :func:`escape.plain` first so a run name cannot move the cursor or
+recolour the screen, and documentation text through :func:`escape.prose` (no RST markup).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import click
 
 from .. import __version__
 from ..findings import Finding
 from . import RenderOptions
-from .escape import fmt_num, plain, step_span
+from .escape import fmt_num, plain, prose, step_span
 from .model import Report, RunReport
 from .summary import TOP_CAUSES, ordered_findings, severity_counts, verdict_line, verdict_tally
 
-VERDICT_STYLE = {"healthy": {"fg": "green"}, "unhealthy": {"fg": "red", "bold": True}, "unknown": {"fg": "yellow"}}
+VERDICT_STYLE: dict[str, dict[str, Any]] = {
+    "healthy": {"fg": "green"},
+    "unhealthy": {"fg": "red", "bold": True},
+    "unknown": {"fg": "yellow"},
+}
 MAX_EVIDENCE = 3
-SEVERITY_STYLE = {"error": {"fg": "red", "bold": True}, "warning": {"fg": "yellow"}, "info": {"fg": "cyan"}}
+SEVERITY_STYLE: dict[str, dict[str, Any]] = {
+    "error": {"fg": "red", "bold": True},
+    "warning": {"fg": "yellow"},
+    "info": {"fg": "cyan"},
+}
+
+
+def text(value: object) -> str:
+    """Log- or catalog-derived text for the terminal: control characters out, no RST."""
+    return prose(plain(value))
 
 
 class _Writer:
@@ -30,42 +51,79 @@ class _Writer:
         self.color = color
         self.lines: list[str] = []
 
-    def style(self, text: str, **kw: object) -> str:
-        return click.style(text, **kw) if self.color else text
+    def style(self, value: str, **kw: Any) -> str:
+        return click.style(value, **kw) if self.color else value
 
     def __call__(self, line: str = "") -> None:
         self.lines.append(line)
 
 
-def _finding(w: _Writer, f: Finding) -> None:
-    sev = w.style(f"{f.severity.upper():<7}", **SEVERITY_STYLE[f.severity])
+def _severity(w: _Writer, f: Finding) -> str:
+    return w.style(f"{f.severity.upper():<7}", **SEVERITY_STYLE[f.severity])
+
+
+def _finding_short(w: _Writer, f: Finding, name_width: int) -> None:
+    where = f"step {f.start_step}" if f.start_step is not None else "whole run"
+    head = f"{plain(f.code)} {plain(f.name):<{name_width}}"
+    w(f"  {_severity(w, f)} {w.style(head, bold=True)} {plain(f.metric)} from {where}: {text(f.message)}")
+
+
+def _finding_full(w: _Writer, f: Finding) -> None:
     where = f"onset {f.start_step}" if f.start_step is not None else "whole run"
     extra = f"steps {step_span(f.start_step, f.end_step)}"
     if f.peak_step is not None:
         extra += f", peak {f.peak_step}"
-    w(f"    {sev} {w.style(plain(f.code), bold=True)} {plain(f.name):<24} {plain(f.metric):<22} {where}  ({extra})")
-    w(f"            {plain(f.message)}")
+    w(f"    {_severity(w, f)} {w.style(plain(f.code), bold=True)} {plain(f.name):<24} {plain(f.metric):<22} {where}  ({extra})")
+    w(f"            {text(f.message)}")
 
 
-def _run(w: _Writer, rr: RunReport) -> None:
+def _header(w: _Writer, rr: RunReport) -> None:
+    w(w.style(f"run {plain(rr.run.id)}", bold=True) + "  " + w.style(verdict_line(rr), **VERDICT_STYLE[rr.verdict]))
+    if rr.verdict_reason and rr.verdict_reason not in verdict_line(rr):
+        w(f"  why: {text(rr.verdict_reason)}")
+
+
+def _run_short(w: _Writer, rr: RunReport) -> None:
+    _header(w, rr)
+    findings = ordered_findings(rr)
+    width = max((len(plain(f.name)) for f in findings), default=0)
+    for f in findings:
+        _finding_short(w, f, width)
+    if rr.causes:
+        c = rr.causes[0]
+        w(f"  likely cause: {w.style(text(c.title), bold=True)}  [{plain(c.id)}, confidence {fmt_num(c.confidence, 2)}]")
+        for fix in c.fixes:
+            w(f"    try: {text(fix)}")
+    left = []
+    if len(rr.causes) > 1:
+        left.append(f"{len(rr.causes) - 1} less likely cause(s)")
+    if rr.not_applicable:
+        left.append(f"{len(rr.not_applicable)} rule(s) not applicable (metrics not logged)")
+    if rr.run.warnings:
+        left.append(f"{len(rr.run.warnings)} reader warning(s)")
+    if left:
+        w(w.style(f"  ({'; '.join(left)}: -v for detail)", dim=True))
+
+
+def _run_full(w: _Writer, rr: RunReport) -> None:
     run = rr.run
     rng = run.frame.step_range()
-    w(w.style(f"run {plain(run.id)}", bold=True) + "  " + w.style(verdict_line(rr), **VERDICT_STYLE[rr.verdict]))
+    _header(w, rr)
     steps = "no steps" if rng is None else f"steps {rng[0]}-{rng[1]}"
     w(f"  {plain(run.path)}  ({plain(run.framework)}, {plain(run.format)}, {steps}, {len(run.frame)} points)")
     if rr.findings:
         w(f"  findings ({severity_counts(rr)})")
         for f in ordered_findings(rr):
-            _finding(w, f)
+            _finding_full(w, f)
     if rr.causes:
         w("  likely causes")
         for i, c in enumerate(rr.causes[:TOP_CAUSES], 1):
-            w(f"    {i}. {w.style(plain(c.title), bold=True)}  [{plain(c.id)}, confidence {fmt_num(c.confidence, 2)}]")
+            w(f"    {i}. {w.style(text(c.title), bold=True)}  [{plain(c.id)}, confidence {fmt_num(c.confidence, 2)}]")
             # config evidence first: it is what the run's own settings say, and short
             for ev in ([f"config: {e}" for e in c.config_evidence] + c.evidence)[:MAX_EVIDENCE]:
-                w(f"       because {plain(ev)}")
+                w(f"       because {text(ev)}")
             for fix in c.fixes:
-                w(f"       try: {plain(fix)}")
+                w(f"       try: {text(fix)}")
     if rr.not_applicable:
         na = "; ".join(f"{plain(n.code)} ({plain(', '.join(n.missing))})" for n in rr.not_applicable)
         w(f"  not applicable, missing metrics: {na}")
@@ -73,14 +131,30 @@ def _run(w: _Writer, rr: RunReport) -> None:
         w(w.style(f"  warning: {plain(warning)}", fg="yellow"))
 
 
+def _summary_table(w: _Writer, report: Report) -> None:
+    rows = [
+        (plain(rr.run.id), rr.verdict.upper(), severity_counts(rr) or "-", plain(rr.causes[0].id) if rr.causes else "-")
+        for rr in report.runs
+    ]
+    header = ("run", "verdict", "findings", "top cause")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+    w("  " + "  ".join(h.ljust(widths[i]) if i < 3 else h for i, h in enumerate(header)))
+    for rr, row in zip(report.runs, rows):
+        cells = [row[0].ljust(widths[0]), w.style(row[1].ljust(widths[1]), **VERDICT_STYLE[rr.verdict]), row[2].ljust(widths[2]), row[3]]
+        w("  " + "  ".join(cells))
+
+
 def render(report: Report, options: RenderOptions) -> str:
-    """The whole text report."""
+    """The whole text report: short by default, the full detail with ``options.verbose``."""
     w = _Writer(options.color)
     tally = verdict_tally(report)
     w(f"ppo-doctor {__version__}: {len(report.runs)} run(s)" + (f" ({tally})" if tally else ""))
+    if len(report.runs) > 1:
+        w()
+        _summary_table(w, report)
     for rr in report.runs:
         w()
-        _run(w, rr)
+        (_run_full if options.verbose else _run_short)(w, rr)
     if report.errors:
         w()
         w(w.style("read problems", bold=True))

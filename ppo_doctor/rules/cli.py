@@ -11,6 +11,8 @@ import sys
 
 import click
 
+from ..report.escape import prose
+from .citations import public_text, references
 from .docs import body, describe_example, describe_rule, example_findings, requires_text
 from .registry import all_rules, get
 
@@ -35,7 +37,11 @@ def rules(fmt: str) -> None:
 @click.command("explain")
 @click.argument("code_or_name")
 def explain(code_or_name: str) -> None:
-    """Explain one rule: documentation, parameters, requirements, causes and examples."""
+    """Explain one rule: documentation, parameters, requirements, causes and examples.
+
+    The documentation cites what a user can read: the guides by title and public URL
+    (:mod:`ppo_doctor.rules.citations`), never files of this repository that are not shipped.
+    """
     try:
         rule = get(code_or_name)
     except KeyError as e:
@@ -45,7 +51,7 @@ def explain(code_or_name: str) -> None:
     click.echo(f"symptom: {rule.symptom}    default severity: {rule.severity}")
     click.echo(f"requires: {', '.join(requires_text(rule)) or 'nothing'}")
     click.echo("")
-    click.echo(body(rule))
+    click.echo(prose(public_text(body(rule))))
     click.echo("")
     if rule.params:
         click.echo("parameters (override under [tool.ppo-doctor.rules.%s]):" % rule.name)
@@ -62,3 +68,7 @@ def explain(code_or_name: str) -> None:
     for msg in example_findings(rule, bad):
         click.echo(f"  -> {msg}")
     click.echo(f"good example: {describe_example(rule.good_example())}")
+    click.echo("")
+    click.echo("references (the guides these rules are built from):")
+    for line in references():
+        click.echo(f"  {line}")
