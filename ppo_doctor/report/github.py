@@ -1,6 +1,8 @@
 """``--format github``: GitHub Actions workflow commands that annotate the job summary.
 
-One ``::error``/``::warning``/``::notice`` line per finding and per read error.  The
+One ``::error``/``::warning``/``::notice`` line per finding and per read error, with
+``file=`` the log that holds the metric and ``line=`` where a line is known (the onset step's
+line of a JSONL or CSV log, as in the SARIF output).  The
 escaping follows actions/toolkit ``packages/core/src/command.ts``: in the message,
 ``%``, ``\\r`` and ``\\n`` become ``%25``, ``%0D``, ``%0A``; in a property value, ``:`` and
 ``,`` are escaped too (``%3A``, ``%2C``).  Without it a tag name holding a newline could
@@ -14,7 +16,7 @@ from pathlib import Path
 from . import RenderOptions
 from .escape import plain, step_span
 from .model import Report
-from .sarif import metric_file
+from .sarif import finding_locations
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -38,11 +40,13 @@ def _rel(path: str) -> str:
         return p.as_posix()
 
 
-def command(kind: str, message: str, *, file: str | None = None, title: str | None = None) -> str:
+def command(kind: str, message: str, *, file: str | None = None, line: int | None = None, title: str | None = None) -> str:
     """One workflow command line; ``message`` and properties are escaped here."""
     props = []
     if file:
         props.append(f"file={escape_property(plain(file))}")
+    if file and line is not None:
+        props.append(f"line={int(line)}")
     if title:
         props.append(f"title={escape_property(plain(title))}")
     head = f"::{kind}" + (" " + ",".join(props) if props else "")
@@ -54,10 +58,10 @@ def render(report: Report, options: RenderOptions) -> str:
     """The annotation lines, one per finding and per read problem."""
     lines = []
     for rr in report.runs:
-        for f in rr.findings:
+        for f, (path, line) in zip(rr.findings, finding_locations(rr)):
             title = f"{f.code} {f.name} ({rr.run.id})"
             msg = f"{f.message}\n{f.metric}, steps {step_span(f.start_step, f.end_step)}; verdict: {rr.verdict}"
-            lines.append(command(COMMAND[f.severity], msg, file=_rel(metric_file(rr.run, f.metric)), title=title))
+            lines.append(command(COMMAND[f.severity], msg, file=_rel(path), line=line, title=title))
     for e in report.errors:
         kind = "error" if e.level == "error" else "warning"
         lines.append(command(kind, str(e), file=_rel(e.path), title="ppo-doctor: unreadable log"))

@@ -5,8 +5,11 @@ when the rule fired at or above ``--fail-on``, is *skipped* when the run lacks t
 the rule needs, and passes otherwise (findings below ``--fail-on`` are listed in its
 ``system-out``).  Unreadable inputs become a suite of *errored* cases, one per file.
 
-The element and attribute names follow the de-facto schema used by Jenkins' JUnit plugin
-and pytest (``testsuites > testsuite > testcase > failure|skipped|error``).
+The document validates against the JUnit schema Jenkins' xUnit plugin checks reports with
+(``junit-10.xsd``, kept as test data in ``tests/data``): ``testsuites > testsuite > testcase >
+failure|skipped|error``; ``skipped`` is counted on each ``<testsuite>`` only (the schema has
+no such attribute on ``<testsuites>``), and every element carries ``time``.  A rule check has
+no duration of its own, so ``time`` is 0: the reports of a log are not timed tests.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from . import RenderOptions
 from .escape import step_span, xml_text
 from .model import Report, RunReport
 from .rulemeta import RuleMeta, catalog
+
+NO_TIME = "0"
 
 
 def _fails(f: Finding, fail_on: str) -> bool:
@@ -48,7 +53,7 @@ def _run_suite(root: ET.Element, rr: RunReport, rules: list[RuleMeta], fail_on: 
         by_code.setdefault(f.code, []).append(f)
     counts = {"tests": 0, "failures": 0, "skipped": 0}
     for meta in rules:
-        case = _el(suite, "testcase", classname=f"ppo-doctor.{run.id}", name=f"{meta.code} {meta.name}")
+        case = _el(suite, "testcase", classname=f"ppo-doctor.{run.id}", name=f"{meta.code} {meta.name}", time=NO_TIME)
         counts["tests"] += 1
         found = by_code.get(meta.code, [])
         failing = [f for f in found if _fails(f, fail_on)]
@@ -64,6 +69,7 @@ def _run_suite(root: ET.Element, rr: RunReport, rules: list[RuleMeta], fail_on: 
     for key, value in counts.items():
         suite.set(key, str(value))
     suite.set("errors", "0")
+    suite.set("time", NO_TIME)
     return counts
 
 
@@ -71,9 +77,9 @@ def _error_suite(root: ET.Element, report: Report) -> int:
     suite = _el(root, "testsuite", name="ppo-doctor read errors")
     errors = [e for e in report.errors if e.level == "error"]
     for e in errors:
-        case = _el(suite, "testcase", classname="ppo-doctor.read", name=e.path)
+        case = _el(suite, "testcase", classname="ppo-doctor.read", name=e.path, time=NO_TIME)
         _el(case, "error", str(e), message=e.message, type="LogReadError")
-    for key, value in (("tests", len(errors)), ("failures", 0), ("skipped", 0), ("errors", len(errors))):
+    for key, value in (("tests", len(errors)), ("failures", 0), ("skipped", 0), ("errors", len(errors)), ("time", NO_TIME)):
         suite.set(key, str(value))
     return len(errors)
 
@@ -83,7 +89,7 @@ def to_junit(report: Report, options: RenderOptions, rules: list[RuleMeta] | Non
     cfg = options.config
     metas = catalog(report, rules, select=cfg.get("select"), ignore=cfg.get("ignore"))
     root = ET.Element("testsuites", {"name": "ppo-doctor"})
-    total = {"tests": 0, "failures": 0, "skipped": 0, "errors": 0}
+    total = {"tests": 0, "failures": 0, "skipped": 0, "errors": 0}  # skipped: per suite only
     for rr in report.runs:
         for key, value in _run_suite(root, rr, metas, options.fail_on).items():
             total[key] += value
@@ -91,8 +97,9 @@ def to_junit(report: Report, options: RenderOptions, rules: list[RuleMeta] | Non
         n = _error_suite(root, report)
         total["tests"] += n
         total["errors"] += n
-    for key, value in total.items():
-        root.set(key, str(value))
+    for key in ("tests", "failures", "errors"):
+        root.set(key, str(total[key]))
+    root.set("time", NO_TIME)
     return root
 
 

@@ -5,15 +5,19 @@ the finding's metric, with a logical location naming the run, metric and onset s
 descriptors come from the rules' own docs (``rulemeta``).  Reader problems become tool
 execution notifications, so a half-broken log is visible without being a "result".
 
-GitHub's SARIF support page asks for ``region.startLine`` on every result (sarif-sdk
-validation rule GH1003) and uses ``partialFingerprints`` to match alerts across uploads;
-a log file has no meaningful line, so results point at line 1 and carry a fingerprint
-made from (run, rule, metric), which stays stable while the run keeps the problem.
+Locations are relative URIs (``%SRCROOT%`` = the working directory, ``LOGROOT`` for logs
+elsewhere), declared in ``originalUriBaseIds``.  GitHub's SARIF support page asks for
+``region.startLine`` on every result (sarif-sdk validation rule GH1003): in a JSONL or CSV
+log it is the line of the onset step (:mod:`ppo_doctor.report.locate`), in a binary log
+line 1 (``properties.lineKnown`` says which).  ``partialFingerprints`` carries our own
+versioned key made from (run, rule, metric), which stays stable while the run keeps the
+problem (GitHub computes its ``primaryLocationLineHash`` itself).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -28,23 +32,69 @@ from .rulemeta import RuleMeta, catalog
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
+LOGROOT = "LOGROOT"
+FINGERPRINT_KEY = "ppoDoctorFinding/v1"
 # SARIF levels (spec section 3.27.10); "note" is SARIF's word for informational
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
-def artifact_location(path: str, root: Path) -> dict[str, Any]:
-    """A SARIF artifactLocation: repository-relative when under ``root``, else a file URI."""
+class _Bases:
+    """Relative artifact URIs and the ``originalUriBaseIds`` they are relative to.
+
+    A file under the working directory is relative to ``%SRCROOT%`` (what GitHub code
+    scanning resolves against the checkout); a file elsewhere is relative to ``LOGROOT``,
+    the deepest folder holding every such file, so no result carries the absolute path of
+    the machine that ran the check: only the two base ids name folders.
+    """
+
+    def __init__(self, root: Path, paths: list[str]):
+        self.root = root
+        outside = [a for a in (_absolute(p) for p in paths) if not _is_under(a, root)]
+        self.logroot = Path(os.path.commonpath([str(a.parent) for a in outside])) if outside else None
+
+    def location(self, path: str) -> dict[str, Any]:
+        absolute = _absolute(path)
+        if _is_under(absolute, self.root):
+            return {"uri": quote(absolute.relative_to(self.root).as_posix(), safe="/"), "uriBaseId": SRCROOT}
+        if self.logroot is not None and _is_under(absolute, self.logroot):
+            return {"uri": quote(absolute.relative_to(self.logroot).as_posix(), safe="/"), "uriBaseId": LOGROOT}
+        return {"uri": quote(absolute.name)}
+
+    def original_uri_base_ids(self) -> dict[str, Any]:
+        ids = {SRCROOT: {"uri": self.root.as_uri().rstrip("/") + "/"}}
+        if self.logroot is not None:
+            ids[LOGROOT] = {"uri": self.logroot.as_uri().rstrip("/") + "/", "description": {"text": "the folder of the logs outside the working directory"}}
+        return ids
+
+
+def _absolute(path: str) -> Path:
     p = Path(path)
-    absolute = p if p.is_absolute() else (Path.cwd() / p)
     try:
-        rel = absolute.resolve().relative_to(root)
-    except (ValueError, OSError):
-        return {"uri": absolute.resolve().as_uri()}
-    return {"uri": quote(rel.as_posix(), safe="/"), "uriBaseId": SRCROOT}
+        return (p if p.is_absolute() else Path.cwd() / p).resolve()
+    except OSError:
+        return Path(os.path.abspath(p))
+
+
+def _is_under(path: Path, folder: Path) -> bool:
+    try:
+        path.relative_to(folder)
+    except ValueError:
+        return False
+    return True
+
+
+def artifact_location(path: str, root: Path) -> dict[str, Any]:
+    """A SARIF artifactLocation relative to ``root`` (``%SRCROOT%``) or to the file's folder."""
+    return _Bases(root, [path]).location(path)
 
 
 def metric_file(run: Run, metric: str) -> str:
-    """The file that logged ``metric`` (the point's ``source``), else the run's first file."""
+    """The file that logged ``metric`` (the point's ``source``); for the text rules (their
+    metric is no scalar) the file of the text samples; else the run's first file."""
+    if not run.frame.has(metric) and run.texts:
+        source = next((t.source for t in run.texts if t.source), "")
+        if source:
+            return source
     if run.frame.has(metric):
         df = run.frame.df
         sources = df.loc[df["metric"] == metric, "source"]
@@ -52,6 +102,34 @@ def metric_file(run: Run, metric: str) -> str:
             if src and (src in run.files or Path(src).is_file()):
                 return src
     return run.files[0] if run.files else run.path
+
+
+def _raw_tag(run: Run, metric: str, source: str) -> str | None:
+    """The tag ``metric`` was logged under in ``source`` (a text sample's field for text rules)."""
+    if not run.frame.has(metric):
+        return next((t.tag for t in run.texts if t.source == source), None)
+    df = run.frame.df
+    tags = df.loc[(df["metric"] == metric) & (df["source"] == source), "raw_tag"]
+    return str(tags.iloc[0]) if len(tags) else None
+
+
+def finding_locations(rr: RunReport) -> list[tuple[str, int | None]]:
+    """``(file, line)`` of each finding of ``rr``: the file that logged its metric and, in a
+    JSONL/CSV log, the line of its onset step (:mod:`ppo_doctor.report.locate`), else None."""
+    from .locate import step_lines
+
+    run = rr.run
+    spots = []
+    wanted: dict[str, set[tuple[int, str]]] = {}
+    for f in rr.findings:
+        path = metric_file(run, f.metric)
+        tag = _raw_tag(run, f.metric, path)
+        key = None if tag is None or f.start_step is None else (int(f.start_step), tag)
+        spots.append((path, key))
+        if key is not None:
+            wanted.setdefault(path, set()).add(key)
+    lines = {path: step_lines(path, keys) for path, keys in wanted.items()}
+    return [(path, None if key is None else lines[path].get(key)) for path, key in spots]
 
 
 def fingerprint(run: Run, f: Finding) -> str:
@@ -78,8 +156,9 @@ def rule_descriptor(meta: RuleMeta) -> dict[str, Any]:
     return desc
 
 
-def _result(rr: RunReport, f: Finding, rule_index: int, root: Path) -> dict[str, Any]:
+def _result(rr: RunReport, f: Finding, rule_index: int, location: tuple[str, int | None], bases: "_Bases") -> dict[str, Any]:
     run = rr.run
+    path, line = location
     where = f"step {f.start_step}" if f.start_step is not None else "whole run"
     if f.end_step is not None and f.end_step != f.start_step:
         where = f"steps {f.start_step}-{f.end_step}"
@@ -91,8 +170,9 @@ def _result(rr: RunReport, f: Finding, rule_index: int, root: Path) -> dict[str,
         "locations": [
             {
                 "physicalLocation": {
-                    "artifactLocation": artifact_location(metric_file(run, f.metric), root),
-                    "region": {"startLine": 1},
+                    "artifactLocation": bases.location(path),
+                    # GitHub wants a startLine on every result (GH1003): line 1 when unknown
+                    "region": {"startLine": line or 1},
                 },
                 "logicalLocations": [
                     {
@@ -103,7 +183,8 @@ def _result(rr: RunReport, f: Finding, rule_index: int, root: Path) -> dict[str,
                 ],
             }
         ],
-        "partialFingerprints": {"primaryLocationLineHash": fingerprint(run, f)},
+        # our own versioned key (SARIF 3.27.17); primaryLocationLineHash is GitHub's to compute
+        "partialFingerprints": {FINGERPRINT_KEY: fingerprint(run, f)},
         "properties": finite_json(
             {
                 "run": run.id,
@@ -114,19 +195,20 @@ def _result(rr: RunReport, f: Finding, rule_index: int, root: Path) -> dict[str,
                 "peakStep": f.peak_step,
                 "thresholdStep": f.threshold_step,
                 "observed": f.observed,
+                "lineKnown": line is not None,
             }
         ),
     }
 
 
-def _notifications(report: Report, root: Path) -> list[dict[str, Any]]:
+def _notifications(report: Report, bases: _Bases) -> list[dict[str, Any]]:
     out = []
     for e in report.errors:
         out.append(
             {
                 "level": "error" if e.level == "error" else "warning",
                 "message": {"text": str(e)},
-                "locations": [{"physicalLocation": {"artifactLocation": artifact_location(e.path, root)}}],
+                "locations": [{"physicalLocation": {"artifactLocation": bases.location(e.path)}}],
             }
         )
     for rr in report.runs:
@@ -140,7 +222,13 @@ def to_sarif(report: Report, rules: list[RuleMeta] | None = None, root: Path | N
     root = (root or Path.cwd()).resolve()
     metas = catalog(report, rules)
     index = {m.code: i for i, m in enumerate(metas)}
-    results = [_result(rr, f, index[f.code], root) for rr in report.runs for f in rr.findings]
+    spots = {id(rr): finding_locations(rr) for rr in report.runs}
+    bases = _Bases(root, [path for places in spots.values() for path, _ in places] + [e.path for e in report.errors])
+    results = [
+        _result(rr, f, index[f.code], spot, bases)
+        for rr in report.runs
+        for f, spot in zip(rr.findings, spots[id(rr)])
+    ]
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -157,10 +245,10 @@ def to_sarif(report: Report, rules: list[RuleMeta] | None = None, root: Path | N
                 "invocations": [
                     {
                         "executionSuccessful": bool(report.runs) or not report.errors,
-                        "toolExecutionNotifications": _notifications(report, root),
+                        "toolExecutionNotifications": _notifications(report, bases),
                     }
                 ],
-                "originalUriBaseIds": {SRCROOT: {"uri": root.as_uri().rstrip("/") + "/"}},
+                "originalUriBaseIds": bases.original_uri_base_ids(),
                 "results": results,
                 "properties": finite_json(
                     {
