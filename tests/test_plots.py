@@ -208,3 +208,67 @@ def test_ema_is_the_debiased_recursion(n, weight):
         s = weight * s + (1 - weight) * v
         expected[t] = s / (1 - weight ** (t + 1))
     np.testing.assert_allclose(plots.ema(x, weight), expected, rtol=1e-9, atol=1e-9)
+
+
+def _spans(ax):
+    return [p for p in ax.patches if isinstance(p, Rectangle)]
+
+
+def _hacking_report() -> RunReport:
+    from ppo_doctor.findings import Finding
+
+    rr = unhealthy_report()
+    rr.findings.append(
+        Finding(code="PD202", name="reward-hacking", symptom="reward_hacking", severity="error", metric="kl/ref",
+                message="reward rose while KL rose", start_step=130, end_step=199, peak_step=190)
+    )
+    return rr
+
+
+def test_reward_figure_carries_the_reward_hacking_incident():
+    """PD202 is judged on kl/ref but reads the reward: its span is on the reward panel too."""
+    rr = _hacking_report()
+    spec = next(s for s in plots.plot_specs(rr) if s.group == "reward")
+    fig = plots.draw(spec)
+    ax = _axes_by_metric(fig)["reward/score"]
+    assert any(abs(p.get_x() - 130) < 1e-9 for p in _spans(ax))
+    assert "PD202" in [t.get_text().strip() for t in ax.texts]
+    assert "PD202" in fig.texts[0].get_text() or "PD202" in fig._suptitle.get_text()
+
+
+def test_overview_figure_holds_reward_kl_and_every_incident_metric():
+    rr = _hacking_report()
+    spec = plots.overview_spec(rr)
+    assert spec.metrics[:2] == ["reward/score", "kl/ref"]
+    assert {f.metric for f in rr.findings if rr.run.frame.has(f.metric)} <= set(spec.metrics)
+    healthy = plots.overview_spec(healthy_report())
+    assert healthy.metrics[:2] == ["reward/score", "kl/ref"] and len(healthy.metrics) <= 3
+
+
+def test_html_figure_is_a_small_palette_png():
+    import base64
+    import io
+
+    from PIL import Image
+
+    (spec, uri), = list(plots.png_data_uris(_hacking_report()))
+    image = Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1])))
+    assert image.mode == "P" and len(image.getcolors(256)) <= plots.HTML_STYLE.palette
+    assert image.size[0] == int(plots.HTML_STYLE.width * plots.HTML_STYLE.dpi)
+
+
+def test_plot_metrics_accepts_mapped_raw_tags_and_rejects_a_filter_matching_nothing(monkeypatch, tmp_path):
+    run = make_run("raw", {"kl/ref": np.linspace(0, 1, 50), "reward/score": np.linspace(0, 2, 50)},
+                   mapping={"objective/kl": "kl/ref", "objective/scores": "reward/score"})
+    monkeypatch.setattr(sys.modules["ppo_doctor.analyze"], "analyze", lambda path, config=None, *, jobs=1: Report(runs=[RunReport(run=run, verdict="healthy")]))
+    monkeypatch.chdir(tmp_path)
+    assert [s.metrics for s in plots.plot_specs(RunReport(run=run, verdict="healthy"), ["objective/kl"])] == [["kl/ref"]]
+    ok = CliRunner().invoke(cli, ["plot", "run", "--metrics", "objective/kl"])
+    assert ok.exit_code == 0, ok.output
+    # the default output folder
+    assert [p.name.split("__")[1] for p in (tmp_path / "ppo-doctor-plots").iterdir()] == ["kl.png"]
+    bad = CliRunner().invoke(cli, ["plot", "run", "--metrics", "objective/nope"])
+    assert bad.exit_code == 2
+    assert "matches no metric" in bad.stderr and "objective/kl" in bad.stderr and "kl/ref" in bad.stderr
+    partly = CliRunner().invoke(cli, ["plot", "run", "--metrics", "objective/nope,kl/ref"])
+    assert partly.exit_code == 0 and "objective/nope: no run has this metric" in partly.stderr

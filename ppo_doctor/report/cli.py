@@ -299,19 +299,45 @@ def _single_run(path: str, settings: dict[str, Any], what: str) -> RunReport:
     return rep.runs[0]
 
 
+DEFAULT_PLOT_DIR = "ppo-doctor-plots"
+
+
+def _metric_filter(rep: Report, names: list[str] | None) -> None:
+    """Exit 2 when a ``--metrics`` filter matches no metric of any run, listing the names the
+    runs have (canonical and the raw tags mapped onto them); warn about each name that
+    matches nothing while others do."""
+    if not names:
+        return
+    from .plots import resolve_metrics
+
+    unmatched = [n for n in names if not any(resolve_metrics(rr.run, [n]) for rr in rep.runs)]
+    if len(unmatched) < len(names):
+        for n in unmatched:
+            click.echo(f"ppo-doctor: warning: --metrics {plain(n)}: no run has this metric", err=True)
+        return
+    available = sorted({m for rr in rep.runs for m in rr.run.frame.metrics} | {raw for rr in rep.runs for raw in rr.run.mapping})
+    shown = ", ".join(plain(a) for a in available[:60]) + (f" ... ({len(available)} in all)" if len(available) > 60 else "")
+    _fail(f"--metrics {', '.join(names)} matches no metric; available: {shown}")
+
+
 @click.command()
 @click.argument("path", type=click.Path())
-@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder for the figures.")
+@click.option(
+    "-o", "--output", "out_dir", default=DEFAULT_PLOT_DIR, show_default=True, type=click.Path(file_okay=False),
+    help="Folder for the figures.",
+)
 @click.option("--metrics", multiple=True, help="Only these metrics (canonical names or raw tags), comma-separated.")
 @click.option("--format", "fmt", type=click.Choice(("png", "svg", "pdf")), default="png", show_default=True)
 @click.option("--baseline", type=click.Path(), help="A healthy run to overlay in grey.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file (no search).")
 @click.option("--isolated", is_flag=True, help="Ignore every config file.")
-def plot(path, out_dir, metrics, fmt, baseline, config_file, isolated) -> None:
+def plot(path: str, out_dir: str, metrics: tuple[str, ...], fmt: str, baseline: str | None, config_file: str | None, isolated: bool) -> None:
     """Draw annotated plots of the runs under PATH into a folder.
 
     One figure per metric group and run: incidents shaded and labelled with their rule
-    codes, onsets marked, raw points under the smoothed line, NaN/Inf marked in red.
+    codes (also on the other metrics their rule reads: reward hacking on the reward), onsets
+    marked, raw points under the smoothed line, NaN/Inf marked in red.  Exits 2 when
+    --metrics matches no metric, listing the names available.
     """
     from .plots import plot_report
 
@@ -319,8 +345,10 @@ def plot(path, out_dir, metrics, fmt, baseline, config_file, isolated) -> None:
     base = _single_run(baseline, settings, "--baseline").run if baseline else None
     rep = _analyze((path,), settings)
     _check_readable(rep, (path,))
+    wanted = _split(metrics)
+    _metric_filter(rep, wanted)
     try:
-        written = plot_report(rep, out_dir, fmt=fmt, metrics=_split(metrics), baseline=base)
+        written = plot_report(rep, out_dir, fmt=fmt, metrics=wanted, baseline=base)
     except OSError as exc:
         _fail(f"cannot write plots to {out_dir}: {exc.strerror or exc}")
     for p in written:

@@ -1,7 +1,8 @@
 """``--format html``: one self-contained HTML file for postmortems and sharing.
 
 A summary table across runs, then per run: verdict, findings, ranked causes with evidence
-and fixes, the annotated plots (PNG data URIs, so the file needs nothing else), the rules
+and fixes, the run's annotated overview figure (reward, KL and every metric an incident
+touches; a palette PNG data URI, so the file needs nothing else), the rules
 that could not run and the metrics they miss, the run's config, a few text samples, and
 the reader's warnings; read errors close the page.
 
@@ -119,13 +120,21 @@ def _causes(rr: RunReport) -> str:
 
 
 def _plots(rr: RunReport) -> str:
-    from .plots import png_data_uris
+    """The run's overview figure, and how to draw every other metric."""
+    from .plots import plot_specs, png_data_uris
 
     imgs = [
         f'<img class="plot" alt="{e(rr.run.id)}: {e(spec.title)}" src="{uri}">'
         for spec, uri in png_data_uris(rr)
     ]
-    return "<h3>Plots</h3>" + "".join(imgs) if imgs else ""
+    if not imgs:
+        return ""
+    every = {m for spec in plot_specs(rr) for m in spec.metrics}
+    note = (
+        f'<p class="muted">Reward, KL and the metrics of the incidents; '
+        f"<code>ppo-doctor plot {e(rr.run.path)}</code> draws all {len(every)} plotted metrics.</p>"
+    )
+    return "<h3>Plots</h3>" + "".join(imgs) + note
 
 
 def _not_applicable(rr: RunReport) -> str:

@@ -4,7 +4,14 @@ One figure per metric group per run, one panel per metric.  Each panel shows the
 (thin line, dots when few) under a debiased EMA, incidents shaded over their steps and
 labelled with the rule code, the onset as a dashed line, NaN/Inf points as red crosses at
 the axis edge (they cannot be drawn at their value), an optional healthy baseline in grey,
-and a log axis when positive values span more than 2.5 decades.
+and a log axis when positive values span more than 2.5 decades.  An incident is drawn on
+its own metric's panel and, lighter, on the panels of the other metrics its rule reads
+(``Rule.requires``): reward hacking (PD202, judged on the KL) shows on the reward too.
+
+The HTML report embeds one *overview* figure per run (:func:`overview_spec`): reward, KL and
+every metric an incident touches, drawn smaller and saved as a 64-colour palette PNG
+(:data:`HTML_STYLE`), which made 30 runs 6x smaller and about 3x faster to write
+(benchmarks/RESULTS.md, ``bench_html``); ``ppo-doctor plot`` still draws every group.
 
 matplotlib is imported here and only here (never on the ``check`` path); figures are built
 with :class:`matplotlib.figure.Figure`, which needs no pyplot global state and renders with
@@ -23,7 +30,9 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import LogLocator, MaxNLocator
 
 from ..findings import Finding
 from ..run import Run
@@ -45,6 +54,9 @@ GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
 OTHER = "other"
 NONFINITE_LABEL = "NaN/Inf"
 FORMATS = ("png", "svg", "pdf")
+OVERVIEW = "overview"
+# the panels every overview starts with: the first metric present of each tuple
+OVERVIEW_CORE = (("reward/score", "reward/total"), ("kl/ref",))
 
 SEVERITY_COLOR = {"error": "#d62728", "warning": "#ff7f0e", "info": "#17becf"}
 SERIES_COLOR = "#1f5fa8"
@@ -52,12 +64,28 @@ BASELINE_COLOR = "#8c8c8c"
 LOG_DECADES = 2.5  # log y-axis when positive values span more than this many decades
 FLAT_SPAN = 1e-4  # a series varying by less than this share of its size is drawn flat
 MARKER_LIMIT = 400  # raw points drawn as dots only when a series is this short
-PANEL_HEIGHT = 2.3  # inches per metric panel
-FIG_WIDTH = 11.0
 HEADER_IN, FOOTER_IN = 0.75, 0.5  # title and legend above, x label below
 MARGIN_LEFT_IN, MARGIN_RIGHT_IN = 0.9, 0.25
 TITLE_CHARS = 120  # a long run id must not run off the figure
 DPI = 100
+
+
+@dataclass(frozen=True)
+class Style:
+    """Figure size and encoding: the ``plot`` command's and the HTML report's."""
+
+    width: float = 11.0  # inches
+    panel_height: float = 2.3  # inches per metric panel
+    dpi: int = DPI
+    palette: int | None = None  # colours of a palette PNG; None: full RGBA
+    max_yticks: int | None = None  # cap on major y ticks (None: matplotlib's default)
+
+
+PLOT_STYLE = Style()
+# Measured on the sample logs (bench_html): dpi 80 and a 64-colour palette keep every line,
+# shade and label legible at the page's 1180 px width; each figure is about a third of the
+# bytes and a tick-capped panel about half the drawing time of the plot command's.
+HTML_STYLE = Style(width=10.0, panel_height=1.75, dpi=80, palette=64, max_yticks=4)
 
 
 @dataclass
@@ -123,14 +151,26 @@ def wants_log_scale(values: np.ndarray) -> bool:
     return float(np.log10(finite.max() / low)) > LOG_DECADES
 
 
+def resolve_metrics(run: Run, names: Iterable[str]) -> list[str]:
+    """``names`` as the frame's metric names: a raw tag that was mapped becomes its canonical
+    name (``objective/kl`` -> ``kl/ref``); names the run does not have are dropped."""
+    canonical = dict(run.mapping)
+    out = []
+    for name in names:
+        metric = name if run.frame.has(name) else canonical.get(name, name)
+        if run.frame.has(metric) and metric not in out:
+            out.append(metric)
+    return out
+
+
 def plot_specs(rr: RunReport, metrics: Iterable[str] | None = None) -> list[PlotSpec]:
     """The figures for one run: each group's present metrics, plus metrics with findings.
 
-    With ``metrics`` only those are drawn (grouped as usual; any other name, e.g. a raw
-    tag, goes to an "Other metrics" figure).
+    With ``metrics`` only those are drawn (canonical names or raw tags, grouped as usual; a
+    metric of no group goes to an "Other metrics" figure).
     """
     frame = rr.run.frame
-    wanted = None if metrics is None else list(dict.fromkeys(metrics))
+    wanted = None if metrics is None else resolve_metrics(rr.run, metrics)
     placed: set[str] = set()
     specs = []
     for key, (title, members) in GROUPS.items():
@@ -145,6 +185,40 @@ def plot_specs(rr: RunReport, metrics: Iterable[str] | None = None) -> list[Plot
     return specs
 
 
+def rule_metrics(f: Finding, run: Run | None = None) -> set[str]:
+    """The metrics a finding's rule reads (``Rule.requires``), with the finding's own metric;
+    just the latter for a code no rule has.  An "any of" tuple counts whole, or, given the
+    run, as its first alternative the run logged (the one the rule read)."""
+    from ..rules import registry
+
+    out = {f.metric}
+    try:
+        requires = registry.get(f.code).requires
+    except KeyError:
+        return out
+    for need in requires:
+        alternatives = (need,) if isinstance(need, str) else tuple(need)
+        if run is not None:
+            alternatives = next(((m,) for m in alternatives if run.frame.has(m)), ())
+        out.update(alternatives)
+    return out
+
+
+def overview_spec(rr: RunReport) -> PlotSpec | None:
+    """One figure for the HTML report: reward and KL, then every metric an incident touches
+    (its own and the ones its rule reads), in the groups' order."""
+    frame = rr.run.frame
+    touched: set[str] = set()
+    for f in rr.findings:
+        touched |= rule_metrics(f, rr.run)
+    core = [next((m for m in alts if frame.has(m)), None) for alts in OVERVIEW_CORE]
+    order = [m for _, members in GROUPS.values() for m in members]
+    picked = [m for m in core if m] + [m for m in order if m in touched and frame.has(m)]
+    picked += sorted(m for m in touched if frame.has(m) and m not in order)
+    picked = list(dict.fromkeys(picked))
+    return PlotSpec(rr, OVERVIEW, "Overview", picked) if picked else None
+
+
 def label(text: object) -> str:
     """Log-derived text for a matplotlib label: control chars stripped, ``$`` kept literal.
 
@@ -154,7 +228,7 @@ def label(text: object) -> str:
     return plain(text).replace("$", r"\$")
 
 
-def _label_code(ax, f: Finding, row: int) -> None:
+def _label_code(ax: Axes, f: Finding, row: int) -> None:
     color = SEVERITY_COLOR[f.severity]
     ax.text(
         f.start_step,
@@ -171,22 +245,24 @@ def _label_code(ax, f: Finding, row: int) -> None:
     )
 
 
-def _incidents(ax, metric: str, findings: list[Finding]) -> None:
-    """Shade this metric's incidents; thin dotted onsets of the run's other incidents."""
+def _incidents(ax: Axes, metric: str, findings: list[Finding]) -> None:
+    """Shade this metric's incidents, lighter those of rules that read it; thin dotted
+    onsets of the run's other incidents."""
     row = 0
     bands: set[float] = set()
     for f in findings:
         if f.start_step is None:
             continue
         color = SEVERITY_COLOR[f.severity]
-        if f.metric == metric:
+        own = f.metric == metric
+        if own or metric in rule_metrics(f):
             end = f.end_step if f.end_step is not None else f.start_step
-            ax.axvspan(f.start_step, max(end, f.start_step), color=color, alpha=0.13, lw=0, zorder=0)
-            ax.axvline(f.start_step, color=color, ls="--", lw=1.2, zorder=4)
+            ax.axvspan(f.start_step, max(end, f.start_step), color=color, alpha=0.13 if own else 0.07, lw=0, zorder=0)
+            ax.axvline(f.start_step, color=color, ls="--" if own else "-.", lw=1.2 if own else 0.9, zorder=4)
             _label_code(ax, f, row)
             row += 1
             band = (f.observed or {}).get("band")
-            if isinstance(band, (int, float)) and np.isfinite(band) and band > 0 and band not in bands:
+            if own and isinstance(band, (int, float)) and np.isfinite(band) and band > 0 and band not in bands:
                 bands.add(band)  # PD101 and PD202 judge against the same KL band: one line
                 # the healthy band the rule judged against (PD101's KL band): what "too high" means
                 ax.axhline(band, color=color, ls=":", lw=1.0, zorder=1)
@@ -196,7 +272,7 @@ def _incidents(ax, metric: str, findings: list[Finding]) -> None:
             ax.axvline(f.start_step, color=color, ls=":", lw=0.8, alpha=0.45, zorder=1)
 
 
-def _nonfinite(ax, steps: np.ndarray, values: np.ndarray) -> None:
+def _nonfinite(ax: Axes, steps: np.ndarray, values: np.ndarray) -> None:
     """Red crosses on the top edge (NaN, +Inf) or bottom edge (-Inf) of the panel."""
     bad = ~np.isfinite(values)
     if not bad.any():
@@ -216,7 +292,7 @@ def _nonfinite(ax, steps: np.ndarray, values: np.ndarray) -> None:
     )
 
 
-def _series(ax, steps: np.ndarray, values: np.ndarray, color: str, label: str, *, baseline: bool = False) -> None:
+def _series(ax: Axes, steps: np.ndarray, values: np.ndarray, color: str, label: str, *, baseline: bool = False) -> None:
     ok = np.isfinite(values)
     x, y = steps[ok], values[ok]
     if len(x) == 0:
@@ -229,7 +305,7 @@ def _series(ax, steps: np.ndarray, values: np.ndarray, color: str, label: str, *
         ax.plot(x, ema(y, smoothing_weight(len(x))), color=color, lw=1.7, ls="--" if baseline else "-", label=f"{label} (EMA)", zorder=3)
 
 
-def _flat_stays_flat(ax, values: np.ndarray) -> None:
+def _flat_stays_flat(ax: Axes, values: np.ndarray) -> None:
     """Draw a series that varies by less than ``FLAT_SPAN`` of its size as the flat line it is.
 
     matplotlib zooms into any range and moves the constant into an offset ("1e-7+1.94591"), so
@@ -247,7 +323,7 @@ def _flat_stays_flat(ax, values: np.ndarray) -> None:
         ax.set_ylim(mid - 0.05 * size, mid + 0.05 * size)
 
 
-def _panel(ax, spec: PlotSpec, metric: str, baseline: Run | None) -> None:
+def _panel(ax: Axes, spec: PlotSpec, metric: str, baseline: Run | None, style: Style) -> None:
     run = spec.run_report.run
     s = run.frame.series(metric)
     steps, values = s.index.to_numpy(dtype=np.int64), s.to_numpy(dtype=np.float64)
@@ -268,9 +344,14 @@ def _panel(ax, spec: PlotSpec, metric: str, baseline: Run | None) -> None:
     ax.set_ylabel(label(metric) + (f"\n({bad} NaN/Inf)" if bad else ""), fontsize=9)
     ax.grid(True, alpha=0.25)
     ax.tick_params(labelsize=8)
+    if style.max_yticks is not None:
+        # each tick is a Tick object (two lines, a label, a grid line): most of a panel's
+        # drawing time; a log axis's minor ticks alone were a tenth of an HTML report's
+        ax.yaxis.set_major_locator(LogLocator(numticks=style.max_yticks) if ax.get_yscale() == "log" else MaxNLocator(nbins=style.max_yticks))
+        ax.minorticks_off()
 
 
-def _legend(fig: Figure, axes: Iterable, height: float) -> None:
+def _legend(fig: Figure, axes: Iterable[Axes], height: float, width: float) -> None:
     """One legend for the figure, above the first panel, so no panel's data or incident
     labels hide behind it."""
     entries: dict[str, object] = {}
@@ -282,38 +363,39 @@ def _legend(fig: Figure, axes: Iterable, height: float) -> None:
             list(entries.values()),
             list(entries),
             loc="lower right",
-            bbox_to_anchor=(1 - MARGIN_RIGHT_IN / FIG_WIDTH, 1 - HEADER_IN / height),
+            bbox_to_anchor=(1 - MARGIN_RIGHT_IN / width, 1 - HEADER_IN / height),
             ncol=len(entries),
             fontsize=8,
             frameon=False,
         )
 
 
-def draw(spec: PlotSpec, baseline: Run | None = None) -> Figure:
+def draw(spec: PlotSpec, baseline: Run | None = None, style: Style = PLOT_STYLE) -> Figure:
     """The figure for ``spec`` (not saved)."""
     rr = spec.run_report
     n = len(spec.metrics)
-    height = HEADER_IN + FOOTER_IN + PANEL_HEIGHT * n
-    fig = Figure(figsize=(FIG_WIDTH, height), dpi=DPI)
+    width = style.width
+    height = HEADER_IN + FOOTER_IN + style.panel_height * n
+    fig = Figure(figsize=(width, height), dpi=style.dpi)
     # fixed margins in inches: a layout engine (constrained/tight) measures every text
     # artist on each save and doubled the drawing time of a report
     fig.subplots_adjust(
-        left=MARGIN_LEFT_IN / FIG_WIDTH,
-        right=1 - MARGIN_RIGHT_IN / FIG_WIDTH,
+        left=MARGIN_LEFT_IN / width,
+        right=1 - MARGIN_RIGHT_IN / width,
         top=1 - HEADER_IN / height,
         bottom=FOOTER_IN / height,
         hspace=0.12,
     )
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
     for ax, metric in zip(axes, spec.metrics):
-        _panel(ax, spec, metric, baseline)
+        _panel(ax, spec, metric, baseline, style)
     axes[-1].set_xlabel("step")
-    codes = sorted({f.code for f in rr.findings if f.metric in spec.metrics})
+    codes = sorted({f.code for f in rr.findings if rule_metrics(f) & set(spec.metrics)})
     verdict = rr.verdict.upper() + (f" ({', '.join(codes)})" if codes else "")
     title = f"{label(rr.run.id)}: {spec.title} | {label(verdict)}"
     short = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 3] + "..."
     fig.suptitle(short, y=1 - 0.12 / height, va="top", fontsize=11, fontweight="bold")
-    _legend(fig, axes, height)
+    _legend(fig, axes, height, width)
     return fig
 
 
@@ -323,9 +405,20 @@ def _slug(text: str) -> str:
     return f"{safe}-{hashlib.sha1(text.encode('utf-8', 'replace')).hexdigest()[:6]}"
 
 
-def save(fig: Figure, target: Path | io.BytesIO, fmt: str) -> None:
-    """Write ``fig`` to a path or a buffer in ``fmt``."""
-    fig.savefig(target, format=fmt, dpi=DPI)
+def save(fig: Figure, target: Path | io.BytesIO, fmt: str, style: Style = PLOT_STYLE) -> None:
+    """Write ``fig`` to a path or a buffer in ``fmt`` (a palette PNG when the style says so)."""
+    if fmt != "png" or style.palette is None:
+        fig.savefig(target, format=fmt, dpi=style.dpi)
+        return
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image  # matplotlib's own dependency: its Agg PNG writer uses it
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    width, height = canvas.get_width_height()
+    image = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).convert("RGB")
+    # fast octree quantisation: anti-aliased lines and shades keep their look in 64 colours
+    image.quantize(colors=style.palette, method=Image.Quantize.FASTOCTREE).save(target, format="png")
 
 
 def plot_report(
@@ -352,8 +445,10 @@ def plot_report(
 
 
 def png_data_uris(rr: RunReport, baseline: Run | None = None) -> Iterator[tuple[PlotSpec, str]]:
-    """``(spec, "data:image/png;base64,...")`` for each figure of one run (HTML embedding)."""
-    for spec in plot_specs(rr):
-        buf = io.BytesIO()
-        save(draw(spec, baseline), buf, "png")
-        yield spec, "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    """``(spec, "data:image/png;base64,...")`` of the run's overview figure (HTML embedding)."""
+    spec = overview_spec(rr)
+    if spec is None:
+        return
+    buf = io.BytesIO()
+    save(draw(spec, baseline, HTML_STYLE), buf, "png", HTML_STYLE)
+    yield spec, "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
