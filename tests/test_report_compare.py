@@ -75,3 +75,20 @@ def test_compare_command(monkeypatch, tmp_path):
     assert json.loads(result.stdout)["only_a"][0]["code"] == "PD101"
     bad = CliRunner().invoke(cli, ["compare", "a", "many"])
     assert bad.exit_code == 2 and "RUN_B many holds 2 runs" in bad.stderr
+
+
+def test_config_differences_come_first():
+    """The changed kl_coef is what a user looks for: listed before the findings."""
+    from ppo_doctor.report.compare import compare, render_json, render_markdown, render_text
+
+    a, b = healthy_report(), unhealthy_report()
+    a.run.config = {"kl_coef": 0.05, "lr": 1.41e-5, "run_name": "a", "ppo_epochs": 4, "seed": 1}
+    b.run.config = {"kl_coef": 0.0, "lr": 1.41e-5, "run_name": "b", "ppo_epochs": 4.0, "top_k": 50}
+    c = compare(a, b)
+    assert [k for k, _, _ in c.config] == ["kl_coef", "top_k", "run_name", "seed"]  # canonical keys first
+    assert c.config[1] == ("top_k", "(not set)", 50)
+    text = render_text(c)
+    assert text.index("config changes:") < text.index("only in A")
+    assert "kl_coef   0.05 -> 0.0" in text
+    assert render_markdown(c).index("## Config changes") < render_markdown(c).index("## Only in A")
+    assert json.loads(render_json(c))["config_changes"][0] == {"key": "kl_coef", "a": 0.05, "b": 0.0}

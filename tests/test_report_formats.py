@@ -316,3 +316,19 @@ def test_info_findings_are_notes_not_symptoms():
     rr.findings = [kl_finding(), replace(nan_finding(), severity="info")]
     assert rr.symptoms == ["kl_blowup"]
     assert [f["severity"] for f in rr.to_dict()["findings"]] == ["error", "info"]
+
+
+# -- notebook display ---------------------------------------------------------------------
+def test_report_objects_have_a_short_repr_and_show_as_html():
+    report = sample_report()
+    assert repr(report) == "<Report: 3 run(s) (1 unhealthy, 1 unknown, 1 healthy), 3 finding(s), 1 read error(s)>"
+    assert repr(report.runs[0]) == "<RunReport 'kl_blowup': unhealthy, 3 finding(s) (PD101, PD901, PD402)>"
+    assert len(repr(report.runs[1])) < 80 and "finding" in repr(report.runs[1])
+    html = report._repr_html_()
+    assert html.startswith('<div class="ppo-doctor"><style>') and html.endswith("</div>")
+    assert "<body" not in html and "<img" not in html  # a fragment, no plots to draw
+    assert "kl-runaway" in html and "truncated record" in html
+    # the page's styles are scoped to the fragment, so a notebook keeps its own
+    css = html.split("<style>", 1)[1].split("</style>", 1)[0]
+    assert all(rule.startswith(".ppo-doctor") for rule in css.replace("}", "}\n").split("\n") if rule)
+    assert "kl_blowup" in report.runs[0]._repr_html_()

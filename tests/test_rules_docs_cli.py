@@ -47,3 +47,23 @@ def test_explain_by_code_and_name_and_unknown():
     assert runner.invoke(cli, ["explain", "pd101"]).exit_code == 0
     bad = runner.invoke(cli, ["explain", "PD999"])
     assert bad.exit_code == 2 and "no rule" in bad.output
+
+
+def test_explain_cites_only_what_a_user_has():
+    """No file of this repository that is not shipped (the reference folder, DESIGN.md), no RST
+    markup; the guides by title, the public one by URL."""
+    import re
+
+    from click.testing import CliRunner
+
+    from ppo_doctor.cli import cli
+    from ppo_doctor.rules.registry import all_rules
+
+    for rule in all_rules():
+        out = CliRunner().invoke(cli, ["explain", rule.code]).output
+        assert not re.search(r"[\w-]+\.md\b|seeds/", out), (rule.code, re.findall(r".{30}[\w-]+\.md.{10}", out))
+        assert "``" not in out and "**" not in out
+        assert "TRL Training FAQ <https://huggingface.co/docs/trl/how_to_train>" in out
+        assert "Troubleshooting PPO Training Instability" in out
+    out = CliRunner().invoke(cli, ["explain", "PD101"]).output
+    assert 'guide: "policy collapse (KL too high)" (the guides).' in " ".join(out.split())

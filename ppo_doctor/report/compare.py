@@ -1,8 +1,11 @@
 """``ppo-doctor compare RUN_A RUN_B``: what changed between two runs.
 
-Verdicts, the findings present in one run and not the other (matched by rule code and
-metric, since onsets move between runs), the top causes of each, and the core metrics side
-by side (first / last / min / max of the finite values, plus how many were NaN/Inf).
+First the config values that differ (the changed ``kl_coef`` or learning rate is usually
+what a user looks for; canonical hyper-parameters in :data:`ppo_doctor.hparams.HPARAMS`
+order, then the rest by name), then the verdicts, the findings present in one run and not
+the other (matched by rule code and metric, since onsets move between runs), the top causes
+of each, and the core metrics side by side (first / last / min / max of the finite values,
+plus how many were NaN/Inf).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import numpy as np
 
 from ..findings import Finding
 from .escape import fmt_num, md, plain, step_span
-from .json_out import dumps
+from .json_out import dumps, finite_json
 from .model import RunReport
 from .summary import TOP_CAUSES, verdict_line
 
@@ -28,6 +31,8 @@ CORE_METRICS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("grad norm", ("grad/norm",)),
 )
 STATS = ("first", "last", "min", "max")
+MAX_VALUE_CHARS = 60  # a config value shown in a comparison (lists, long paths) is cut here
+MISSING = "(not set)"
 
 
 @dataclass
@@ -52,6 +57,7 @@ class Comparison:
     only_b: list[Finding] = field(default_factory=list)
     both: list[tuple[Finding, Finding]] = field(default_factory=list)
     metrics: list[tuple[str, MetricStats, MetricStats]] = field(default_factory=list)
+    config: list[tuple[str, Any, Any]] = field(default_factory=list)  # (key, A's value, B's value)
 
     def to_dict(self) -> dict[str, Any]:
         def side(rr: RunReport) -> dict[str, Any]:
@@ -64,6 +70,7 @@ class Comparison:
             }
 
         return {
+            "config_changes": [{"key": k, "a": finite_json(va), "b": finite_json(vb)} for k, va, vb in self.config],
             "a": side(self.a),
             "b": side(self.b),
             "only_a": [f.to_dict() for f in self.only_a],
@@ -90,6 +97,40 @@ def metric_stats(rr: RunReport, candidates: tuple[str, ...]) -> MetricStats:
     return stats
 
 
+_ABSENT = object()
+
+
+def config_changes(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """The keys whose values differ (or that only one run sets), most telling first."""
+    from ..hparams import HPARAM_KEYS
+
+    rank = {k: i for i, k in enumerate(HPARAM_KEYS)}
+    keys = sorted(set(a) | set(b), key=lambda k: (rank.get(k, len(rank)), str(k)))
+    out = []
+    for k in keys:
+        va, vb = a.get(k, _ABSENT), b.get(k, _ABSENT)
+        if va is vb or (va is not _ABSENT and vb is not _ABSENT and _same(va, vb)):
+            continue
+        out.append((str(k), MISSING if va is _ABSENT else va, MISSING if vb is _ABSENT else vb))
+    return out
+
+
+def _same(x: Any, y: Any) -> bool:
+    """Equal values; 4 and 4.0 are the same setting, True and 1 are not."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (x, y))
+    if type(x) is not type(y) and not numbers:
+        return False
+    try:
+        return bool(x == y)
+    except (TypeError, ValueError):  # e.g. numpy arrays compare elementwise
+        return repr(x) == repr(y)
+
+
+def _value(v: Any) -> str:
+    text = plain(v if isinstance(v, str) else repr(v))
+    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 3] + "..."
+
+
 def compare(a: RunReport, b: RunReport) -> Comparison:
     """Compare two analysed runs."""
     key = lambda f: (f.code, f.metric)  # noqa: E731 - a finding's identity across runs
@@ -102,6 +143,7 @@ def compare(a: RunReport, b: RunReport) -> Comparison:
         only_b=[f for k, f in in_b.items() if k not in in_a],
         both=[(f, in_b[k]) for k, f in in_a.items() if k in in_b],
         metrics=[(name, metric_stats(a, alts), metric_stats(b, alts)) for name, alts in CORE_METRICS],
+        config=config_changes(a.run.config, b.run.config),
     )
 
 
@@ -118,6 +160,10 @@ def _stat_cells(s: MetricStats) -> list[str]:
 def render_text(c: Comparison) -> str:
     """Plain text (log-derived strings stripped of control characters)."""
     out = [f"A: {plain(c.a.run.id)}  {verdict_line(c.a)}", f"B: {plain(c.b.run.id)}  {verdict_line(c.b)}", ""]
+    out.append("config changes:" + ("" if c.config else " none"))
+    width = max((len(plain(k)) for k, _, _ in c.config), default=0)
+    out += [f"  {plain(k):<{width}}  {_value(va)} -> {_value(vb)}" for k, va, vb in c.config]
+    out.append("")
     for title, items in (("only in A", c.only_a), ("only in B", c.only_b)):
         out.append(f"{title}:" + ("" if items else " none"))
         out += [f"  {plain(_finding_line(f))}" for f in items]
@@ -146,7 +192,14 @@ def render_markdown(c: Comparison) -> str:
         f"- **A** {md(c.a.run.id)}: {md(verdict_line(c.a))}",
         f"- **B** {md(c.b.run.id)}: {md(verdict_line(c.b))}",
         "",
+        "## Config changes",
+        "",
     ]
+    if c.config:
+        out += ["| key | A | B |", "|---|---|---|"] + [f"| {md(k)} | {md(_value(va))} | {md(_value(vb))} |" for k, va, vb in c.config]
+    else:
+        out.append("none")
+    out.append("")
     for title, items in (("Only in A", c.only_a), ("Only in B", c.only_b)):
         out += [f"## {title}", ""] + ([f"- {md(_finding_line(f))}" for f in items] or ["none"]) + [""]
     out += ["## Top causes", "", "| | causes |", "|---|---|"]

@@ -191,22 +191,48 @@ def _run(index: int, rr: RunReport, options: RenderOptions) -> str:
     return "\n".join(parts)
 
 
-def render(report: Report, options: RenderOptions) -> str:
-    """The whole page."""
+def _body(report: Report, options: RenderOptions) -> list[str]:
     tally = verdict_tally(report)
-    body = [
-        "<h1>ppo-doctor report</h1>",
-        f'<p class="muted">ppo-doctor {e(__version__)}: {len(report.runs)} run(s)' + (f" ({e(tally)})" if tally else "") + "</p>",
-    ]
+    body = [f'<p class="muted">ppo-doctor {e(__version__)}: {len(report.runs)} run(s)' + (f" ({e(tally)})" if tally else "") + "</p>"]
     if report.runs:
         body.append(_summary(report))
     body += [_run(i, rr, options) for i, rr in enumerate(report.runs, 1)]
     if report.errors:
         rows = [[e(x.level), e(x.path), "-" if x.offset is None else str(x.offset), e(x.message)] for x in report.errors]
         body.append("<h2>Read problems</h2>" + _table(["level", "file", "byte offset", "message"], rows, {2}))
+    return body
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    """The whole page."""
+    body = ["<h1>ppo-doctor report</h1>", *_body(report, options)]
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>ppo-doctor report</title><style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
     )
+
+
+FRAGMENT_CLASS = "ppo-doctor"
+
+
+def _scoped_css() -> str:
+    """:data:`CSS` with every selector under ``.ppo-doctor`` (``body`` becomes the wrapper), so
+    a notebook page keeps its own styles."""
+    rules = re.findall(r"([^{}]+)\{([^{}]*)\}", CSS)
+    out = []
+    for selectors, decl in rules:
+        scoped = [
+            f".{FRAGMENT_CLASS}" if sel.strip() == "body" else f".{FRAGMENT_CLASS} {sel.strip()}"
+            for sel in selectors.split(",")
+        ]
+        out.append(",".join(scoped) + "{" + decl + "}")
+    return "".join(out)
+
+
+def fragment(report: Report) -> str:
+    """The report as an HTML fragment for Jupyter's ``_repr_html_``: summary, findings,
+    causes, without plots (drawing them is ``render(report, "html")``'s slow part)."""
+    body = _body(report, RenderOptions(plots=False))
+    return f'<div class="{FRAGMENT_CLASS}"><style>{_scoped_css()}</style>' + "\n".join(body) + "</div>"

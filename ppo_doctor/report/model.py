@@ -1,4 +1,9 @@
-"""Report: the analysis result for one or more runs, with the versioned JSON contract."""
+"""Report: the analysis result for one or more runs, with the versioned JSON contract.
+
+Both report objects show themselves in a notebook: a one-line ``repr`` (run, verdict, the
+finding codes) and ``_repr_html_``, the HTML report's summary and findings without plots
+(:func:`ppo_doctor.report.html.fragment`; ``render(report, "html")`` draws them).
+"""
 
 from __future__ import annotations
 
@@ -40,6 +45,16 @@ class RunReport:
             if f.severity != "info" and f.symptom not in seen:
                 seen.append(f.symptom)
         return seen
+
+    def __repr__(self) -> str:
+        codes = ", ".join(dict.fromkeys(f.code for f in self.findings))
+        found = f"{len(self.findings)} finding(s)" + (f" ({codes})" if codes else "")
+        return f"<RunReport {self.run.id!r}: {self.verdict}, {found}>"
+
+    def _repr_html_(self) -> str:
+        from .html import fragment
+
+        return fragment(Report(runs=[self]))
 
     def worst_severity(self) -> str | None:
         if not self.findings:
@@ -87,6 +102,22 @@ class Report:
                 for e in self.errors
             ],
         }
+
+    def __repr__(self) -> str:
+        from collections import Counter
+
+        verdicts = Counter(r.verdict for r in self.runs)
+        tally = ", ".join(f"{verdicts[v]} {v}" for v in ("unhealthy", "unknown", "healthy") if verdicts[v])
+        findings = sum(len(r.findings) for r in self.runs)
+        return (
+            f"<Report: {len(self.runs)} run(s)" + (f" ({tally})" if tally else "")
+            + f", {findings} finding(s), {len(self.errors)} read error(s)>"
+        )
+
+    def _repr_html_(self) -> str:
+        from .html import fragment
+
+        return fragment(self)
 
     def findings_at_or_above(self, severity: str) -> list[Finding]:
         floor = SEVERITY_RANK[severity]

@@ -47,7 +47,7 @@ def explain(code_or_name: str) -> None:
     except KeyError as e:
         click.echo(f"Error: {e.args[0]}", err=True)
         sys.exit(EXIT_ERROR)
-    click.echo(f"{rule.code} {rule.name}: {rule.summary()}")
+    click.echo(f"{rule.code} {rule.name}: {prose(public_text(rule.summary()))}")
     click.echo(f"symptom: {rule.symptom}    default severity: {rule.severity}")
     click.echo(f"requires: {', '.join(requires_text(rule)) or 'nothing'}")
     click.echo("")
