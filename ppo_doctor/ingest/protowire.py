@@ -35,6 +35,12 @@ _DOUBLE = struct.Struct("<d")
 _FLOAT = struct.Struct("<f")
 
 
+# A field's value: a VARINT's integer, or the bytes of a LEN/I64/I32 field.  Which one depends
+# on the wire type read from the (untrusted) input, so the accessors below check it at run time.
+Value = int | memoryview
+Bytes = bytes | memoryview
+
+
 class ProtoDecodeError(ValueError):
     """The bytes are not a well-formed protobuf message; ``offset`` is where decoding stopped."""
 
@@ -48,7 +54,7 @@ class Field(NamedTuple):
 
     number: int
     wire_type: int
-    value: int | memoryview
+    value: Value
     value_start: int  # first byte of the value (after the key, and after the length for LEN)
     value_end: int  # one past its last byte
 
@@ -73,9 +79,24 @@ def read_varint(buf: bytes | memoryview, pos: int, end: int | None = None) -> tu
             raise ProtoDecodeError("varint longer than 10 bytes", start)
 
 
-def iter_fields_at(buf: bytes | memoryview, start: int = 0, end: int | None = None) -> Iterator[Field]:
+def as_bytes(value: Value | bytes) -> Bytes:
+    """The bytes of a LEN, I64 or I32 field; a VARINT where bytes were expected is malformed."""
+    if isinstance(value, int):
+        raise ProtoDecodeError("a varint where a length-delimited or fixed-size value was expected", 0)
+    return value
+
+
+def as_varint(value: Value | bytes) -> int:
+    """The integer of a VARINT field; bytes where a varint was expected are malformed."""
+    if not isinstance(value, int):
+        raise ProtoDecodeError("a length-delimited or fixed-size value where a varint was expected", 0)
+    return value
+
+
+def iter_fields_at(buf: Value | bytes, start: int = 0, end: int | None = None) -> Iterator[Field]:
     """Yield every field of the message in ``buf[start:end]`` with its value's byte span."""
-    view = buf if isinstance(buf, memoryview) else memoryview(buf)
+    raw = as_bytes(buf)
+    view = raw if isinstance(raw, memoryview) else memoryview(raw)
     if end is None:
         end = len(view)
     pos = start
@@ -105,7 +126,7 @@ def iter_fields_at(buf: bytes | memoryview, start: int = 0, end: int | None = No
         pos = after
 
 
-def iter_fields(buf: bytes | memoryview, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int, int | memoryview]]:
+def iter_fields(buf: Value | bytes, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int, Value]]:
     """Yield ``(field_number, wire_type, value)`` for every field of one message."""
     for f in iter_fields_at(buf, start, end):
         yield f.number, f.wire_type, f.value
@@ -114,50 +135,56 @@ def iter_fields(buf: bytes | memoryview, start: int = 0, end: int | None = None)
 # -- interpreting values ---------------------------------------------------------------------
 
 
-def as_int64(value: int) -> int:
+def as_int64(value: Value | bytes) -> int:
     """A VARINT of an ``int64``/``int32`` field: negative numbers are 10-byte two's complement."""
-    value &= (1 << 64) - 1
-    return value - (1 << 64) if value >= 1 << 63 else value
+    v = as_varint(value) & ((1 << 64) - 1)
+    return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def as_sint64(value: int) -> int:
+def as_sint64(value: Value | bytes) -> int:
     """A VARINT of a ``sint32``/``sint64`` field (ZigZag encoded)."""
-    return (value >> 1) ^ -(value & 1)
+    v = as_varint(value)
+    return (v >> 1) ^ -(v & 1)
 
 
-def as_double(value: memoryview | bytes) -> float:
-    return _DOUBLE.unpack(value)[0]
+def as_double(value: Value | bytes) -> float:
+    d: float = _DOUBLE.unpack(as_bytes(value))[0]
+    return d
 
 
-def as_float(value: memoryview | bytes) -> float:
+def as_float(value: Value | bytes) -> float:
     """A ``float`` (32-bit) field, widened exactly to a Python float."""
-    return _FLOAT.unpack(value)[0]
+    f: float = _FLOAT.unpack(as_bytes(value))[0]
+    return f
 
 
-def as_str(value: memoryview | bytes) -> str:
+def as_str(value: Value | bytes) -> str:
     """A ``string`` field; invalid UTF-8 is replaced rather than failing the whole record."""
-    return bytes(value).decode("utf-8", errors="replace")
+    return bytes(as_bytes(value)).decode("utf-8", errors="replace")
 
 
-def packed_floats(value: memoryview | bytes) -> list[float]:
+def packed_floats(value: Value | bytes) -> list[float]:
     """A packed ``repeated float`` field."""
-    if len(value) % 4:
+    raw = as_bytes(value)
+    if len(raw) % 4:
         raise ProtoDecodeError("packed float field length is not a multiple of 4", 0)
-    return [v for (v,) in _FLOAT.iter_unpack(value)]
+    return [v for (v,) in _FLOAT.iter_unpack(raw)]
 
 
-def packed_doubles(value: memoryview | bytes) -> list[float]:
+def packed_doubles(value: Value | bytes) -> list[float]:
     """A packed ``repeated double`` field."""
-    if len(value) % 8:
+    raw = as_bytes(value)
+    if len(raw) % 8:
         raise ProtoDecodeError("packed double field length is not a multiple of 8", 0)
-    return [v for (v,) in _DOUBLE.iter_unpack(value)]
+    return [v for (v,) in _DOUBLE.iter_unpack(raw)]
 
 
-def packed_varints(value: memoryview | bytes) -> list[int]:
+def packed_varints(value: Value | bytes) -> list[int]:
     """A packed ``repeated`` varint field (int32, int64, bool, enum), as unsigned ints."""
+    raw = as_bytes(value)
     out = []
     pos = 0
-    while pos < len(value):
-        v, pos = read_varint(value, pos)
+    while pos < len(raw):
+        v, pos = read_varint(raw, pos)
         out.append(v)
     return out

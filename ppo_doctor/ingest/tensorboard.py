@@ -41,6 +41,7 @@ import re
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -53,10 +54,12 @@ from .protowire import (
     WIRE_LEN,
     WIRE_VARINT,
     ProtoDecodeError,
+    Value,
     as_double,
     as_float,
     as_int64,
     as_str,
+    as_varint,
     iter_fields,
     iter_fields_at,
     packed_doubles,
@@ -147,7 +150,7 @@ def decode_event(data: bytes | memoryview) -> Event:
             ev.session_status = 0
             for n2, w2, v2 in iter_fields(value):
                 if n2 == 1 and w2 == WIRE_VARINT:
-                    ev.session_status = v2
+                    ev.session_status = as_varint(v2)
         # graph_def (4), log_message (6), tagged_run_metadata (8), meta_graph_def (9),
         # source_metadata (10) and unknown fields carry no metrics: skipped.
     return ev
@@ -158,7 +161,7 @@ def _expect(wire: int, want: int, what: str) -> None:
         raise ProtoDecodeError(f"{what} has wire type {wire}, expected {want}", 0)
 
 
-def _decode_value(buf: memoryview) -> SummaryValue:
+def _decode_value(buf: Value) -> SummaryValue:
     tag = node_name = ""
     sv = SummaryValue(tag="")
     for number, wire, value in iter_fields(buf):
@@ -183,7 +186,7 @@ def _decode_value(buf: memoryview) -> SummaryValue:
     return sv
 
 
-def _decode_metadata(buf: memoryview) -> tuple[str, bytes]:
+def _decode_metadata(buf: Value) -> tuple[str, bytes]:
     name, content = "", b""
     for number, wire, value in iter_fields(buf):
         if number == 1 and wire == WIRE_LEN:  # plugin_data
@@ -195,7 +198,7 @@ def _decode_metadata(buf: memoryview) -> tuple[str, bytes]:
     return name, content
 
 
-def _decode_tensor(buf: memoryview) -> tuple[float | None, list[str] | None]:
+def _decode_tensor(buf: Value) -> tuple[float | None, list[str] | None]:
     """``(scalar, strings)`` of a TensorProto: the value of a one-element numeric tensor, or
     the elements of a string tensor."""
     dtype = 0
@@ -204,7 +207,7 @@ def _decode_tensor(buf: memoryview) -> tuple[float | None, list[str] | None]:
     vals: dict[int, list] = {}
     for number, wire, value in iter_fields(buf):
         if number == 1 and wire == WIRE_VARINT:
-            dtype = value
+            dtype = as_varint(value)
         elif number == 2 and wire == WIRE_LEN:
             elements = _shape_elements(value)
         elif number == 4 and wire == WIRE_LEN:
@@ -256,7 +259,7 @@ def _widen(dtype: int, raw: float | int | bool) -> float:
     return float(raw)
 
 
-def _shape_elements(buf: memoryview) -> int:
+def _shape_elements(buf: Value) -> int:
     """Number of elements of a TensorShapeProto (an empty shape is a scalar: 1)."""
     n = 1
     for number, wire, value in iter_fields(buf):
@@ -389,7 +392,7 @@ def _scalar_tensor_layout(data: bytes, start: int, end: int) -> tuple[int, str]:
             raise _NotTemplatable
         seen.add(f.number)
         if f.number == 1 and f.wire_type == WIRE_VARINT:
-            dtype = {1: "<f4", 2: "<f8"}.get(f.value)
+            dtype = {1: "<f4", 2: "<f8"}.get(as_varint(f.value))
         elif f.number == 2 and f.wire_type == WIRE_LEN:
             if _shape_elements(f.value) != 1:
                 raise _NotTemplatable
@@ -468,9 +471,11 @@ class _Collector:
             elif v.plugin == "hparams":
                 self._add_hparams(rec, v)
             elif v.scalar is not None:
-                cols = self.pending.setdefault((v.tag, v.from_tensor), ([], [], [], []))
-                for c, x in zip(cols, ((rec << _SLOT_BITS) | min(slot, (1 << _SLOT_BITS) - 1), ev.step, v.scalar, ev.wall_time)):
-                    c.append(x)
+                positions, steps, values, walls = self.pending.setdefault((v.tag, v.from_tensor), ([], [], [], []))
+                positions.append((rec << _SLOT_BITS) | min(slot, (1 << _SLOT_BITS) - 1))
+                steps.append(ev.step)
+                values.append(v.scalar)
+                walls.append(ev.wall_time)
 
     def _add_text(self, rec: int, step: int, tag: str, text: str) -> None:
         base = tag[: -len("/text_summary")] if tag.endswith("/text_summary") else tag
@@ -681,7 +686,7 @@ def hparams_from_plugin_content(content: bytes) -> dict:
     return out
 
 
-def _map_entry(buf: memoryview, depth: int) -> tuple[str, object]:
+def _map_entry(buf: Value, depth: int) -> tuple[str, object]:
     key, val = "", None
     for number, wire, value in iter_fields(buf):
         if number == 1 and wire == WIRE_LEN:
@@ -691,7 +696,7 @@ def _map_entry(buf: memoryview, depth: int) -> tuple[str, object]:
     return key, val
 
 
-def _struct_value(buf: memoryview, depth: int) -> object:
+def _struct_value(buf: Value, depth: int) -> object:
     """A ``google.protobuf.Value``: null, number, string, bool, struct or list."""
     if depth > _MAX_NESTING:
         raise ProtoDecodeError("google.protobuf.Value nested too deeply", 0)
@@ -764,7 +769,9 @@ def _spans(starts: np.ndarray, nbytes: int) -> list[tuple[int, int]]:
     return list(zip(edges[:-1], edges[1:]))
 
 
-def _gather_by_length(padded: np.ndarray, framing: tfrecord.Framing, span: tuple[int, int], slow: list[np.ndarray]):
+def _gather_by_length(
+    padded: np.ndarray, framing: tfrecord.Framing, span: tuple[int, int], slow: list[np.ndarray]
+) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """Yield ``(length, record indices, rows)`` for the records of ``span`` grouped by data
     length; ``rows`` is a contiguous (N, length + 4) copy of their data and stored CRC.
     Records too long for the bulk path are appended to ``slow``.
@@ -966,7 +973,7 @@ def _split_equal_rows(block: np.ndarray) -> list[np.ndarray | slice]:
     packed = np.zeros((n, -(-width // 8) * 8), dtype=np.uint8)
     packed[:, :width] = block
     words = packed.view("<u8")
-    parts: list[np.ndarray] = []
+    parts: list[np.ndarray | slice] = []
     assigned = np.zeros(n, dtype=bool)
     first = 0
     while True:
@@ -1008,7 +1015,7 @@ def _load(path: Path) -> tuple[memoryview, np.ndarray]:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             padded = np.empty(size + _MAX_FAST_LENGTH + tfrecord.FOOTER_BYTES, dtype=np.uint8)
-            got = fh.readinto(memoryview(padded)[:size])
+            got = fh.readinto(padded.data[:size])
             padded[got:] = 0
     except OSError as exc:
         raise LogReadError(str(path), f"cannot read file: {exc.strerror or exc}") from None
@@ -1017,7 +1024,7 @@ def _load(path: Path) -> tuple[memoryview, np.ndarray]:
     if not got:
         raise LogReadError(str(path), "empty file: no TensorBoard event in it")
     # a file still being written may have changed since fstat: use what was read
-    return memoryview(padded)[:got], padded
+    return padded.data[:got], padded
 
 
 def _check_start(buf: memoryview, path: str) -> None:
