@@ -64,7 +64,7 @@ class RunFrame:
         return {"_df": self._df}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["_df"])
+        RunFrame.__init__(self, state["_df"])
 
     # -- construction -------------------------------------------------------------------
     @classmethod

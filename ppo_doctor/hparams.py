@@ -336,7 +336,7 @@ def flatten_config(config: Any, issues: list[str] | None = None) -> dict[str, An
     """
     out: dict[str, Any] = {}
     notes = issues if issues is not None else []
-    truncated = []
+    truncated: list[str] = []
 
     def put(key: str, value: Any) -> None:
         if len(out) >= MAX_KEYS:
@@ -446,8 +446,8 @@ def _as_float(v: Any) -> float | None:
         return None
     if isinstance(v, (list, tuple)):
         # a symmetric range such as OpenRLHF's reward_clip_range (-10, 10) -> its bound
-        nums = [_as_float(x) for x in v if not isinstance(x, (list, tuple, dict))]
-        nums = [x for x in nums if x is not None]
+        parsed = [_as_float(x) for x in v if not isinstance(x, (list, tuple, dict))]
+        nums = [x for x in parsed if x is not None]
         return max(abs(x) for x in nums) if nums else None
     try:
         f = float(v)
@@ -539,8 +539,9 @@ def _derive(out: dict[str, Any], flat: dict[str, Any], framework: str) -> None:
         out["num_mini_batches"] = max(1, round(out["batch_size"] / out["mini_batch_size"]))
     if "adaptive_kl" not in out:
         ctrl = lookup(flat, ("algorithm.kl_ctrl.type", "kl_ctrl.type"))
-        if ctrl is not None and _as_str(ctrl[1]):
-            out["adaptive_kl"] = _as_str(ctrl[1]).lower() == "adaptive"
+        kind = _as_str(ctrl[1]) if ctrl is not None else None
+        if kind:
+            out["adaptive_kl"] = kind.lower() == "adaptive"
         elif framework in ("openrlhf", "trlx") and "target_kl" in out:
             # OpenRLHF: --kl_target switches on the adaptive controller; trlx: method.target
             out["adaptive_kl"] = out["target_kl"] is not None

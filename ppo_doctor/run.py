@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
+
 from .frame import ReadIssue, RunFrame, TextSample
 
 
@@ -53,7 +55,7 @@ class Run:
     def warnings(self) -> list[str]:
         return [str(i) for i in self.issues]
 
-    def series(self, metric: str):
+    def series(self, metric: str) -> pd.Series:
         return self.frame.series(metric)
 
     def has(self, metric: str) -> bool:

@@ -8,6 +8,7 @@ the rule engine stays well under a second on a 1,000,000-step run.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 # 1.4826 * MAD estimates the standard deviation of normal data (Rousseeuw & Croux 1993);
 # sqrt(pi/2) * mean absolute deviation does the same and is the fallback when over half the
@@ -21,7 +22,7 @@ MEAN_AD_TO_SD = 1.2533
 ESTIMATE_SAMPLE = 50_000
 
 
-def as_arrays(steps, values) -> tuple[np.ndarray, np.ndarray]:
+def as_arrays(steps: ArrayLike, values: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Coerce to ``int64`` steps and ``float64`` values of equal length."""
     s = np.asarray(steps, dtype=np.int64).reshape(-1)
     v = np.asarray(values, dtype=np.float64).reshape(-1)
@@ -30,7 +31,7 @@ def as_arrays(steps, values) -> tuple[np.ndarray, np.ndarray]:
     return s, v
 
 
-def finite_xy(steps, values) -> tuple[np.ndarray, np.ndarray]:
+def finite_xy(steps: ArrayLike, values: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Steps and values of the finite points (the inputs themselves when all are finite)."""
     s, v = as_arrays(steps, values)
     keep = np.isfinite(v)
@@ -39,7 +40,7 @@ def finite_xy(steps, values) -> tuple[np.ndarray, np.ndarray]:
     return s[keep], v[keep]
 
 
-def finite_part(steps, values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def finite_part(steps: ArrayLike, values: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The finite points: (steps, values, their indices in the original arrays)."""
     s, v = as_arrays(steps, values)
     keep = np.isfinite(v)
@@ -56,13 +57,13 @@ def subsample(x: np.ndarray, max_n: int = ESTIMATE_SAMPLE) -> np.ndarray:
     return x[:: -(-len(x) // max_n)]
 
 
-def quantiles(x: np.ndarray, q) -> np.ndarray:
+def quantiles(x: np.ndarray, q: ArrayLike) -> np.ndarray:
     """Percentiles ``q`` (0..100) of the finite values, estimated on a subsample if long."""
     x = subsample(np.asarray(x, dtype=np.float64))
     x = x[np.isfinite(x)]
     if len(x) == 0:
         return np.full(np.shape(q), np.nan)
-    return np.percentile(x, q)
+    return np.percentile(x, np.asarray(q, dtype=np.float64))
 
 
 def approx_median(x: np.ndarray) -> float:

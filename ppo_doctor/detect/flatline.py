@@ -10,6 +10,7 @@ elsewhere, so a learning-rate schedule stuck at its floor and a frozen reward bo
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._util import as_arrays, robust_sd
 from .spans import Span, mask_to_spans
@@ -18,7 +19,7 @@ from .spans import Span, mask_to_spans
 FLOAT32_REL_TOL = 1e-6
 
 
-def flat_mask(values, rel_tol: float = FLOAT32_REL_TOL, abs_tol: float = 0.0, scale_tol: float = 0.0) -> np.ndarray:
+def flat_mask(values: ArrayLike, rel_tol: float = FLOAT32_REL_TOL, abs_tol: float = 0.0, scale_tol: float = 0.0) -> np.ndarray:
     """True on every point that belongs to a pair of 'equal' consecutive finite points."""
     v = np.asarray(values, dtype=np.float64).reshape(-1)
     n = len(v)
@@ -36,8 +37,8 @@ def flat_mask(values, rel_tol: float = FLOAT32_REL_TOL, abs_tol: float = 0.0, sc
 
 
 def flat_spans(
-    steps,
-    values,
+    steps: ArrayLike,
+    values: ArrayLike,
     min_len: int = 5,
     rel_tol: float = FLOAT32_REL_TOL,
     abs_tol: float = 0.0,
@@ -62,7 +63,7 @@ def _really_flat(seg: np.ndarray, rel_tol: float, tol: float) -> bool:
     return drift <= (tol + rel_tol * mag) * max(1.0, np.sqrt(len(seg)))
 
 
-def is_flat(values, rel_tol: float = 1e-3, abs_tol: float = 0.0) -> bool:
+def is_flat(values: ArrayLike, rel_tol: float = 1e-3, abs_tol: float = 0.0) -> bool:
     """Whole-series check: the finite values span at most ``abs_tol + rel_tol * max|x|``."""
     v = np.asarray(values, dtype=np.float64)
     v = v[np.isfinite(v)]

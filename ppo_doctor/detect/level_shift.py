@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ._util import as_arrays, block_stat, noise_sd
@@ -32,7 +33,7 @@ class LevelShift:
     score: float  # delta in units of the noise standard deviation
 
 
-def shift_scores(values, window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def shift_scores(values: ArrayLike, window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Candidate splits (indices into the finite values) with left/right medians and deltas.
 
     Returns ``(split_idx, before, after, delta)``; empty arrays when the series is shorter
@@ -60,8 +61,8 @@ def shift_scores(values, window: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def level_shifts(
-    steps,
-    values,
+    steps: ArrayLike,
+    values: ArrayLike,
     window: int,
     c: float = 6.0,
     direction: str = "both",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._util import as_arrays
 from .spans import Span, mask_to_spans
@@ -38,12 +39,12 @@ class NonFinite:
         """Number of points of each non-finite kind."""
         return {"nan": int(self.nan.sum()), "+inf": int(self.posinf.sum()), "-inf": int(self.neginf.sum())}
 
-    def spans(self, steps) -> list[Span]:
+    def spans(self, steps: ArrayLike) -> list[Span]:
         """Runs of consecutive non-finite points."""
         return mask_to_spans(steps, self.any)
 
 
-def nonfinite(steps, values) -> NonFinite:
+def nonfinite(steps: ArrayLike, values: ArrayLike) -> NonFinite:
     """Classify every point; ``first_*`` are None when the series is all finite."""
     s, v = as_arrays(steps, values)
     if np.isfinite(v).all():  # the common case, ~10x cheaper than the three masks

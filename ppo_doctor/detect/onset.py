@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._util import as_arrays, noise_sd
 
@@ -96,7 +97,7 @@ def _hinge_model(t: np.ndarray, y: np.ndarray, sign: float) -> tuple[float, int,
     return yy - float(gain[j]), int(tau[j]), float(b[j] * (tn[-1] - tn[tau[j]]))
 
 
-def onset(steps, values, incident_idx: int, direction: str = "up", min_effect: float = 3.0) -> Onset:
+def onset(steps: ArrayLike, values: ArrayLike, incident_idx: int, direction: str = "up", min_effect: float = 3.0) -> Onset:
     """Where the change leading to the point ``incident_idx`` began (see the module doc).
 
     ``direction``: "up" when the incident is a rise (KL, grad norm), "down" for a fall
@@ -146,6 +147,6 @@ def onset(steps, values, incident_idx: int, direction: str = "up", min_effect: f
     return Onset(i, int(s[i]), model, baseline)
 
 
-def onset_step(steps, values, incident_idx: int, direction: str = "up", min_effect: float = 3.0) -> int:
+def onset_step(steps: ArrayLike, values: ArrayLike, incident_idx: int, direction: str = "up", min_effect: float = 3.0) -> int:
     """Shorthand for ``onset(...).step``."""
     return onset(steps, values, incident_idx, direction, min_effect).step

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._util import finite_xy, moving_average, noise_sd, quantiles, robust_sd
 from .trend import theil_sen
@@ -81,7 +82,7 @@ def _empty(n: int) -> Oscillation:
     return Oscillation(n, 0, nan, nan, nan, nan, nan, nan, None, None)
 
 
-def oscillation(steps, values, smooth: int | None = None, hysteresis: float = 0.5) -> Oscillation:
+def oscillation(steps: ArrayLike, values: ArrayLike, smooth: int | None = None, hysteresis: float = 0.5) -> Oscillation:
     """Measure how much a series oscillates (see the module docstring)."""
     s, x = finite_xy(steps, values)
     n = len(x)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._util import as_arrays
 
@@ -72,9 +73,9 @@ def _peaks(values: np.ndarray, starts: np.ndarray, ends: np.ndarray, peak: str) 
 
 
 def mask_to_spans(
-    steps,
-    mask,
-    values=None,
+    steps: ArrayLike,
+    mask: ArrayLike,
+    values: ArrayLike | None = None,
     min_len: int = 1,
     max_gap: int = 0,
     peak: str = "max",

@@ -11,6 +11,7 @@ a window, so only short excursions count as spikes; long moves are level shifts
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._util import MAD_TO_SD, approx_median, as_arrays, block_stat, robust_sd, smooth_level, window_size
 from .spans import Span, mask_to_spans
@@ -47,7 +48,7 @@ def _local_stats(x: np.ndarray, window: int | None) -> tuple[np.ndarray, np.ndar
     return level, np.maximum(scale, _scale_floor(x))
 
 
-def robust_z(values, window: int | None = None) -> np.ndarray:
+def robust_z(values: ArrayLike, window: int | None = None) -> np.ndarray:
     """Robust z-score of every point (NaN where the value is not finite).
 
     ``window=None``: global median/MAD.  Otherwise a local level from block medians of
@@ -57,7 +58,7 @@ def robust_z(values, window: int | None = None) -> np.ndarray:
     return _z_and_level(np.asarray(values, dtype=np.float64).reshape(-1), window)[0]
 
 
-def spike_scores(values, window: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def spike_scores(values: ArrayLike, window: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(robust z, local level)`` of every point (NaN where the value is not finite).
 
     Pass the result to :func:`spikes` (``scores=``) to reuse it instead of recomputing.
@@ -79,8 +80,8 @@ def _z_and_level(v: np.ndarray, window: int | None) -> tuple[np.ndarray, np.ndar
 
 
 def spikes(
-    steps,
-    values,
+    steps: ArrayLike,
+    values: ArrayLike,
     z: float = 8.0,
     window: int | None = None,
     direction: str = "up",

@@ -8,18 +8,19 @@ counters, thresholds-and-peers.md §1.2).  Computed with two cumulative sums: li
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .spans import Span, mask_to_spans
 
 
-def window_counts(mask, n: int) -> np.ndarray:
+def window_counts(mask: ArrayLike, n: int) -> np.ndarray:
     """Number of True points in each window of ``n`` consecutive points (len(mask)-n+1 windows)."""
     m = np.asarray(mask, dtype=bool)
     c = np.concatenate(([0], np.cumsum(m, dtype=np.int64)))
     return c[n:] - c[:-n]
 
 
-def sustained_mask(mask, k: int, n: int) -> np.ndarray:
+def sustained_mask(mask: ArrayLike, k: int, n: int) -> np.ndarray:
     """True on the flagged points that lie in some window of ``n`` points with >= ``k`` flagged.
 
     When the series is shorter than ``n`` the whole series is the only window, and ``k`` is
@@ -47,14 +48,14 @@ def sustained_mask(mask, k: int, n: int) -> np.ndarray:
     return m & covered
 
 
-def sustained_spans(steps, mask, k: int, n: int, values=None, peak: str = "max", max_gap: int | None = None) -> list[Span]:
+def sustained_spans(steps: ArrayLike, mask: ArrayLike, k: int, n: int, values: ArrayLike | None = None, peak: str = "max", max_gap: int | None = None) -> list[Span]:
     """Spans of sustained points; gaps shorter than ``n - k`` are bridged (one incident)."""
     sm = sustained_mask(mask, k, n)
     gap = max(0, n - k) if max_gap is None else max_gap
     return mask_to_spans(steps, sm, values, min_len=1, max_gap=gap, peak=peak)
 
 
-def first_sustained_step(steps, mask, k: int, n: int) -> int | None:
+def first_sustained_step(steps: ArrayLike, mask: ArrayLike, k: int, n: int) -> int | None:
     """Step of the first point that belongs to a qualifying window, or None."""
     hit = np.flatnonzero(sustained_mask(mask, k, n))
     return int(np.asarray(steps)[hit[0]]) if len(hit) else None

@@ -7,25 +7,26 @@ Non-finite handling is explicit: NaN never counts as crossing (it is reported by
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .spans import Span, mask_to_spans
 
 
-def above(values, threshold: float, inclusive: bool = False) -> np.ndarray:
+def above(values: ArrayLike, threshold: float, inclusive: bool = False) -> np.ndarray:
     """True where ``value > threshold`` (``>=`` when inclusive); NaN is False."""
     v = np.asarray(values, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         return v >= threshold if inclusive else v > threshold
 
 
-def below(values, threshold: float, inclusive: bool = False) -> np.ndarray:
+def below(values: ArrayLike, threshold: float, inclusive: bool = False) -> np.ndarray:
     """True where ``value < threshold`` (``<=`` when inclusive); NaN is False."""
     v = np.asarray(values, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         return v <= threshold if inclusive else v < threshold
 
 
-def outside(values, low: float | None = None, high: float | None = None) -> np.ndarray:
+def outside(values: ArrayLike, low: float | None = None, high: float | None = None) -> np.ndarray:
     """True where the value is below ``low`` or above ``high`` (either bound may be None)."""
     v = np.asarray(values, dtype=np.float64)
     m = np.zeros(len(v), dtype=bool)
@@ -36,7 +37,7 @@ def outside(values, low: float | None = None, high: float | None = None) -> np.n
     return m
 
 
-def first_true(steps, mask) -> int | None:
+def first_true(steps: ArrayLike, mask: ArrayLike) -> int | None:
     """Step of the first True point, or None."""
     m = np.asarray(mask, dtype=bool)
     hit = np.flatnonzero(m)
@@ -44,8 +45,8 @@ def first_true(steps, mask) -> int | None:
 
 
 def threshold_spans(
-    steps,
-    values,
+    steps: ArrayLike,
+    values: ArrayLike,
     *,
     high: float | None = None,
     low: float | None = None,

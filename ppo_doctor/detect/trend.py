@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._util import finite_part, finite_xy, noise_sd, window_size
 
@@ -23,7 +24,7 @@ def _thin(x: np.ndarray, y: np.ndarray, max_points: int) -> tuple[np.ndarray, np
     return x[idx], y[idx]
 
 
-def ols_slope(steps, values) -> float:
+def ols_slope(steps: ArrayLike, values: ArrayLike) -> float:
     """Least-squares slope per step of the finite points (NaN with < 2 distinct steps)."""
     s, v = finite_xy(steps, values)
     if len(v) < 2:
@@ -36,7 +37,7 @@ def ols_slope(steps, values) -> float:
     return float(np.dot(xm, v - v.mean()) / den)
 
 
-def theil_sen(steps, values, max_points: int = 300) -> tuple[float, float]:
+def theil_sen(steps: ArrayLike, values: ArrayLike, max_points: int = 300) -> tuple[float, float]:
     """Theil-Sen ``(slope per step, intercept)`` of the finite points (NaNs when < 2 points)."""
     s, v = finite_xy(steps, values)
     x, y = _thin(s.astype(np.float64), v, max_points)
@@ -52,7 +53,7 @@ def theil_sen(steps, values, max_points: int = 300) -> tuple[float, float]:
     return slope, intercept
 
 
-def first_last(values, window: int) -> tuple[float, float]:
+def first_last(values: ArrayLike, window: int) -> tuple[float, float]:
     """Medians of the first and the last ``window`` finite values (NaNs when empty)."""
     v = np.asarray(values, dtype=np.float64)
     v = v[np.isfinite(v)]
@@ -62,7 +63,7 @@ def first_last(values, window: int) -> tuple[float, float]:
     return float(np.median(v[:w])), float(np.median(v[-w:]))
 
 
-def relative_change(values, window: int, floor: float = 1e-12) -> float:
+def relative_change(values: ArrayLike, window: int, floor: float = 1e-12) -> float:
     """(last-window median - first-window median) / max(|first-window median|, floor)."""
     a, b = first_last(values, window)
     if not np.isfinite(a):
@@ -70,7 +71,7 @@ def relative_change(values, window: int, floor: float = 1e-12) -> float:
     return (b - a) / max(abs(a), floor)
 
 
-def rolling_slope(steps, values, window: int) -> np.ndarray:
+def rolling_slope(steps: ArrayLike, values: ArrayLike, window: int) -> np.ndarray:
     """OLS slope per step over each trailing window of ``window`` finite points.
 
     Output has the length of the input; entries are NaN where the window is incomplete or
@@ -125,7 +126,7 @@ class TrendSummary:
         return self.slope * self.span_steps
 
 
-def summarize(steps, values, window_frac: float = 0.1, min_window: int = 3, max_window: int | None = None) -> TrendSummary:
+def summarize(steps: ArrayLike, values: ArrayLike, window_frac: float = 0.1, min_window: int = 3, max_window: int | None = None) -> TrendSummary:
     """Trend summary of the finite points; ``n == 0`` when there is nothing to summarise."""
     s, v = finite_xy(steps, values)
     n = len(v)

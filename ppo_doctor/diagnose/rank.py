@@ -96,6 +96,8 @@ def rank_causes(findings: list[Finding], run: Run) -> list[RankedCause]:
     ranked = []
     for cid, score in scores.items():
         cause = get_cause(cid)
+        if cause is None:  # a rule's cause ids are checked against the catalog at import
+            raise ValueError(f"cause {cid!r} is not in the catalog")
         conf = (1.0 - math.exp(-STRENGTH_RATE * score)) * (score / best if best > 0 else 0.0)
         ranked.append(
             (

@@ -236,7 +236,7 @@ def _empty_nan_cells(data: bytes, delim: str, df: pd.DataFrame, block: NumericBl
     plain, values = block
     nan_all = np.isnan(values)
     # only float columns can hold a NaN (an int or bool column has none)
-    where_nan = nan_all.any(axis=0)
+    where_nan = np.asarray(nan_all.any(axis=0))
     if not where_nan.any():
         return {}
     cols = [c for c, has in zip(plain, where_nan.tolist()) if has]
@@ -481,7 +481,7 @@ def _columns_to_run(
         issues.append(ReadIssue(src, "no step column (tried " + ", ".join(STEP_COLUMNS[:6]) + " ...): row index used as step", level="warning"))
     else:
         v, logged = numeric.pop(step_col)
-        have = logged & usable_steps(np.where(logged, v, np.nan))  # type: ignore[operator]
+        have = logged & usable_steps(np.where(logged, v, np.nan))
         steps = np.where(have, v, 0).astype(np.int64)
         if not have.all():
             issues.append(ReadIssue(src, f"{int((~have).sum())} row(s) without a usable '{step_col}' value skipped", level="warning"))

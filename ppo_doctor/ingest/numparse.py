@@ -105,7 +105,7 @@ def parse_numbers(data: bytes | np.ndarray, start: np.ndarray, end: np.ndarray) 
     sig = np.empty(n, dtype=np.uint64)
     exp10 = np.empty(n, dtype=np.int64)
     is_int = np.empty(n, dtype=bool)
-    odd = []
+    odd_parts: list[np.ndarray] = []
     for at in _blocks(n):
         length = end[at] - start[at]
         neg[at] = (buf[start[at]] == _MINUS) & (length > 1)
@@ -114,8 +114,8 @@ def parse_numbers(data: bytes | np.ndarray, start: np.ndarray, end: np.ndarray) 
         fits = (size[at] >= 1) & (size[at] <= _MAX_LEN)
         sig[at], exp10[at], good, plain, is_int[at] = _plain(buf, first[at], size[at])
         ok[at] = good & fits
-        odd.append(at.start + np.flatnonzero(~plain & fits))
-    odd = np.concatenate(odd)
+        odd_parts.append(at.start + np.flatnonzero(~plain & fits))
+    odd = np.concatenate(odd_parts)
     for at in _blocks(len(odd)):
         idx = odd[at]
         ok[idx], sig[idx], exp10[idx], is_int[idx] = _general(buf, first[idx], size[idx])
@@ -211,7 +211,7 @@ def _general(buf: np.ndarray, first: np.ndarray, size: np.ndarray) -> tuple[np.n
     # as position ``size``.
     other = (~digit_bits & inside) | (_U(1) << usize)
 
-    def byte_at(pos: np.ndarray) -> np.ndarray:
+    def byte_at(pos: np.ndarray | int) -> np.ndarray:
         return row_bytes[base + pos]
 
     # -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?

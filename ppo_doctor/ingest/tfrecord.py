@@ -528,7 +528,7 @@ def crcs_ok_in_bulk(rows: np.ndarray, stored_masked: np.ndarray) -> bool:
             values = np.concatenate([np.zeros(1, np.uint32), values])
         values = _apply_map(_shift_map(exponent), values[0::2]) ^ values[1::2]
         exponent += 1
-    return int(values[0]) == _crc32c.crc32c(slots)
+    return int(values[0]) == _crc32c.crc32c(slots.data)  # the buffer, no copy
 
 
 def data_crc_ok(buf: bytes | memoryview, pos: int, length: int) -> bool:

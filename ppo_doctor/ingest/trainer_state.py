@@ -73,9 +73,10 @@ def read(path: Path) -> list[RawRun]:
         issues.append(issue)
     else:
         if isinstance(doc, dict):
-            rows = doc.get("log_history")
-            if not isinstance(rows, list):
+            history = doc.get("log_history")
+            if not isinstance(history, list):
                 raise LogReadError(str(path), "JSON object without a 'log_history' list: not a trainer state")
+            rows = history
             config = {k: v for k, v in doc.items() if k != "log_history"}
         elif isinstance(doc, list):
             rows, config = doc, {}
@@ -269,7 +270,7 @@ def _arrow_history(path: Path, data: bytes) -> RawRun | None:
         return None
     for row in rows:
         summary.update({k: v for k, v in row.items() if k not in STEP_KEYS})
-    parts = []
+    parts: list[Columns | None] = []
     for mask in (is_train, is_eval):
         if not mask.any():
             parts.append(None)

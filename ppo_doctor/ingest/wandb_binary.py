@@ -143,7 +143,7 @@ class _Damage:
     reason: str
 
 
-def iter_records(data: bytes, path: str, issues: list[ReadIssue]) -> Iterator[tuple[int, bytes]]:
+def iter_records(data: bytes | mmap.mmap, path: str, issues: list[ReadIssue]) -> Iterator[tuple[int, bytes]]:
     """Yield ``(byte offset, payload)`` for every intact record after the file header.
 
     Damage never stops the scan: a bad checksum or impossible header skips that record (or
@@ -210,12 +210,11 @@ def iter_records(data: bytes, path: str, issues: list[ReadIssue]) -> Iterator[tu
                 mark(parts_at, "record fragment without its end")
                 flush_damage(pos)
             parts, parts_at = [payload], pos
-        elif rtype == _MIDDLE:
+        elif parts is not None:  # _MIDDLE or _LAST: a fragment without its start was skipped above
             parts.append(payload)
-        else:
-            parts.append(payload)
-            yield parts_at, b"".join(parts)
-            parts = None
+            if rtype != _MIDDLE:
+                yield parts_at, b"".join(parts)
+                parts = None
         pos = end
 
     flush_damage(min(pos, n))
@@ -377,10 +376,10 @@ def _walk_rows(blob: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarra
         found_steps: list[tuple[int, int, int]] = []
         n = int(rank[row])
         try:
-            for fno, wire, a, b, _ in _spans(blob, int(cur[row]), int(ends[row])):
-                if fno == _ITEM and wire == 2:
+            for field_no, field_wire, a, b, _ in _spans(blob, int(cur[row]), int(ends[row])):
+                if field_no == _ITEM and field_wire == 2:
                     found_items.append((row, n + len(found_items), a, b))
-                elif fno == _STEP and wire == 2:
+                elif field_no == _STEP and field_wire == 2:
                     found_steps.append((row, a, b))
         except _Malformed as exc:
             bad[row] = str(exc)
@@ -396,9 +395,9 @@ def _walk_rows(blob: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarra
     item_row = np.empty(n_items, dtype=np.int64)
     item_start = np.empty(n_items, dtype=np.int64)
     item_stop = np.empty(n_items, dtype=np.int64)
-    for rows, ranks, a, b in items:
+    for rows, ranks, lo, hi in items:
         at = first[rows] + ranks
-        item_row[at], item_start[at], item_stop[at] = rows, a, b
+        item_row[at], item_start[at], item_stop[at] = rows, lo, hi
     return bad, [item_row, item_start, item_stop], steps
 
 
@@ -551,8 +550,8 @@ def _key_ids(
     words = numparse.word_view(buf)
     parts = []
     h = length.astype(np.uint64)
-    for k in range((int(length.max(initial=0)) + 7) // 8):
-        part = words[start + 8 * k] & _LOW_BYTES[np.clip(length - 8 * k, 0, 8)]
+    for w in range((int(length.max(initial=0)) + 7) // 8):
+        part = words[start + 8 * w] & _LOW_BYTES[np.clip(length - 8 * w, 0, 8)]
         parts.append(part)
         h = (h ^ part) * _HASH_MUL
         h ^= h >> np.uint64(29)
@@ -623,10 +622,12 @@ def _config_items(buf: bytes) -> Iterator[tuple[str, list[str], Any]]:
                 raw = v
         if not key:
             continue
-        try:
-            value = json.loads(raw) if raw is not None else None
-        except ValueError:
-            value = raw.decode("utf-8", "replace")
+        value: Any = None
+        if raw is not None:
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                value = raw.decode("utf-8", "replace")
         yield ("update" if fno == 1 else "remove"), key, value
 
 

@@ -26,6 +26,7 @@ import logging
 import re
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -147,7 +148,7 @@ def read(path: Path) -> list[RawRun]:
     raise LogReadError(str(path), "not a W&B export: no _step column and no '<run> - <metric>' columns")
 
 
-def _read_csv(path: Path, **kw) -> pd.DataFrame:
+def _read_csv(path: Path, **kw: Any) -> pd.DataFrame:
     """``pandas.read_csv`` (C engine), where only empty cells are missing.
 
     ``"NaN"`` text stays a value (a logged NaN), see the module doc.

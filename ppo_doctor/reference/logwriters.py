@@ -62,10 +62,11 @@ class RunLogger:
         self.fake_clock = fake_clock
         self.epoch_len = max(1, epoch_len)
         self.history: list[dict[str, Any]] = []
-        self._tb = None
+        # optional writers, imported lazily (torch's SummaryWriter, a wandb Run): None when off
+        self._tb: Any = None
         self._jsonl = None
         self._samples = None
-        self._wandb = None
+        self._wandb: Any = None
         if "tensorboard" in self.formats:
             self._open_tensorboard()
         if "jsonl" in self.formats:

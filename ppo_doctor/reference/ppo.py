@@ -25,10 +25,11 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
+from transformers import GPT2LMHeadModel
 
 from .grammar import SCORERS, WordTokenizer, prompts
 from .logwriters import RunLogger
@@ -255,7 +256,7 @@ def filter_logits(logits: torch.Tensor, t: int, args: Args, eos_id: int) -> torc
 
 
 @torch.no_grad()
-def generate(policy, queries: torch.Tensor, args: Args, tok: WordTokenizer, gen: torch.Generator) -> torch.Tensor:
+def generate(policy: torch.nn.Module, queries: torch.Tensor, args: Args, tok: WordTokenizer, gen: torch.Generator) -> torch.Tensor:
     """Sample up to ``response_length`` tokens per query; positions after EOS become padding."""
     finished = torch.zeros(len(queries), dtype=torch.bool, device=queries.device)
     out: list[torch.Tensor] = []
@@ -294,7 +295,9 @@ def truncate_at_pad(responses: torch.Tensor, pad_id: int) -> torch.Tensor:
     return responses.masked_fill(after_pad, pad_id)
 
 
-def forward_logprobs(model, query_responses: torch.Tensor, ctx: int, temperature: float, pad_id: int):
+def forward_logprobs(
+    model: torch.nn.Module, query_responses: torch.Tensor, ctx: int, temperature: float, pad_id: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Log-probs of the response tokens and the temperature-scaled logits that produced them."""
     attn = query_responses != pad_id
     logits = model(input_ids=query_responses, attention_mask=attn).logits[:, ctx - 1 : -1]
@@ -302,7 +305,9 @@ def forward_logprobs(model, query_responses: torch.Tensor, ctx: int, temperature
     return logprobs_of(logits, query_responses[:, ctx:]), logits
 
 
-def forward_actor_critic(policy, value_model, query_responses: torch.Tensor, ctx: int, args: Args, pad_id: int):
+def forward_actor_critic(
+    policy: torch.nn.Module, value_model: torch.nn.Module, query_responses: torch.Tensor, ctx: int, args: Args, pad_id: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Policy log-probs, logits and values V(s_t) for the response positions, in one pass when
     the critic shares the policy's backbone."""
     attn = query_responses != pad_id
@@ -324,7 +329,17 @@ def pick_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def build_policy(args: Args, tok: WordTokenizer, sft_model):
+ModuleT = TypeVar("ModuleT", bound=torch.nn.Module)
+
+
+def to_device(model: ModuleT, device: torch.device) -> ModuleT:
+    """``model.to(device)``, typed as the model (``Module.to`` moves it in place); transformers
+    wraps ``PreTrainedModel.to`` in a decorator whose annotation mypy cannot call."""
+    torch.nn.Module.to(model, device)
+    return model
+
+
+def build_policy(args: Args, tok: WordTokenizer, sft_model: GPT2LMHeadModel) -> GPT2LMHeadModel:
     """The initial policy: a copy of the SFT model, or (policy-not-from-sft) something else."""
     if args.policy_init == "sft":
         policy = new_policy(tok, args.model, args.seed)
@@ -351,9 +366,9 @@ def run(args: Args, out_dir: str | Path) -> dict[str, list[float]]:
 
     # ---- models: reference = SFT (frozen); policy and value start from it --------------------
     ref_policy = sft_policy(tok, args.model, args.sft, args.seed, cache_dir=cache)
-    policy = build_policy(args, tok, ref_policy).to(device)
-    value_model = (ValueHead(policy.config) if args.value_model == "shared" else value_model_from(ref_policy)).to(device)
-    ref_policy.to(device).train(False).requires_grad_(False)
+    policy = to_device(build_policy(args, tok, ref_policy), device)
+    value_model: torch.nn.Module = to_device(ValueHead(policy.config) if args.value_model == "shared" else value_model_from(ref_policy), device)
+    to_device(ref_policy, device).train(False).requires_grad_(False)
     critic_lr = args.learning_rate if args.critic_learning_rate is None else args.critic_learning_rate
     optimizer = torch.optim.AdamW(
         [

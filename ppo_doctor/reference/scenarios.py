@@ -12,9 +12,12 @@ When a scenario does not show its fault, the scenario is changed, never its expe
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..findings import SYMPTOMS
+
+if TYPE_CHECKING:  # the loop imports torch: only for the annotation
+    from .ppo import Args
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,7 @@ class Scenario:
     def healthy(self) -> bool:
         return not self.expected
 
-    def args(self, **overrides: Any):
+    def args(self, **overrides: Any) -> Args:
         """The loop's :class:`Args` for this scenario (``overrides`` win, e.g. steps, seed)."""
         from .ppo import Args
 

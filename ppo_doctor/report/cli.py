@@ -364,7 +364,7 @@ def plot(path: str, out_dir: str, metrics: tuple[str, ...], fmt: str, baseline: 
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file (no search).")
 @click.option("--isolated", is_flag=True, help="Ignore every config file.")
-def compare(run_a, run_b, fmt, output, config_file, isolated) -> None:
+def compare(run_a: str, run_b: str, fmt: str, output: str | None, config_file: str | None, isolated: bool) -> None:
     """What changed between two runs: verdicts, findings, top causes and core metrics."""
     from .compare import RENDERERS, compare as compare_runs
 

@@ -52,7 +52,7 @@ def t(value: object) -> str:
     return _CODE_SPAN.sub(r"<code>\1</code>", e(prose(str(value))))
 
 
-def _table(header: list[str], rows: list[list[str]], numeric: set[int] = frozenset()) -> str:
+def _table(header: list[str], rows: list[list[str]], numeric: frozenset[int] = frozenset()) -> str:
     """An HTML table; cells must already be escaped markup."""
     head = "".join(f"<th>{h}</th>" for h in header)
     body = "".join(
@@ -97,7 +97,7 @@ def _findings(rr: RunReport) -> str:
         ]
         for f in ordered_findings(rr)
     ]
-    return "<h3>Findings</h3>" + _table(["severity", "rule", "symptom", "metric", "onset", "steps", "peak", "message"], rows, {4, 6})
+    return "<h3>Findings</h3>" + _table(["severity", "rule", "symptom", "metric", "onset", "steps", "peak", "message"], rows, frozenset({4, 6}))
 
 
 def _causes(rr: RunReport) -> str:
@@ -199,7 +199,7 @@ def _body(report: Report, options: RenderOptions) -> list[str]:
     body += [_run(i, rr, options) for i, rr in enumerate(report.runs, 1)]
     if report.errors:
         rows = [[e(x.level), e(x.path), "-" if x.offset is None else str(x.offset), e(x.message)] for x in report.errors]
-        body.append("<h2>Read problems</h2>" + _table(["level", "file", "byte offset", "message"], rows, {2}))
+        body.append("<h2>Read problems</h2>" + _table(["level", "file", "byte offset", "message"], rows, frozenset({2})))
     return body
 
 

@@ -66,8 +66,8 @@ def _run_suite(root: ET.Element, rr: RunReport, rules: list[RuleMeta], fail_on: 
             _el(case, "skipped", message="not applicable: missing " + ", ".join(na[meta.code].missing))
         elif found:
             _el(case, "system-out", "\n".join(_describe(f) for f in found))
-    for key, value in counts.items():
-        suite.set(key, str(value))
+    for key, count in counts.items():
+        suite.set(key, str(count))
     suite.set("errors", "0")
     suite.set("time", NO_TIME)
     return counts

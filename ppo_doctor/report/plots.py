@@ -27,7 +27,7 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -229,6 +229,8 @@ def label(text: object) -> str:
 
 
 def _label_code(ax: Axes, f: Finding, row: int) -> None:
+    if f.start_step is None:
+        return
     color = SEVERITY_COLOR[f.severity]
     ax.text(
         f.start_step,
@@ -297,7 +299,7 @@ def _series(ax: Axes, steps: np.ndarray, values: np.ndarray, color: str, label: 
     x, y = steps[ok], values[ok]
     if len(x) == 0:
         return
-    raw_kw = {"color": color, "lw": 0.7, "alpha": 0.35 if not baseline else 0.25, "zorder": 2}
+    raw_kw: dict[str, Any] = {"color": color, "lw": 0.7, "alpha": 0.35 if not baseline else 0.25, "zorder": 2}
     if len(x) <= MARKER_LIMIT:
         raw_kw.update(marker="o", ms=2.2)
     ax.plot(x, y, label=f"{label} (raw)" if not baseline else None, **raw_kw)
@@ -354,7 +356,7 @@ def _panel(ax: Axes, spec: PlotSpec, metric: str, baseline: Run | None, style: S
 def _legend(fig: Figure, axes: Iterable[Axes], height: float, width: float) -> None:
     """One legend for the figure, above the first panel, so no panel's data or incident
     labels hide behind it."""
-    entries: dict[str, object] = {}
+    entries: dict[str, Any] = {}
     for ax in axes:
         for handle, text in zip(*ax.get_legend_handles_labels()):
             entries.setdefault(text, handle)

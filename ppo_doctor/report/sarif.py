@@ -61,7 +61,7 @@ class _Bases:
         return {"uri": quote(absolute.name)}
 
     def original_uri_base_ids(self) -> dict[str, Any]:
-        ids = {SRCROOT: {"uri": self.root.as_uri().rstrip("/") + "/"}}
+        ids: dict[str, Any] = {SRCROOT: {"uri": self.root.as_uri().rstrip("/") + "/"}}
         if self.logroot is not None:
             ids[LOGROOT] = {"uri": self.logroot.as_uri().rstrip("/") + "/", "description": {"text": "the folder of the logs outside the working directory"}}
         return ids

@@ -9,12 +9,14 @@ the last third still swings at least ``min_decay`` times as much as the first th
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..detect import Oscillation, oscillation
 
 
-def judge(steps, values, params: dict) -> Oscillation | None:
+def judge(steps: np.ndarray, values: np.ndarray, params: dict[str, Any]) -> Oscillation | None:
     """The oscillation measurement when it passes every threshold in ``params``, else None."""
     if len(values) < params["min_points"]:
         return None
@@ -29,7 +31,7 @@ def judge(steps, values, params: dict) -> Oscillation | None:
 DEFAULT_PARAMS = {"min_swings": 8, "min_structure": 3.0, "min_rel_amplitude": 0.2, "min_decay": 0.5, "min_points": 40}
 
 
-def peak_step(steps, values, o: Oscillation) -> int | None:
+def peak_step(steps: np.ndarray, values: np.ndarray, o: Oscillation) -> int | None:
     """Step of the highest point between the first and the last alternation."""
     if o.start_step is None:
         return None

@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import sustained_spans
+from ..run import Run
 from .base import Example, Rule
 from .common import cfg_float, cfg_value, fmt_num, incident, kl_view, sustain_window
 from .examples import saturating
 
 
-def generation_evidence(run) -> list[str]:
+def generation_evidence(run: Run) -> list[str]:
     """Generation settings that make samples not come from the policy (TRL FAQ)."""
     out = []
     top_k = cfg_float(run, "top_k")

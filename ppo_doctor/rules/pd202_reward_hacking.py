@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import mask_to_spans, quantiles, summarize, sustained_spans
-from .base import Example, Rule
+from .base import Example, Rule, RuleContext
 from .common import (
     SEQ_KL_BAND,
     TOKEN_KL_BAND,
@@ -21,7 +21,7 @@ from .examples import ramp, saturating
 from .textstats import hacking_evidence
 
 
-def supporting_evidence(ctx) -> list[str]:
+def supporting_evidence(ctx: RuleContext) -> list[str]:
     """Signs of exploitation besides reward and KL: longer answers, lower entropy, reward std
     collapse, degenerate samples (Secrets of RLHF I; OpenRLHF#236; trl#204)."""
     out = []

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import summarize
-from .base import Example, Rule
+from .base import Example, Rule, RuleContext
 from .common import cfg_float, early_late, finite_arrays, fmt_num, kl_view
 from .examples import flat, saturating
 
 
-def no_movement_evidence(ctx, kl_frac: float = 0.05) -> list[str]:
+def no_movement_evidence(ctx: RuleContext, kl_frac: float = 0.05) -> list[str]:
     """Signs that the policy is not being updated: tiny ref KL, approx KL, gradients or LR."""
     out = []
     view = kl_view(ctx)

@@ -55,7 +55,7 @@ class ValueLossRising(Rule):
         w = windows(n)
         late = float(np.median(v[-w:]))
         trough_idx, trough = block_min(v[:-w], w)
-        if trough is None:
+        if trough is None or trough_idx is None:
             return
         trough = max(trough, p["trough_floor"] * approx_median(v))
         if not trough > 0:

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .base import Example, Rule
+from .base import Example, Rule, RuleContext
 from .common import early_late, finite_arrays, fmt_num, windows
 from .examples import ramp, saturating
 
@@ -79,7 +79,7 @@ class CriticNotLearning(Rule):
             fmt={"early_s": fmt_num(early), "late_s": fmt_num(late), "fit": fit},
         )
 
-    def _fit(self, ctx, late_loss: float) -> tuple[str | None, dict[str, float]]:
+    def _fit(self, ctx: RuleContext, late_loss: float) -> tuple[str | None, dict[str, float]]:
         """Why the critic does not fit at the end (None when it does, or cannot be judged)."""
         p = ctx.params
         if ctx.has("value/explained_var"):

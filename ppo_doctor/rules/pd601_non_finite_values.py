@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import nonfinite, onset
+from ..detect import NonFinite, nonfinite, onset
 from .base import Example, Rule
 from .common import describe, unclipped_causes
 from .examples import ramp, saturating
@@ -53,7 +53,7 @@ class NonFiniteValues(Rule):
     message = "{metric} has {count} non-finite value(s) ({kinds}) from step {first_step}{recovered}"
 
     @staticmethod
-    def _severity(metric: str, nf, n: int, isolated_share: float) -> str:
+    def _severity(metric: str, nf: NonFinite, n: int, isolated_share: float) -> str:
         if metric in BENIGN_NAN:
             return "info"
         if metric not in CANONICAL:
@@ -77,7 +77,8 @@ class NonFiniteValues(Rule):
                 continue
             yield self._finding(ctx, metric, s, v, nf, severity, p)
         if unknown:
-            unknown.sort(key=lambda item: item[3].first_step)
+            # a series without any finite point has no first step: it sorts first
+            unknown.sort(key=lambda item: -1 if item[3].first_step is None else item[3].first_step)
             metric, s, v, nf = unknown[0]
             f = self._finding(ctx, metric, s, v, nf, "warning", p)
             f.evidence.append(f"metrics not in ppo_doctor's vocabulary with non-finite values: {describe(m for m, *_ in unknown)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import mask_to_spans, sustained_mask
+from ..run import Run
 from .base import Example, Rule
 from .common import EXPLODE_FACTOR, cfg_float, clipping_off, early_late, finite_arrays, fmt_num, incident
 from .examples import flat, with_points
@@ -12,7 +13,7 @@ from .examples import flat, with_points
 CRITIC_CAUSES = {"value-lr-mistuned": 0.8, "reward-not-normalized": 0.5, "reward-not-clipped": 0.4, "no-grad-clipping": 0.4}
 
 
-def clipping_evidence(run) -> tuple[list[str], float]:
+def clipping_evidence(run: Run) -> tuple[list[str], float]:
     """Evidence about gradient clipping in the config, and the weight of no-grad-clipping."""
     if clipping_off(run):
         return [f"config: max_grad_norm={run.config.get('max_grad_norm')} (clipping off)"], 1.0

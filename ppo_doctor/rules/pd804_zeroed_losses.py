@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..detect import mask_to_spans
 from .base import Example, Rule
 from .common import align, describe, framework
@@ -50,16 +52,16 @@ class ZeroedLosses(Rule):
         if framework(ctx.run) != "trl_legacy":
             return
         present = [m for m in LOSSES if ctx.has(m)]
-        steps = None
-        zero = None
+        steps: np.ndarray | None = None
+        zero: np.ndarray | None = None
         for m in present:
             s, v = ctx.arrays(m)
-            if steps is None:
+            if steps is None or zero is None:
                 steps, zero = s, v == 0
             else:
                 common, ia, ib = align(steps, s)
                 steps, zero = common, zero[ia] & (v[ib] == 0)
-        if steps is None or len(steps) < p["min_points"]:
+        if steps is None or zero is None or len(steps) < p["min_points"]:
             return
         share = float(zero.mean())
         if not zero.any() or share > p["max_share"]:

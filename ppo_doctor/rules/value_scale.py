@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 
 from ..detect import approx_median, robust_sd
+from .base import RuleContext
 from .common import finite_arrays
 
 
-def reward_scale(ctx, frac_slice: slice | None = None) -> float | None:
+def reward_scale(ctx: RuleContext, frac_slice: slice | None = None) -> float | None:
     """``|median reward| + spread`` over the points selected by ``frac_slice`` (None: all)."""
     metric = ctx.first_present("reward/score", "reward/total", "return/mean")
     if metric is None:
