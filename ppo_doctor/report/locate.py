@@ -27,7 +27,6 @@ log = logging.getLogger(__name__)
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".log")
 CSV_SUFFIXES = (".csv", ".tsv")
 MAX_SCAN_BYTES = 256 * 1024 * 1024
-MAX_CSV_FIELD = 1 << 20
 
 
 def _as_step(value: object) -> int | None:
@@ -68,7 +67,6 @@ def _jsonl_steps(fh: io.TextIOBase) -> Iterable[tuple[int, int, set[str]]]:
 def _csv_steps(fh: io.TextIOBase, delimiter: str) -> Iterable[tuple[int, int, set[str]]]:
     from ..ingest.csv_logs import STEP_COLUMNS
 
-    csv.field_size_limit(MAX_CSV_FIELD)
     reader = csv.reader(fh, delimiter=delimiter)
     try:
         header = next(reader)
@@ -87,6 +85,8 @@ def _csv_steps(fh: io.TextIOBase, delimiter: str) -> Iterable[tuple[int, int, se
                     # multi-line cell is rare in logs, the row's first line is what we want
                     yield reader.line_num, step, {h for h, v in zip(header, row) if v != ""} or names
     except csv.Error:
+        # e.g. a cell past the csv module's field limit, which is process-wide and which the
+        # CSV reader relies on, so it is not raised here: the lines after it stay unknown
         return
 
 
