@@ -20,6 +20,11 @@ Every file is recognised by content (``ppo_doctor.ingest.sniff``), then files ar
   looks beside it for ``files/config.yaml``); MLflow ``mlruns/<exp>/<run>/`` folders are one run each;
 * a single file passed directly is one run.
 
+Not every file that parses is a training log: W&B's own side files (``debug.log``,
+``debug-internal.log``, ``wandb-summary.json``, ``wandb-metadata.json``, ``requirements.txt``, and the
+captured console ``output.log`` of a W&B run folder) are never runs, and a CSV with one row per
+run is a sweep table (:mod:`.sweep_table`): it is skipped with a note.
+
 Symbolic links to folders are followed only when their target lies outside the walked tree and
 was not visited yet (``wandb/latest-run`` is not counted twice; loops end).  Unreadable files and
 folders, empty log files and undecodable names become :class:`ReadIssue` entries, never errors.
@@ -58,6 +63,9 @@ _COMPRESSED = (
     (re.compile(rb"PK\x03\x04"), "zip", "unzip"),
 )
 _COMPRESSED_SUFFIX = re.compile(r"\.(?:gz|bz2|xz|zst|zip)$", re.IGNORECASE)
+# Files W&B writes beside a run's history (wandb/sdk: internal/internal.py, lib/filenames.py):
+# logs of the client and its service, the summary and system metadata, the pip freeze.
+WANDB_SIDE_FILES = frozenset({"debug.log", "debug-internal.log", "debug-core.log", "debug-cli.log", "wandb-summary.json", "wandb-metadata.json", "requirements.txt", "conda-environment.yaml"})
 _LOG_LIKE = re.compile(r"(tfevents|\.jsonl$|\.ndjson$|\.csv$|\.tsv$|\.wandb$|trainer_state\.json$|progress\.json$|metrics\.json$)")
 
 
@@ -112,7 +120,7 @@ class _Walker:
     # -- walking ------------------------------------------------------------------------------
     def single_file(self, file: Path) -> tuple[list[RunSource], list[ReadIssue]]:
         fmt = self._sniff(file, quiet=False)
-        if fmt is None:
+        if fmt is None or self._not_a_run(file, fmt):
             return [], self.issues
         return [RunSource(id=display(file.name), root=file, files=[(fmt, file)])], self.issues
 
@@ -193,9 +201,25 @@ class _Walker:
         return False
 
     def _file(self, file: Path) -> None:
+        if _wandb_side_file(file):
+            return  # W&B's logs and metadata: never a run, and not worth a note in a W&B folder
         fmt = self._sniff(file, quiet=True)
-        if fmt is not None:
+        if fmt is not None and not self._not_a_run(file, fmt):
             self.by_dir.setdefault(file.parent, []).append((fmt, file))
+
+    def _not_a_run(self, file: Path, fmt: str) -> bool:
+        """A readable file that is not a training log: a W&B side file, a sweep table (noted)."""
+        from .sweep_table import sweep_table_reason
+
+        if _wandb_side_file(file):
+            self.issues.append(ReadIssue(display(file), "a W&B side file (logs / metadata of the run), not a training log: skipped", level="info"))
+            return True
+        if fmt == "csv_logs":
+            why = sweep_table_reason(file)
+            if why is not None:
+                self.issues.append(ReadIssue(display(file), f"sweep table ({why}), not a training log: skipped (ppo-doctor sweep reads it)", level="info"))
+                return True
+        return False
 
     def _sniff(self, file: Path, *, quiet: bool) -> str | None:
         """The format NAME of a file, recording why not when it is a log that cannot be read."""
@@ -314,6 +338,16 @@ class _Walker:
                 merged.files.extend(part.files)
                 merged.subruns.update(part.subruns)
             groups[top] = merged
+
+
+def _wandb_side_file(file: Path) -> bool:
+    """W&B's own files; ``output.log`` only in a W&B run's ``files/`` (elsewhere it may be a console log)."""
+    if file.name in WANDB_SIDE_FILES:
+        return True
+    if file.name == "output.log" and file.parent.name == "files":
+        run_dir = file.parent.parent
+        return bool(_WANDB_RUN.match(run_dir.name)) or (file.parent / "wandb-metadata.json").exists()
+    return False
 
 
 def _has_tb(g: _Group) -> bool:
