@@ -2,9 +2,11 @@
 
 Every file is recognised by content (``ppo_doctor.ingest.sniff``), then files are grouped:
 
-* files of one folder belong to one run (several TensorBoard event files = restarts or
-  continuations, read in the order of the timestamp in their names; a ``progress.csv`` or
-  ``trainer_state.json`` beside them is the same run in another format);
+* files of one folder belong to one run (several TensorBoard event files are read in the order
+  of the timestamp in their names; a ``progress.csv`` or ``trainer_state.json`` beside them is the
+  same run in another format).  Event files whose steps start again from the beginning are
+  several runs in one folder and become one run each once read (``ingest._split_sessions``);
+  a file that continues the steps is a resumed run and stays with it;
 * HF Trainer's ``runs/<Mon DD_HH-MM-SS>_<host>/`` and the hparams sub-run ``<run>/<float time>/``
   belong to their parent run (``reference/formats.md`` §1a, §1e, §10);
 * ``checkpoint-N/trainer_state.json`` copies hold a prefix of the same history: only the newest is
