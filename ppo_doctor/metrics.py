@@ -88,6 +88,7 @@ CANONICAL: dict[str, str] = {
     "progress/episode": "cumulative samples/episodes (bookkeeping)",
     "progress/step": "trainer step counter logged as a metric (bookkeeping)",
     "progress/tokens": "input tokens seen so far, cumulative (bookkeeping)",
+    "progress/gen_batches": "generation batches drawn to fill one training batch (DAPO dynamic sampling: grows as all-equal-reward groups are filtered out)",
     "progress/step_time": "seconds per training step (bookkeeping)",
     "mismatch/kl": "KL between the inference engine's and the trainer's token distributions (off-policy mismatch), not the ref-KL",
     "mismatch/logp_diff_mean": "mean |logp| difference between the inference engine (vLLM) and the trainer at the same weights: numerical mismatch, not a KL",
@@ -419,6 +420,7 @@ _VERL = (
     _a("response_length/clip_ratio", "len/response_clip_ratio"),
     _a("training/epoch", "progress/epoch"),
     _a("training/global_step", "progress/step"),
+    _a("train/num_gen_batches", "progress/gen_batches", note="DAPO recipe (algorithm.filter_groups): 1 when no group was filtered"),
     # algorithm.rollout_correction (rollout_corr_helper.py): trainer vs rollout-engine mismatch
     _a("rollout_corr/kl", "mismatch/kl", estimator="k1", reduction=_TOK, note="rollout vs training policy at the same weights, not the ref-KL"),
     _a("rollout_corr/rollout_is_mean", "mismatch/is_ratio_mean"),
@@ -683,6 +685,7 @@ MARKERS: dict[str, dict[str, float]] = {
         "response_length/mean": 2,
         "timing_s/*": 2,
         "training/global_step": 2,
+        "train/num_gen_batches": 2,
         "actor/entropy": 1,
     },
     "trlx": {

@@ -75,6 +75,55 @@ def test_every_trl_online_trainer_metric_is_mapped(module, framework, prefix):
     assert len(set(result.mapping.values())) == len(result.mapping)
 
 
+# Names from the sources (veRL b178a3c, 2026-01: trainer/ppo/metric_utils.py, workers/actor/dp_actor.py,
+# core_algos.py, the DAPO recipe; OpenRLHF 3c3be62, 2026-08: ppo_utils/experience_maker.py,
+# ray/ppo_actor.py, ray/ppo_critic.py) and what they mean.
+VERL_GRPO = {
+    "critic/score/mean": "reward/score",
+    "critic/rewards/mean": "reward/total",
+    "actor/kl_loss": "kl/ref",
+    "actor/kl_coef": "kl/coef",
+    "actor/ppo_kl": "kl/old",
+    "actor/entropy": "policy/entropy",
+    "actor/pg_clipfrac": "policy/clipfrac",
+    "actor/pg_clipfrac_lower": "policy/clipfrac_low",
+    "actor/pg_loss": "loss/policy",
+    "actor/grad_norm": "grad/norm",
+    "actor/lr": "opt/lr",
+    "critic/advantages/mean": "adv/mean",
+    "critic/returns/mean": "return/mean",
+    "response_length/mean": "len/response_mean",
+    "response_length/min": "len/response_min",
+    "response_length/max": "len/response_max",
+    "response_length/clip_ratio": "len/response_clip_ratio",
+    "train/num_gen_batches": "progress/gen_batches",
+    "rollout_corr/kl": "mismatch/kl",
+    "training/global_step": "progress/step",
+}
+OPENRLHF_REINFORCE = {
+    "reward": "reward/score",
+    "return": "reward/total",
+    "group_reward_std": "reward/std",
+    "kl": "kl/ref",
+    "logprobs_diff": "mismatch/logp_diff_mean",
+    "policy_loss": "loss/policy",
+    "entropy_loss": "policy/entropy",
+    "actor_lr": "opt/lr",
+    "actor_grad_norm": "grad/norm",
+    "response_length": "len/response_mean",
+    "truncated": "len/response_clip_ratio",
+}
+
+
+@pytest.mark.parametrize("framework, names", [("verl", VERL_GRPO), ("openrlhf", OPENRLHF_REINFORCE)])
+def test_verl_and_openrlhf_critic_free_names(framework, names):
+    tags = [("train/" + t if framework == "openrlhf" else t) for t in names]  # OpenRLHF's W&B logger prefixes train/
+    result = map_tags(tags, framework)
+    assert {k.removeprefix("train/") if framework == "openrlhf" else k: v for k, v in result.mapping.items()} == names
+    # a mismatch KL (rollout engine vs trainer) is never read as the KL to the reference
+    assert result.info["kl/ref"].raw_tag in ("actor/kl_loss", "train/kl")
+
+
 def test_grpo_reward_functions_are_kept_apart_and_the_kl_is_k3():
     run = _run(
         {
