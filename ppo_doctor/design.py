@@ -53,6 +53,7 @@ CRITIC_FREE_ESTIMATORS = frozenset(
 )
 CRITIC_FREE_FRAMEWORKS = {
     "trl_grpo": "TRL GRPOTrainer",
+    "trl_async_grpo": "TRL AsyncGRPOTrainer",
     "trl_rloo": "TRL RLOOTrainer",
     "trl_online_dpo": "TRL OnlineDPOTrainer",
     "other": "Tinker cookbook / prime-rl (group-baseline policy gradient)",

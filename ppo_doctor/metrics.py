@@ -120,6 +120,7 @@ FRAMEWORKS: dict[str, str] = {
     "trl": "TRL PPOv2 / new PPOTrainer 0.9-1.12 (objective/*, policy/*_avg, loss/*_avg, val/*)",
     "trl_rloo": "TRL RLOOTrainer (<= 0.21 like PPOv2 without a critic; >= 0.22 GRPO-style, k1 kl)",
     "trl_grpo": "TRL GRPOTrainer (reward, reward_std, kl (k3), completions/*, clip_ratio/*)",
+    "trl_async_grpo": "TRL AsyncGRPOTrainer (experimental): GRPO names, but kl is to the rollout policy; perf/*, sample/*",
     "trl_online_dpo": "TRL OnlineDPOTrainer (objective/* like PPOv2, rewards/{chosen,rejected,margins,accuracies})",
     "openrlhf": "OpenRLHF PPO/GRPO (train/<key>, console short names)",
     "verl": "veRL (actor/*, critic/*, response_length/*, timing_s/*)",
@@ -305,6 +306,15 @@ _TRL_GRPO = _grpo_like(
 # RLOO <= 0.21 logs the PPOv2 names (KL k1 seq-sum); >= 0.22 the GRPO names with a k1 token-mean kl.
 _TRL_RLOO = _TRL_PPO + _grpo_like(
     _a("kl", "kl/ref", estimator="k1", reduction=_TOK, between="ref", note="k1 = old_logp - ref_logp, token mean (RLOO >= 0.22): can be < 0; logged when beta != 0 (default 0.05)")
+)
+
+# TRL's experimental AsyncGRPOTrainer (trl/experimental/async_grpo/async_grpo_trainer.py) logs
+# GRPO's names, but its ``kl`` is (ratio - 1) - log(ratio) with ratio = pi/pi_old: the k3 KL to
+# the rollout policy (the trust region), not to the reference.
+_TRL_ASYNC_GRPO = (
+    _a("kl", "kl/old", estimator="k3", reduction=_TOK, between="old", note="k3 of pi vs the rollout policy pi_old, token mean"),
+    _a("ratio", "policy/ratio_mean", reduction=_TOK, note="mean importance ratio pi/pi_old over tokens"),
+    *_TRL_GRPO,
 )
 
 # TRL OnlineDPOTrainer (trl/experimental/online_dpo, ``self.stats``): PPOv2-style objective/*
@@ -606,6 +616,7 @@ ALIASES: dict[str, tuple[Alias, ...]] = {
     "sb3": _SB3,
     "sb2": _SB2,
     "trl_online_dpo": _TRL_ONLINE_DPO,
+    "trl_async_grpo": _TRL_ASYNC_GRPO,
     "other": _OTHER,
     "unknown": _GENERIC,
     "unknown_rl": _GENERIC_RL,
@@ -652,6 +663,7 @@ MARKERS: dict[str, dict[str, float]] = {
         "num_tokens": 1,
         "rewards/*": 2,
     },
+    "trl_async_grpo": {"perf/weight_sync_s": 3, "sample/staleness_mean": 3, "batch/packing_ratio": 2, "perf/rollout_wait_s": 2},
     "trl_online_dpo": {
         "objective/scores_margin": 3,
         "val/contain_eos_token": 3,

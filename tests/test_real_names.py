@@ -58,7 +58,11 @@ def _trl_source_keys(module: str) -> set[str]:
 
 @pytest.mark.parametrize(
     "module, framework",
-    [("trainer/grpo_trainer.py", "trl_grpo"), ("trainer/rloo_trainer.py", "trl_rloo"), ("experimental/online_dpo/online_dpo_trainer.py", "trl_online_dpo")],
+    [
+        ("trainer/grpo_trainer.py", "trl_grpo"),
+        ("trainer/rloo_trainer.py", "trl_rloo"),
+        ("experimental/online_dpo/online_dpo_trainer.py", "trl_online_dpo"),
+    ],
 )
 @pytest.mark.parametrize("prefix", ["", "train/"])
 def test_every_trl_online_trainer_metric_is_mapped(module, framework, prefix):
@@ -122,6 +126,14 @@ def test_verl_and_openrlhf_critic_free_names(framework, names):
     assert {k.removeprefix("train/") if framework == "openrlhf" else k: v for k, v in result.mapping.items()} == names
     # a mismatch KL (rollout engine vs trainer) is never read as the KL to the reference
     assert result.info["kl/ref"].raw_tag in ("actor/kl_loss", "train/kl")
+
+
+def test_async_grpo_kl_is_to_the_rollout_policy():
+    # AsyncGRPOTrainer's kl is (ratio - 1) - log(ratio), ratio = pi/pi_old (async_grpo_trainer.py)
+    run = _run({"reward": [0.1, 0.2], "kl": [0.001, 0.002], "ratio": [1.0, 1.01], "perf/weight_sync_s": [0.5, 0.5], "sample/staleness_mean": [1.0, 1.5]})
+    assert run.framework == "trl_async_grpo"
+    assert run.mapping["kl"] == "kl/old" and run.metric_info["kl/old"].estimator == "k3"
+    assert run.critic_free and not run.frame.has("kl/ref")
 
 
 def test_grpo_reward_functions_are_kept_apart_and_the_kl_is_k3():
