@@ -208,6 +208,10 @@ def test_critic_free_grpo_says_so_once(tmp_path):
     assert "no KL metric logged" not in rr.verdict_reason and "KL off by configuration" in rr.verdict_reason
     doc = json.loads(render(report, "json", RenderOptions()))
     assert set(doc["runs"][0]["by_design"]) == {"critic", "kl"}
+    for fmt in ("markdown", "html"):
+        out = render(report, fmt, RenderOptions())
+        assert out.count("the value-function rules do not apply") == 1 and out.count("the KL rules do not apply") == 1, fmt
+        assert "PD401" not in out and "PD101" not in out, fmt  # neither rule listed as missing a metric
 
 
 def test_by_design_needs_evidence():
