@@ -12,6 +12,8 @@ import importlib.util
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -364,17 +366,22 @@ def test_csv_cumulative_step_column_wins_over_counters(tmp_path):
 # -- no false runs ------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_wandb_offline_run_with_its_debug_logs_is_one_run(tmp_path):
-    wandb = pytest.importorskip("wandb")
-    os.environ["WANDB_SILENT"] = "true"
-    run = wandb.init(project="p", mode="offline", dir=str(tmp_path), config={"lr": 1e-5, "beta": 0.05})
-    for i in range(20):
-        print("step", i)  # captured into files/output.log
-        run.log({"train/reward": 0.1 * i, "train/kl": 0.01 * i, "train/loss": 1.0 / (i + 1)}, step=i)
-    run.finish()
+    pytest.importorskip("wandb")
+    # a training process of its own, as in real use (wandb patches the process it runs in)
+    script = (
+        "import wandb\n"
+        f"run = wandb.init(project='p', mode='offline', dir={str(tmp_path)!r}, config={{'lr': 1e-5, 'beta': 0.05}})\n"
+        "for i in range(20):\n"
+        "    print('step', i)\n"  # captured into files/output.log
+        "    run.log({'train/reward': 0.1 * i, 'train/kl': 0.01 * i, 'train/loss': 1.0 / (i + 1)}, step=i)\n"
+        "run.finish()\n"
+    )
+    env = {**os.environ, "WANDB_SILENT": "true", "WANDB_MODE": "offline"}
+    subprocess.run([sys.executable, "-c", script], check=True, env=env, timeout=120, capture_output=True)
     run_dir = next((tmp_path / "wandb").glob("offline-run-*"))
     assert (run_dir / "logs" / "debug-internal.log").is_file()
     result = load(tmp_path)
-    assert [r.format for r in result.runs] == ["wandb_binary"]
+    assert [r.format for r in result.runs] == ["wandb_binary"], ([str(e) for e in result.errors], sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")))
     assert not result.errors, result.errors
     for side in (run_dir / "logs", run_dir / "files", run_dir / "logs" / "debug-internal.log", run_dir / "logs" / "debug.log"):
         assert load(side).runs == [], side
