@@ -46,7 +46,8 @@ import numpy as np
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
-from . import tfrecord
+from . import filebytes, tfrecord
+from .base import HEAD_BYTES
 from .protowire import (
     WIRE_I32,
     WIRE_I64,
@@ -1003,36 +1004,38 @@ def sniff(path: Path, head: bytes) -> bool:
 def _load(path: Path) -> tuple[memoryview, np.ndarray]:
     """The whole file as a memoryview, and the same bytes in a numpy array with spare zero
     bytes after the end (see :func:`_decode_fast`). Numpy-owned memory gets transparent huge
-    pages, which makes the fast path's scattered row gathers cheaper."""
+    pages, which makes the fast path's scattered row gathers cheaper.
+
+    The first record header is checked on the file's first bytes before anything else is
+    read (a 20 GB file of zeros named like an event file is refused after 4 KiB), and the rest
+    is read by :func:`.filebytes.load_padded`: runs of zero bytes (a pre-allocated or crashed
+    writer's tail) commit no memory.
+    """
+    spath = str(path)
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
-            padded = np.empty(size + _MAX_FAST_LENGTH + tfrecord.FOOTER_BYTES, dtype=np.uint8)
-            got = fh.readinto(memoryview(padded)[:size])
-            padded[got:] = 0
+            problem = tfrecord.first_header_problem(fh.read(HEAD_BYTES), size)
+            if problem:
+                raise LogReadError(spath, f"not a readable TensorBoard event file: {problem}", 0)
+            fh.seek(0)
+            padded, got = filebytes.load_padded(fh, _MAX_FAST_LENGTH + tfrecord.FOOTER_BYTES)
     except OSError as exc:
-        raise LogReadError(str(path), f"cannot read file: {exc.strerror or exc}") from None
+        raise LogReadError(spath, f"cannot read file: {exc.strerror or exc}") from None
     except MemoryError:
-        raise LogReadError(str(path), "file too large to load into memory") from None
-    if not got:
-        raise LogReadError(str(path), "empty file: no TensorBoard event in it")
+        raise LogReadError(spath, "file too large to load into memory") from None
     # a file still being written may have changed since fstat: use what was read
-    return memoryview(padded)[:got], padded
-
-
-def _check_start(buf: memoryview, path: str) -> None:
-    """A file whose first record header is unusable holds nothing readable: an error, not an
-    empty run (and no reason to scan megabytes of foreign bytes for a record)."""
+    buf = memoryview(padded)[:got]
     problem = tfrecord.first_header_problem(buf)
-    if problem:
-        raise LogReadError(path, f"not a readable TensorBoard event file: {problem}", 0)
+    if problem:  # it shrank under us
+        raise LogReadError(spath, f"not a readable TensorBoard event file: {problem}", 0)
+    return buf, padded
 
 
 def read(path: Path) -> list[RawRun]:
     """Read one event file into one RawRun (every scalar, texts, config, restarts, issues)."""
     spath = str(path)
     buf, padded = _load(path)
-    _check_start(buf, spath)
     framing = tfrecord.frame_fast(buf, spath, lead_byte=_WALL_TIME_KEY)
     col = _Collector(spath, framing.starts)
     _decode_fast(buf, padded, framing, col)
@@ -1046,7 +1049,6 @@ def read_reference(path: Path) -> list[RawRun]:
     """
     spath = str(path)
     buf, _ = _load(path)
-    _check_start(buf, spath)
     framing = tfrecord.frame_reference(buf, spath)
     col = _Collector(spath, framing.starts)
     for rec, (start, length) in enumerate(zip(framing.starts.tolist(), framing.lengths.tolist())):
