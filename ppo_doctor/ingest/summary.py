@@ -32,7 +32,8 @@ def summary_line(run: Run) -> str:
     rng = run.frame.step_range()
     steps = f"steps {rng[0]}..{rng[1]}" if rng else "no train steps"
     metrics = run.frame.metrics
-    mapped = sum(1 for m in metrics if m in set(run.mapping.values()))
+    canonical = set(run.mapping.values())
+    mapped = sum(1 for m in metrics if m in canonical)
     return (
         f"run {_clean(run.id)}: {run.format}, {run.framework}, {steps}, {len(metrics)} metrics ({mapped} mapped), "
         f"{len(run.frame)} points, {len(run.issues)} warning{'s' if len(run.issues) != 1 else ''}"
