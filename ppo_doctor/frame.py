@@ -59,6 +59,7 @@ class RunFrame:
         self._groups: dict[str, np.ndarray] | None = None
         self._tags: dict[str, list[str]] | None = None
         self._sorted: list[str] | None = None
+        self._columns: tuple[np.ndarray, np.ndarray] | None = None
 
     def __getstate__(self) -> dict:
         # Only the table travels (``--jobs`` workers pickle their reports back): the per-metric
@@ -149,21 +150,30 @@ class RunFrame:
         cached = self._cache.get(metric)
         if cached is not None:
             return cached
-        idx = self._index().get(metric)
-        if idx is None:
-            s = pd.Series([], dtype=np.float64, index=pd.Index([], dtype=np.int64, name="step"), name=metric)
-        else:
-            steps = self._df["step"].to_numpy()[idx]
-            values = self._df["value"].to_numpy()[idx]
-            # stable sort keeps file order among equal steps, so the last logged value wins
-            order = np.argsort(steps, kind="stable")
-            steps, values = steps[order], values[order]
-            if len(steps) > 1:
-                keep = np.append(steps[1:] != steps[:-1], True)
-                steps, values = steps[keep], values[keep]
-            s = pd.Series(values, index=pd.Index(steps, name="step"), name=metric)
+        steps, values = self.arrays(metric)
+        s = pd.Series(values, index=pd.Index(steps, dtype=np.int64, name="step"), name=metric)
         self._cache[metric] = s
         return s
+
+    def arrays(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(steps, values)`` of :meth:`series` as numpy arrays, without building a Series
+        (a rule that looks at every metric pays pandas' per-Series cost once per tag)."""
+        cached = self._cache.get(metric)
+        if cached is not None:
+            return cached.index.to_numpy(dtype=np.int64), cached.to_numpy(dtype=np.float64)
+        idx = self._index().get(metric)
+        if idx is None:
+            return np.empty(0, np.int64), np.empty(0, np.float64)
+        if self._columns is None:  # DataFrame.__getitem__ costs tens of microseconds a call
+            self._columns = (self._df["step"].to_numpy(dtype=np.int64), self._df["value"].to_numpy(dtype=np.float64))
+        steps, values = self._columns[0][idx], self._columns[1][idx]
+        # stable sort keeps file order among equal steps, so the last logged value wins
+        order = np.argsort(steps, kind="stable")
+        steps, values = steps[order], values[order]
+        if len(steps) > 1:
+            keep = np.append(steps[1:] != steps[:-1], True)
+            steps, values = steps[keep], values[keep]
+        return steps, values
 
     def raw_tags(self, metric: str) -> list[str]:
         if self._tags is None:
