@@ -18,6 +18,7 @@ here keep what a read costs proportional to what the file *holds*, not to its si
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -66,3 +67,88 @@ def next_nonzero(arr: np.ndarray, start: int, stop: int | None = None) -> int:
             return pos + int(np.argmax(chunk != 0))
         pos += len(chunk)
     return end
+
+
+@dataclass
+class LongLine:
+    """A line left out by :func:`read_capped_lines`: 1-based number, byte offset, length."""
+
+    number: int
+    offset: int
+    length: int
+
+
+def read_capped_lines(path: Path | str, max_line: int) -> tuple[bytes, list[LongLine]]:
+    """The bytes of a text file with every line longer than ``max_line`` bytes left empty (its
+    newline kept, so line numbers do not move), and where those lines were.
+
+    Read in windows of :data:`WINDOW` bytes, a long line is dropped as it streams by: memory
+    follows the lines kept, never the long line (a 350 MB one-line JSON array cost 4.8 GB to
+    parse, issue 19).  A file no longer than ``max_line`` is read in one call.  Raises OSError.
+    """
+    if max_line < WINDOW:
+        raise ValueError(f"max_line must be at least {WINDOW} bytes (one window)")
+    with open(path, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size <= max_line:
+            return fh.read(), []
+        out = bytearray()
+        long: list[LongLine] = []
+        lines = 0  # newlines before the current line
+        line_start = 0  # file offset of the current line
+        kept_from = 0  # offset in ``out`` of the current line's bytes
+        dropping = False
+        pos = 0  # file offset of the window
+        while window := fh.read(WINDOW):
+            end = pos + len(window)
+            first = window.find(b"\n")
+            if first < 0:  # the current line goes on (lines inside a window are shorter than it)
+                if not dropping and len(out) - kept_from + len(window) > max_line:
+                    del out[kept_from:]
+                    dropping = True
+                if not dropping:
+                    out += window
+                pos = end
+                continue
+            if dropping or len(out) - kept_from + first > max_line:
+                del out[kept_from:]
+                long.append(LongLine(lines + 1, line_start, pos + first - line_start))
+                out += window[first:]  # from its newline on
+                dropping = False
+            else:
+                out += window
+            lines += window.count(b"\n")
+            last = window.rfind(b"\n")
+            line_start = pos + last + 1
+            kept_from = len(out) - (len(window) - last - 1)
+            pos = end
+        if dropping or len(out) - kept_from > max_line:  # an unterminated long last line
+            del out[kept_from:]
+            long.append(LongLine(lines + 1, line_start, pos - line_start))
+    return bytes(out), long
+
+
+def read_lines_head(path: Path | str, lines: int, limit: int) -> bytes:
+    """The first bytes of ``path`` up to and including its ``lines``-th newline, or fewer: at
+    most ``limit`` bytes, or up to the end of the file.
+
+    For sniffers and header parsers whose lines may be longer than a fixed head (an SB3
+    ``progress.csv`` with 123 columns has a 4.6 KB header line, issue 19).  Raises OSError.
+    """
+    out = bytearray()
+    seen = 0
+    with open(path, "rb") as fh:
+        while len(out) < limit:
+            window = fh.read(min(WINDOW, limit - len(out)))
+            if not window:
+                break
+            at = -1
+            for _ in range(lines - seen):
+                at = window.find(b"\n", at + 1)
+                if at < 0:
+                    break
+                seen += 1
+            if seen >= lines:
+                out += window[: at + 1]
+                break
+            out += window
+    return bytes(out)
