@@ -171,9 +171,14 @@ class _Walker:
         p = Path(entry.path)
         try:
             if entry.is_symlink():
-                if entry.is_dir():
+                try:
+                    to_dir = entry.is_dir()
+                    to_file = not to_dir and entry.is_file()
+                except OSError:  # a link loop: _link_problem says so
+                    to_dir = to_file = False
+                if to_dir:
                     self.dir_links.append(p)
-                elif entry.is_file():
+                elif to_file:
                     self.file_links.append(p)
                 elif _LOG_LIKE.search(entry.name):
                     self.issues.append(ReadIssue(display(p), _link_problem(p), level="warning"))
