@@ -4,36 +4,35 @@ A file named like a log may be anything: a sparse 20 GB file of zeros, a log who
 pre-allocating writer left gigabytes of zero bytes after the last record, a FIFO.  The helpers
 here keep what a read costs proportional to what the file *holds*, not to its size:
 
-* :func:`read_head` reads at most ``n`` bytes, so a reader can check a file's first header
-  before it reads anything else;
+* :func:`read_lines_head` reads a file's first lines, however long, up to a limit, so a
+  sniffer or a reader can check a file's header before it reads anything else;
 * :func:`load_padded` reads a file in windows of :data:`WINDOW` bytes into a zero-initialised
   numpy array (``calloc``: the kernel gives its pages on first write), and copies only the
   windows that hold a non-zero byte: a run of zero bytes commits no memory, so peak memory
   follows the non-zero content (measured in ``benchmarks/RESULTS.md``, "Hostile inputs");
 * :func:`next_nonzero` finds the next non-zero byte of an array with ``np.count_nonzero`` on
   windows (a SIMD pass at memory speed), so a scanner can jump over a zero run instead of
-  examining every offset in it.
+  examining every offset in it;
+* :func:`read_capped_lines` reads a text file with its over-long lines left out as they stream
+  by, so one 350 MB line never sits in memory.
+
+What is left to the readers: a non-zero region is loaded like any content (a file of random
+bytes named like an event file is refused on its first header, not scanned).
 """
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
 
 WINDOW = 1 << 20  # bytes read, tested for zeros and searched at once
 
 
-def read_head(path: Path | str, n: int) -> bytes:
-    """The first ``n`` bytes of ``path`` (fewer when the file is shorter).  Raises OSError."""
-    with open(path, "rb") as fh:
-        return fh.read(n)
-
-
-def load_padded(fh: BinaryIO, pad: int) -> tuple[np.ndarray, int]:
+def load_padded(fh: io.BufferedIOBase, pad: int) -> tuple[np.ndarray, int]:
     """The rest of ``fh`` (from its current position) in a uint8 array with ``pad`` spare zero
     bytes after it, and the number of bytes read.
 
@@ -46,7 +45,7 @@ def load_padded(fh: BinaryIO, pad: int) -> tuple[np.ndarray, int]:
     window = np.empty(min(WINDOW, max(size, 1)), dtype=np.uint8)
     got = 0
     while got < size:
-        n = fh.readinto(memoryview(window)[: min(len(window), size - got)])
+        n = fh.readinto(window.data[: min(len(window), size - got)])
         if not n:
             break
         if np.count_nonzero(window[:n]):
