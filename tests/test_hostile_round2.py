@@ -132,10 +132,19 @@ def test_sparse_zeros_named_like_an_event_file_are_refused_on_their_first_bytes(
 # -- 3. valid records, then a long zero tail -----------------------------------------------------------
 
 
-def test_a_zero_tail_after_valid_records_is_skipped_fast_in_bounded_memory(tmp_path):
+@pytest.mark.parametrize("sparse", [True, False], ids=["sparse", "written"])
+def test_a_zero_tail_after_valid_records_is_skipped_fast_in_bounded_memory(tmp_path, sparse):
     w = h.tensorboard(200)
-    tail = 512 * MiB
-    f = _sparse(tmp_path / "run" / "events.out.tfevents.1.host", w.data, len(w.data) + tail)
+    tail = 512 * MiB if sparse else 128 * MiB  # a sparse file's holes are skipped unread
+    f = tmp_path / "run" / "events.out.tfevents.1.host"
+    if sparse:
+        _sparse(f, w.data, len(w.data) + tail)
+    else:
+        f.parent.mkdir()
+        with open(f, "wb") as fh:
+            fh.write(w.data)
+            for _ in range(tail // MiB):
+                fh.write(bytes(MiB))
     code = f"""
 import time
 from pathlib import Path

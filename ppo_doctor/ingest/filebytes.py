@@ -9,7 +9,8 @@ here keep what a read costs proportional to what the file *holds*, not to its si
 * :func:`load_padded` reads a file in windows of :data:`WINDOW` bytes into a zero-initialised
   numpy array (``calloc``: the kernel gives its pages on first write), and copies only the
   windows that hold a non-zero byte: a run of zero bytes commits no memory, so peak memory
-  follows the non-zero content (measured in ``benchmarks/RESULTS.md``, "Hostile inputs");
+  follows the non-zero content (measured in ``benchmarks/RESULTS.md``, "Hostile inputs"); the
+  holes of a sparse file are not even read (``SEEK_DATA``);
 * :func:`next_nonzero` finds the next non-zero byte of an array with ``np.count_nonzero`` on
   windows (a SIMD pass at memory speed), so a scanner can jump over a zero run instead of
   examining every offset in it;
@@ -22,6 +23,7 @@ bytes named like an event file is refused on its first header, not scanned).
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 from dataclasses import dataclass
@@ -40,11 +42,17 @@ def load_padded(fh: io.BufferedIOBase, pad: int) -> tuple[np.ndarray, int]:
     module docstring).  A file that grows while it is read (a live writer) is read up to the
     size it had at the start; one that shrinks, up to where it ends.
     """
-    size = max(os.fstat(fh.fileno()).st_size - fh.tell(), 0)
+    base = fh.tell()
+    size = max(os.fstat(fh.fileno()).st_size - base, 0)
     out = np.zeros(size + pad, dtype=np.uint8)
     window = np.empty(min(WINDOW, max(size, 1)), dtype=np.uint8)
     got = 0
     while got < size:
+        data = _next_data(fh.fileno(), base + got, base + size) - base
+        if data - got >= WINDOW:  # a hole of a sparse file: nothing to read there
+            got = data - data % WINDOW
+            fh.seek(base + got)
+            continue
         n = fh.readinto(window.data[: min(len(window), size - got)])
         if not n:
             break
@@ -52,6 +60,17 @@ def load_padded(fh: io.BufferedIOBase, pad: int) -> tuple[np.ndarray, int]:
             out[got : got + n] = window[:n]
         got += n
     return out, got
+
+
+def _next_data(fd: int, pos: int, end: int) -> int:
+    """The first offset >= ``pos`` that is not in a hole of a sparse file (``SEEK_DATA``,
+    Linux and the BSDs); ``end`` when only a hole follows, ``pos`` when the system cannot say."""
+    try:
+        return min(os.lseek(fd, pos, os.SEEK_DATA), end)
+    except OSError as exc:
+        return end if exc.errno == errno.ENXIO else pos
+    except AttributeError:  # pragma: no cover - no SEEK_DATA on this platform
+        return pos
 
 
 def next_nonzero(arr: np.ndarray, start: int, stop: int | None = None) -> int:
