@@ -10,7 +10,7 @@ time (sparse files made with ``truncate``, trees made with ``mkdir``; nothing la
 5. a JSONL line over ``MAX_LINE_BYTES`` is skipped with a message naming file and line, without
    holding it in memory;
 6. CSV headers longer than the 4 KiB sniffing head are read (an SB3 progress.csv with 123
-   columns), and one longer than ``MAX_HEADER_BYTES`` is refused by name;
+   columns), and one longer than ``MAX_LINE_BYTES`` is refused by name;
 7. log text (tag and folder names) reaches ``metrics``' text output escaped;
 
 and a FIFO or a symbolic link to a device is named as such.
@@ -323,14 +323,14 @@ def test_sb3_progress_csv_with_a_123_column_header_is_read(tmp_path):
     assert run.frame.step_range() == (0, 49 * 2048)
 
 
-def test_a_header_over_max_header_bytes_is_refused_by_name(tmp_path, monkeypatch):
-    monkeypatch.setattr(csv_logs, "MAX_HEADER_BYTES", 64 * 1024)
-    cols = [f"metric_{i}" for i in range(20_000)]  # ~200 KB header
+def test_a_header_over_max_line_bytes_is_refused_by_name(tmp_path, monkeypatch):
+    monkeypatch.setattr(csv_logs, "MAX_LINE_BYTES", filebytes.WINDOW)
+    cols = [f"metric_{i}" for i in range(150_000)]  # ~1.6 MB header
     f = tmp_path / "progress.csv"
     f.write_text(",".join(cols) + "\n" + ",".join("1" for _ in cols) + "\n")
     result = load(f)
     assert not result.runs
-    assert any("header line longer than 65536 bytes (MAX_HEADER_BYTES)" in e.message for e in result.errors), result.errors
+    assert any(f"header line longer than {filebytes.WINDOW} bytes (MAX_LINE_BYTES)" in e.message for e in result.errors), result.errors
 
 
 @pytest.mark.slow

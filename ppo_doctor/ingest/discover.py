@@ -174,8 +174,9 @@ class _Walker:
                 try:
                     to_dir = entry.is_dir()
                     to_file = not to_dir and entry.is_file()
-                except OSError:  # a link loop: _link_problem says so
-                    to_dir = to_file = False
+                except OSError:  # a link loop, whatever its name
+                    self.issues.append(ReadIssue(display(p), _link_problem(p), level="warning"))
+                    return None
                 if to_dir:
                     self.dir_links.append(p)
                 elif to_file:

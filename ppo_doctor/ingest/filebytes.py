@@ -170,3 +170,39 @@ def read_lines_head(path: Path | str, lines: int, limit: int) -> bytes:
                 break
             out += window
     return bytes(out)
+
+
+def content_end(fd: int, size: int) -> int:
+    """Where a file's content ends: just past its last non-zero byte when it ends with at least
+    :data:`WINDOW` zero bytes (a pre-allocated or crashed writer's tail), else ``size``.
+
+    Read backwards a window at a time (holes of a sparse file are not read), so the tail costs
+    no memory; a file that does not end with a zero byte costs one 4 KiB read.
+    """
+    if size == 0 or any(os.pread(fd, min(size, 4096), max(size - 4096, 0))):
+        return size
+    pos = size
+    while pos > 0:
+        start = max(pos - WINDOW, 0)
+        if _next_data(fd, start, pos) < pos:
+            chunk = np.frombuffer(os.pread(fd, pos - start, start), dtype=np.uint8)
+            nz = np.flatnonzero(chunk)
+            if len(nz):
+                pos = start + int(nz[-1]) + 1
+                break
+        pos = start
+    return pos if size - pos >= WINDOW else size
+
+
+def read_content(path: Path | str) -> tuple[bytes, int]:
+    """The bytes of a file up to :func:`content_end`, and the length of the zero tail left out
+    (0 when none).  Raises OSError."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        end = content_end(fh.fileno(), size)
+        return fh.read(end), size - end
+
+
+def zero_tail_message(length: int) -> str:
+    """What a reader reports for a zero tail :func:`content_end` left out."""
+    return f"the file ends with {length} zero bytes (a pre-allocated file, or a writer killed before it wrote them): not read"
