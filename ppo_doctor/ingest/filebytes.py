@@ -107,7 +107,8 @@ def read_capped_lines(path: Path | str, max_line: int) -> tuple[bytes, list[Long
     if max_line < WINDOW:
         raise ValueError(f"max_line must be at least {WINDOW} bytes (one window)")
     with open(path, "rb") as fh:
-        if os.fstat(fh.fileno()).st_size <= max_line:
+        size = os.fstat(fh.fileno()).st_size
+        if size <= max_line:
             return fh.read(), []
         out = bytearray()
         long: list[LongLine] = []
@@ -116,7 +117,17 @@ def read_capped_lines(path: Path | str, max_line: int) -> tuple[bytes, list[Long
         kept_from = 0  # offset in ``out`` of the current line's bytes
         dropping = False
         pos = 0  # file offset of the window
-        while window := fh.read(WINDOW):
+        while True:
+            hole_end = _next_data(fh.fileno(), pos, size)
+            if hole_end - pos >= max_line + WINDOW:  # a sparse file's hole: the line is long anyway
+                if not dropping:
+                    del out[kept_from:]
+                    dropping = True
+                pos = hole_end - hole_end % WINDOW
+                fh.seek(pos)
+            window = fh.read(WINDOW)
+            if not window:
+                break
             end = pos + len(window)
             first = window.find(b"\n")
             if first < 0:  # the current line goes on (lines inside a window are shorter than it)
