@@ -421,3 +421,12 @@ def test_read_capped_lines_skips_a_sparse_hole_inside_a_long_line(tmp_path):
     got, long = filebytes.read_capped_lines(f, W)
     assert got == b'{"step": 1}\n\n{"step": 2}\n'
     assert [(x.number, x.offset, x.length) for x in long] == [(2, 12, 5 * W + 2 - 12)]
+
+
+def test_an_mlflow_metric_file_with_a_zero_tail_keeps_its_points(tmp_path):
+    run, w = h.mlflow_run(tmp_path)
+    metric = run / "metrics" / "loss"
+    _sparse(metric, w.data, len(w.data) + (256 << 20))
+    (got,) = load(tmp_path).runs
+    assert len(got.frame) == 40
+    assert any("line 41 skipped" in i.message for i in got.issues), got.issues
