@@ -141,7 +141,7 @@ def test_healthy_without_kl_says_kl_was_not_judged():
     assert [(f.code, f.severity) for f in findings if f.code == "PD902"] == [("PD902", "info")]
 
 
-def test_three_warning_symptoms_make_a_run_unhealthy():
+def test_warnings_make_a_run_unhealthy_with_a_one_sentence_reason():
     n = 200
     run = example_run(
         Example(
@@ -156,7 +156,9 @@ def test_three_warning_symptoms_make_a_run_unhealthy():
     findings, na = run_rules(run, {})
     assert not [f for f in findings if f.severity == "error"]
     verdict, reason = verdict_for(run, findings, na)
-    assert verdict == "unhealthy" and "warnings on 3 symptoms" in reason
+    # one warning decides; the reason is the earliest worst finding, the others follow in step order
+    assert verdict == "unhealthy" and reason.startswith("entropy_collapse from step 0 (PD701")
+    assert "also unstable_updates from step 0, value_instability from step 20" in reason
 
 
 def test_findings_are_sorted_and_json_ready():

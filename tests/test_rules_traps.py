@@ -445,14 +445,14 @@ def test_very_short_runs_never_raise_or_error(n):
     assert not [x for x in na if x.missing[0].startswith("internal error")]
 
 
-def test_kl_collapse_that_comes_back_is_an_error_a_mild_excursion_a_warning():
+def test_kl_collapse_that_comes_back_is_an_error_a_mild_excursion_a_note():
     # lr x100 (sample_logs/lr-x100): the KL jumps to ~12x the band for a stretch, then settles
     # near the band; the corpus KL sweep's beta 0.2 runs rise to ~1.5x the band and come back
     n = 120
     collapse = np.r_[flat(3, 0.5, 0.1, seed=1), flat(10, 90.0, 10.0, seed=2), flat(107, 9.0, 1.5, seed=3)]
     mild = np.r_[flat(40, 5.0, 0.5, seed=4), flat(40, 14.0, 0.5, seed=5), flat(n - 80, 9.0, 0.5, seed=6)]
     got = {name: fired(example_run(Example(series={"kl/ref": kl}, metric_info=SEQ_K1)), "PD101") for name, kl in (("collapse", collapse), ("mild", mild))}
-    assert got == {"collapse": {("PD101", "error")}, "mild": {("PD101", "warning")}}
+    assert got == {"collapse": {("PD101", "error")}, "mild": {("PD101", "info")}}
     f = run_rules(example_run(Example(series={"kl/ref": collapse}, metric_info=SEQ_K1)), {"select": ["PD101"]})[0][0]
     assert any("collapsed" in e for e in f.evidence)
 

@@ -64,6 +64,8 @@ def _run(w: _Writer, rr: RunReport) -> None:
             # config evidence first: it is what the run's own settings say, and short
             for ev in ([f"config: {e}" for e in c.config_evidence] + c.evidence)[:MAX_EVIDENCE]:
                 w(f"       because {plain(ev)}")
+            for ev in c.config_against[:MAX_EVIDENCE]:
+                w(f"       against: {plain(ev)}")
             for fix in c.fixes:
                 w(f"       try: {plain(fix)}")
     if rr.not_applicable:

@@ -132,7 +132,10 @@ def unclipped_causes(ctx: RuleContext, causes: dict[str, float]) -> tuple[dict[s
     note = unclipped_explosion(ctx)
     if note is None:
         return dict(causes), []
-    return {**causes, "no-grad-clipping": max(causes.get("no-grad-clipping", 0.0), UNCLIPPED_UPDATE_WEIGHT)}, [note]
+    # the unbounded gradient explains the finding at least as well as any cause the rule names
+    # by itself (a learning rate too high is then one of two explanations, not the better one)
+    weight = max([causes.get("no-grad-clipping", 0.0), UNCLIPPED_UPDATE_WEIGHT, *causes.values()])
+    return {**causes, "no-grad-clipping": weight}, [note]
 
 
 # -- series access ----------------------------------------------------------------------
@@ -330,6 +333,7 @@ def incident(
 
     ``threshold_step`` is the span's first step; ``start_step`` its onset (where the series
     departed from its baseline, estimated on the prefix; never after the threshold step);
+    messages name both through ``{since}``, so the message and the onset agree;
     ``peak_step`` and ``end_step`` default to the span's.  ``log_scale``: estimate the onset
     on log10 of a positive series (norms and losses blow up multiplicatively, and on a linear
     scale a geometric run-up looks flat until its last few points).
@@ -341,6 +345,9 @@ def incident(
     on = onset(steps, series, span.start_idx, direction)
     threshold_step = span.start_step
     start = min(on.step, threshold_step)
+    # messages say "{since}" so that the step they name agrees with the finding's onset
+    since = f"from step {threshold_step}" if start == threshold_step else f"from step {threshold_step} (departing from its baseline at step {start})"
+    kw["fmt"] = {"since": since, **kw.get("fmt", {})}
     return rule.finding(
         ctx,
         metric=metric,
