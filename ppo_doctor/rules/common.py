@@ -138,6 +138,34 @@ def unclipped_causes(ctx: RuleContext, causes: dict[str, float]) -> tuple[dict[s
     return {**causes, "no-grad-clipping": weight}, [note]
 
 
+# -- a weak critic while the policy learns ---------------------------------------------------
+# How many noise standard errors of a window median the reward must rise by for "the policy
+# learns well" (PD203 and PD202 use 3 for a significant reward change).
+LEARNING_RISE = 3.0
+
+
+def learning_despite_critic(ctx: RuleContext, min_points: int = 20) -> str | None:
+    """Evidence text when the mean reward rose clearly over the run, else None.
+
+    A critic that explains little of the returns while the reward rises well is a note, not a
+    symptom (value rules PD403 and PD405 then report at info level): the policy learns
+    regardless, and once a task is solved the returns sit at a cap, where they have almost no
+    variance left to explain (explained variance = 1 - Var(returns - values) / Var(returns)).
+    """
+    from ..detect import summarize
+
+    metric = ctx.first_present("reward/score", "reward/total")
+    if metric is None:
+        return None
+    s, v = finite_arrays(ctx, metric)
+    if len(v) < min_points:
+        return None
+    t = summarize(s, v)
+    if not (t.change > 0 and t.change_in_noise >= LEARNING_RISE):
+        return None
+    return f"the reward rose {fmt_num(t.first)} -> {fmt_num(t.last)} ({fmt_num(t.change_in_noise)} noise s.e.): the policy learns despite the critic"
+
+
 # -- series access ----------------------------------------------------------------------
 def metric_sign(run: Run, metric: str) -> int:
     """+1, or -1 when the framework logs the negation (SB3 ``train/entropy_loss``)."""
