@@ -561,3 +561,36 @@ def test_reward_collapse_after_a_peak():
     # a dip it recovers from is no collapse
     dip = np.r_[up, flat(30, 60.0, 10.0, seed=96), flat(120, 400.0, 10.0, seed=97)]
     assert fired(example_run(Example(series={"reward/score": dip}, framework="sb3")), "PD204") == set()
+
+
+def test_grpo_zero_gradient_steps_are_no_signal_not_vanishing():
+    # steps whose prompt groups all got equal rewards log a gradient norm of exactly 0
+    n = 40
+    g = np.abs(flat(n, 0.05, 0.015, seed=101))
+    g[[1, 6, 8, 9, 10, 12, 13, 14, 25, 26, 27, 28, 31, 32, 33, 36, 38, 39]] = 0.0
+    assert fired(example_run(Example(series={"grad/norm": g}, framework="trl_grpo")), "PD302") == set()
+    dead = g.copy()
+    dead[20:] = 0.0  # no signal at all from step 20
+    assert {c for c, _ in fired(example_run(Example(series={"grad/norm": dead}, framework="trl_grpo")), "PD302")} == {"PD302"}
+
+
+def test_entropy_falling_on_a_solved_task_is_a_note():
+    n = 40
+    reward = np.r_[np.linspace(0.1, 0.9, 5), flat(n - 5, 0.92, 0.03, seed=102)]
+    entropy = saturating(n, 0.27, 0.09, sd=0.01, seed=103)
+    fs = run_rules(example_run(Example(series={"reward/score": reward, "policy/entropy": entropy}, framework="trl_grpo")), {"select": ["PD701"]})[0]
+    assert [(f.code, f.severity) for f in fs] == [("PD701", "info")] and "solved" in fs[0].evidence[-1]
+    stuck = run_rules(example_run(Example(series={"reward/score": flat(n, 0.3, 0.03, seed=104), "policy/entropy": entropy}, framework="trl_grpo")), {"select": ["PD701"]})[0]
+    assert [(f.code, f.severity) for f in stuck] == [("PD701", "warning")]
+
+
+def test_responses_learning_to_stop_below_the_cap_are_no_collapse():
+    n = 40
+    length = saturating(n, 512.0, 220.0, sd=10.0, seed=105)
+    clipped = saturating(n, 1.0, 0.4, sd=0.02, seed=106)
+    run = example_run(Example(series={"len/response_mean": length, "len/response_clip_ratio": clipped}, framework="trl_grpo"))
+    assert fired(run, "PD702") == set()
+    # collapsing to EOS says so, cap or not
+    eos = np.r_[np.full(10, 512.0), np.full(n - 10, 1.5)]
+    fs = run_rules(example_run(Example(series={"len/response_mean": eos, "len/response_clip_ratio": clipped}, framework="trl_grpo")), {"select": ["PD702"]})[0]
+    assert [f.code for f in fs] == ["PD702"] and "EOS" in fs[0].message

@@ -166,6 +166,25 @@ def learning_despite_critic(ctx: RuleContext, min_points: int = 20) -> str | Non
     return f"the reward rose {fmt_num(t.first)} -> {fmt_num(t.last)} ({fmt_num(t.change_in_noise)} noise s.e.): the policy learns despite the critic"
 
 
+def solved(ctx: RuleContext, min_points: int = 20) -> str | None:
+    """Evidence text when the reward rose clearly and its last window sits at the top of the run's
+    range (within two standard errors of its 95th percentile), else None: a task the policy
+    solved, where becoming confident (lower entropy) is what learning looks like."""
+    from ..detect import summarize
+
+    metric = ctx.first_present("reward/score", "reward/total")
+    if metric is None:
+        return None
+    s, v = finite_arrays(ctx, metric)
+    if len(v) < min_points:
+        return None
+    t = summarize(s, v)
+    se = t.noise * math.sqrt(2.0 / max(1, t.window))
+    if not (t.change > 0 and t.change_in_noise >= LEARNING_RISE and t.last >= float(np.percentile(v, 95)) - 2 * se):
+        return None
+    return f"the reward rose {fmt_num(t.first)} -> {fmt_num(t.last)} and ends at the top of its range: the policy solved its task"
+
+
 # -- series access ----------------------------------------------------------------------
 def metric_sign(run: Run, metric: str) -> int:
     """+1, or -1 when the framework logs the negation (SB3 ``train/entropy_loss``)."""

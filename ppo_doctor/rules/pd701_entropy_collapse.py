@@ -6,7 +6,7 @@ import numpy as np
 
 from ..detect import sustained_spans
 from .base import Example, Rule
-from .common import early_late, entropy_view, fmt_num, incident, is_classic_rl, sustain_window
+from .common import early_late, entropy_view, fmt_num, incident, is_classic_rl, solved, sustain_window
 from .examples import decay, saturating
 
 
@@ -23,6 +23,10 @@ class EntropyCollapse(Rule):
     ``0.5 ln(2 pi e sigma^2)`` per dimension), where a percentage means nothing: it is judged by
     its absolute fall, at least ``abs_drop`` nats (4.6 = ln 100: the action std shrank 100-fold
     in one dimension, or 10-fold in each of two), and is a warning at most.
+
+    When the reward rose clearly and ends at the top of its range (``common.solved``), the
+    fall is an info note: a policy that solved its task (a math answer, a game) should become
+    confident.
 
     **Why it matters.** The policy puts all its mass on a few outputs: mode collapse, repeated
     answers, no exploration; with RLHF often the footprint of reward hacking.
@@ -76,6 +80,8 @@ class EntropyCollapse(Rule):
         severe = not differential and (drop >= p["error_drop"] or late < p["floor"])
         if is_classic_rl(ctx.run):
             severe = False  # a deterministic policy at convergence is normal in classic RL
+        done = solved(ctx)
+        evidence = ([view.note] if view.note else []) + ([done] if done else [])
         yield incident(
             self,
             ctx,
@@ -87,8 +93,8 @@ class EntropyCollapse(Rule):
             observed={"first": first, "late": late, "drop": drop, "min": float(np.min(v))},
             peak_step=min(spans, key=lambda sp: sp.peak_value).peak_step,
             end_step=int(s[-1]),
-            severity="error" if severe else "warning",
-            evidence=[view.note] if view.note else [],
+            severity="info" if done else ("error" if severe else "warning"),
+            evidence=evidence,
             fmt={"change": change, "first_s": fmt_num(first), "late_s": fmt_num(late)},
         )
 
