@@ -594,3 +594,22 @@ def test_responses_learning_to_stop_below_the_cap_are_no_collapse():
     eos = np.r_[np.full(10, 512.0), np.full(n - 10, 1.5)]
     fs = run_rules(example_run(Example(series={"len/response_mean": eos, "len/response_clip_ratio": clipped}, framework="trl_grpo")), {"select": ["PD702"]})[0]
     assert [f.code for f in fs] == ["PD702"] and "EOS" in fs[0].message
+
+
+def test_answers_shortening_while_the_reward_rises_are_a_note():
+    # prime-rl / Tinker style: 445 -> 15 tokens while the reward triples; not EOS-only
+    n = 200
+    length = np.r_[np.geomspace(445.0, 16.0, 20), flat(n - 20, 16.0, 2.0, seed=107)]
+    reward = saturating(n, 0.12, 0.33, rate=8, sd=0.02, seed=108)
+    fs = run_rules(example_run(Example(series={"len/response_mean": length, "reward/score": reward}, framework="other")), {"select": ["PD702"]})[0]
+    assert [(f.code, f.severity) for f in fs] == [("PD702", "info")]
+    flat_reward = run_rules(example_run(Example(series={"len/response_mean": length, "reward/score": flat(n, 0.2, 0.02, seed=109)}, framework="other")), {"select": ["PD702"]})[0]
+    assert [(f.code, f.severity) for f in flat_reward] == [("PD702", "warning")]
+
+
+def test_isolated_value_loss_spikes_are_a_note_recurring_ones_a_symptom():
+    base = decay(150, 1.0, 0.2, sd=0.02, seed=27)
+    one = example_run(Example(series={"loss/value": with_points(base, {70: 15.0})}))
+    assert fired(one, "PD402") == {("PD402", "info")}
+    many = example_run(Example(series={"loss/value": with_points(base, {30: 12.0, 70: 15.0, 110: 40.0, 130: 20.0})}))
+    assert fired(many, "PD402") == {("PD402", "warning")}
