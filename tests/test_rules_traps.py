@@ -613,3 +613,41 @@ def test_isolated_value_loss_spikes_are_a_note_recurring_ones_a_symptom():
     assert fired(one, "PD402") == {("PD402", "info")}
     many = example_run(Example(series={"loss/value": with_points(base, {30: 12.0, 70: 15.0, 110: 40.0, 130: 20.0})}))
     assert fired(many, "PD402") == {("PD402", "warning")}
+
+
+def test_frozen_policy_is_an_error_whatever_the_config():
+    n = 300
+    frozen = example_run(Example(series={"kl/old": np.zeros(n), "policy/entropy": np.full(n, 1.386), "reward/score": flat(n, 0.2, 0.05, seed=110)}))
+    assert fired(frozen, "PD304") == {("PD304", "error")}
+    # one update per batch: approx KL is 0 by construction, but the entropy moves between batches
+    moving = example_run(Example(series={"kl/old": np.zeros(n), "policy/entropy": saturating(n, 1.386, 1.0, sd=0.01, seed=111)}, config={"ppo_epochs": 1}))
+    assert fired(moving, "PD304") == set()
+
+
+def test_nan_message_says_where_the_values_end_up():
+    n = 100
+    r = saturating(n, 0.0, 1.0, sd=0.01, seed=112)
+    r[10:63] = np.nan
+    r[64:] = np.nan  # one finite point at 63, then NaN to the end
+    f = run_rules(example_run(Example(series={"reward/score": r})), {"select": ["PD601"]})[0][0]
+    assert f.severity == "error" and "finite again" not in f.message
+    assert "in 2 stretches, and non-finite from step 64 to the end of the run" in f.message
+    r2 = saturating(n, 0.0, 1.0, sd=0.01, seed=113)
+    r2[[30, 31, 70]] = np.nan
+    f2 = run_rules(example_run(Example(series={"reward/score": r2})), {"select": ["PD601"]})[0][0]
+    assert "in 2 stretches, the last at step 70; finite after it" in f2.message
+
+
+def test_a_reward_that_stops_being_logged_is_nan():
+    # today's TRL: a NaN reward is written as nothing into TensorBoard; the gradients then collapse
+    n = 200
+    reward = saturating(n, 0.0, 1.0, sd=0.02, seed=114)[:120]
+    g = np.r_[flat(120, 0.3, 0.03, seed=115), np.zeros(n - 120)]
+    run = example_run(Example(series={"reward/score": reward, "loss/policy": flat(n, 0.1, 0.01, seed=116), "grad/norm": g}, framework="trl_grpo"))
+    findings = run_rules(run, {"select": ["PD604", "PD302"]})[0]
+    stop = next(f for f in findings if f.code == "PD604")
+    assert (stop.symptom, stop.severity, stop.metric, stop.start_step) == ("nan", "error", "reward/score", 120)
+    assert any(f.code == "PD302" and f.symptom == "stagnation" for f in findings)
+    # a metric logged every 10 steps is not missing on the steps a per-step loss is logged after it
+    sparse = example_run(Example(series={"reward/score": (np.arange(0, 200, 10), flat(20, 1.0, 0.1, seed=117)), "loss/policy": flat(n, 0.1, 0.01, seed=118)}))
+    assert fired(sparse, "PD604") == set()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Example, Rule
-from .common import cfg_int, finite_arrays, fmt_num
+from .common import cfg_int, entropy_view, finite_arrays, fmt_num
 from .examples import flat
 
 
@@ -23,6 +23,10 @@ class PolicyNotUpdating(Rule):
     (DAPO#11, verl#791: "clip_ratio has no effect").  It also stays silent when the config
     does not say how many updates a batch gets.
 
+    **A frozen policy.** Whatever the config says, approx KL exactly 0 and an entropy that
+    never changes over at least ``frozen_points`` (100) updates mean the policy does not move
+    between batches either: an error (no learning over the whole run).
+
     **Why it matters.** A run that never updates its policy cannot learn (stagnation): a
     learning rate of 0, frozen parameters, or a loss that does not reach the policy.
 
@@ -38,12 +42,16 @@ class PolicyNotUpdating(Rule):
     symptom = "stagnation"
     severity = "warning"
     requires = (("policy/clipfrac", "kl/old"),)
-    params = {"share": 0.9, "kl_floor": 1e-9, "min_points": 10}
+    params = {"share": 0.9, "kl_floor": 1e-9, "min_points": 10, "frozen_points": 100}
     causes = {"lr-too-low": 0.8, "implementation-bug": 0.6}
     message = "{what} although each batch gets {updates} updates: the optimiser step does not change the policy"
 
     def evaluate(self, ctx):
         p = ctx.params
+        frozen = self._frozen(ctx)
+        if frozen is not None:
+            yield frozen
+            return
         epochs = cfg_int(ctx.run, "ppo_epochs")
         minibatches = cfg_int(ctx.run, "num_mini_batches")
         if epochs is None and minibatches is None:
@@ -77,6 +85,33 @@ class PolicyNotUpdating(Rule):
             end_step=last,
             evidence=[f"config: ppo_epochs={epochs}, num_mini_batches={minibatches}"],
             fmt={"what": " and ".join(what), "updates": updates},
+        )
+
+    def _frozen(self, ctx):
+        """An error finding when approx KL is exactly 0 and the entropy exactly constant over at
+        least ``frozen_points`` updates: whatever the update schedule, a policy that changes
+        between batches changes its entropy, so this one never moves."""
+        p = ctx.params
+        ent = entropy_view(ctx)
+        if not ctx.has("kl/old") or ent is None:
+            return None
+        s, kl = finite_arrays(ctx, "kl/old")
+        if len(kl) < p["frozen_points"] or len(ent.values) < p["frozen_points"] or np.any(kl != 0):
+            return None
+        spread = float(np.max(ent.values) - np.min(ent.values))
+        if spread > 1e-9 * max(1.0, abs(float(ent.values[0]))):
+            return None
+        return self.finding(
+            ctx,
+            metric="kl/old",
+            observed={"points": len(kl), "entropy": float(ent.values[0])},
+            start_step=int(s[0]),
+            threshold_step=int(s[0]),
+            peak_step=int(s[0]),
+            end_step=int(s[-1]),
+            severity="error",
+            evidence=[f"entropy ({ent.metric}) is exactly {fmt_num(float(ent.values[0]))} on all {len(ent.values)} points"],
+            fmt={"what": f"approx KL per update is exactly 0 on all {len(kl)} points and the entropy never changes", "updates": "any number of"},
         )
 
     @classmethod
