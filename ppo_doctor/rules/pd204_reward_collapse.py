@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
 from ..detect import PeakDrop, peak_drop
+from ..findings import Finding
 from .base import Example, Rule, RuleContext
 from .common import finite_arrays, fmt_num
 from .examples import flat, saturating
@@ -62,9 +65,11 @@ class RewardCollapse(Rule):
         "{half_s} at step {threshold_step} and stayed down, ending at {late_s} ({lost} of the gain lost)"
     )
 
-    def evaluate(self, ctx):
+    def evaluate(self, ctx: RuleContext) -> Iterator[Finding]:
         p = ctx.params
         metric = ctx.first_present("reward/score", "reward/total")
+        if metric is None:
+            return
         found = collapsed(ctx, metric, p["min_gain"], p["drop"], p["min_points"])
         if found is None:
             return
@@ -89,13 +94,13 @@ class RewardCollapse(Rule):
         )
 
     @classmethod
-    def bad_example(cls):
+    def bad_example(cls) -> Example:
         # CartPole-like: learns to ~450, collapses to ~60 at step 140 and never recovers
         r = np.r_[saturating(140, 20.0, 450.0, rate=4, sd=15.0, seed=71), flat(60, 60.0, 15.0, seed=72)]
         return Example(series={"reward/score": r}, framework="sb3")
 
     @classmethod
-    def good_example(cls):
+    def good_example(cls) -> Example:
         # learns and stays at its plateau, with one bad stretch it recovers from
         r = saturating(200, 20.0, 450.0, rate=4, sd=15.0, seed=73)
         r[120:130] = 150.0

@@ -7,7 +7,7 @@ import numpy as np
 from ..detect import summarize
 from .base import Example, Rule
 from .common import cfg_float, early_late, finite_arrays, fmt_num, kl_view
-from .pd204_reward_collapse import collapsed
+from .pd204_reward_collapse import RewardCollapse, collapsed
 from .examples import flat, saturating
 
 
@@ -95,7 +95,8 @@ class RewardNotImproving(Rule):
             return  # improving, or clearly falling (a different problem)
         if reached_ceiling(v, t.window, limit):
             return  # it rose to its plateau within the first window and stayed there: solved, not stuck
-        if collapsed(ctx, metric, 4.0, 0.5, p["min_points"]) is not None:
+        rc = RewardCollapse.params
+        if collapsed(ctx, metric, rc["min_gain"], rc["drop"], rc["min_points"]) is not None:
             return  # it did improve, then lost it: PD204 reward-collapse
         evidence = no_movement_evidence(ctx)
         causes = dict(self.causes)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Example, Rule
+from ..findings import Finding
+from .base import Example, Rule, RuleContext
 from .common import cfg_int, entropy_view, finite_arrays, fmt_num
 from .examples import flat
 
@@ -87,7 +88,7 @@ class PolicyNotUpdating(Rule):
             fmt={"what": " and ".join(what), "updates": updates},
         )
 
-    def _frozen(self, ctx):
+    def _frozen(self, ctx: RuleContext) -> Finding | None:
         """An error finding when approx KL is exactly 0 and the entropy exactly constant over at
         least ``frozen_points`` updates: whatever the update schedule, a policy that changes
         between batches changes its entropy, so this one never moves."""

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
-from .base import Example, Rule
+from ..findings import Finding
+from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 
 # Training metrics whose value every logged step has; one that stops while the others go on
@@ -49,7 +52,7 @@ class MetricStops(Rule):
         "where the other training metrics are logged (from step {start_step} to {end_step}): its value could not be computed"
     )
 
-    def evaluate(self, ctx):
+    def evaluate(self, ctx: RuleContext) -> Iterator[Finding]:
         p = ctx.params
         frame = ctx.run.frame
         present = [m for m in CORE + OTHER if frame.has(m) and frame.count(m) >= p["min_points"]]
@@ -82,16 +85,16 @@ class MetricStops(Rule):
             )
 
     @classmethod
-    def bad_example(cls):
+    def bad_example(cls) -> Example:
         # the reward turns NaN at step 60: TensorBoard gets nothing from there, the losses go on
         reward = saturating(100, 0.0, 1.0, sd=0.02, seed=60)[:60]
         return Example(series={"reward/score": reward, "loss/policy": flat(100, 0.1, 0.01, seed=61), "grad/norm": flat(100, 0.5, 0.05, seed=62)})
 
     @classmethod
-    def good_example(cls):
+    def good_example(cls) -> Example:
         return Example(series={"reward/score": saturating(100, 0.0, 1.0, sd=0.02, seed=60), "loss/policy": flat(100, 0.1, 0.01, seed=61)})
 
 
-def _fmt(ctx, metric: str) -> str:
+def _fmt(ctx: RuleContext, metric: str) -> str:
     v = ctx.arrays(metric)[1]
     return f"{v[-1]:.3g}"

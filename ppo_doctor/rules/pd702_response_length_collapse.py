@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import sustained_spans
-from .base import Example, Rule
+from .base import Example, Rule, RuleContext
 from .common import learning_despite_critic, early_late, finite_arrays, fmt_num, incident, sustain_window
 from .examples import decay, saturating
 
@@ -83,7 +83,7 @@ class ResponseLengthCollapse(Rule):
         )
 
     @staticmethod
-    def _truncated_early(ctx) -> str | None:
+    def _truncated_early(ctx: RuleContext) -> str | None:
         """Evidence when most early responses hit the length cap (``len/response_clip_ratio``)."""
         if not ctx.has("len/response_clip_ratio"):
             return None
