@@ -651,3 +651,14 @@ def test_a_reward_that_stops_being_logged_is_nan():
     # a metric logged every 10 steps is not missing on the steps a per-step loss is logged after it
     sparse = example_run(Example(series={"reward/score": (np.arange(0, 200, 10), flat(20, 1.0, 0.1, seed=117)), "loss/policy": flat(n, 0.1, 0.01, seed=118)}))
     assert fired(sparse, "PD604") == set()
+
+
+def test_a_healthy_run_gets_no_likely_causes_from_its_notes():
+    from ppo_doctor.analyze import analyze_run
+
+    # the corpus KL sweep's beta 0.2 shape: KL peaks at 1.5x the band and comes back inside it
+    n = 200
+    kl = np.r_[np.linspace(0, 14, 70), np.linspace(14, 9.5, 130)]
+    rr = analyze_run(example_run(Example(series={"kl/ref": kl, "reward/score": saturating(n, 1.0, 3.0, sd=0.2, seed=119)}, metric_info=SEQ_K1)))
+    assert [(f.code, f.severity) for f in rr.findings if f.code == "PD101"] == [("PD101", "info")]
+    assert rr.verdict == "healthy" and rr.causes == [] and rr.symptoms == []
