@@ -86,7 +86,7 @@ def _findings(rr: RunReport) -> str:
         ]
         for f in ordered_findings(rr)
     ]
-    return "<h3>Findings</h3>" + _table(["severity", "rule", "symptom", "metric", "onset", "steps", "peak", "message"], rows, {4, 6})
+    return "<h3>Findings</h3>" + _table(["severity", "rule", "symptom", "metric", "onset", "steps", "peak step", "message"], rows, {4, 6})
 
 
 def _causes(rr: RunReport) -> str:

@@ -42,7 +42,7 @@ def _finding(w: _Writer, f: Finding) -> None:
     where = f"onset {f.start_step}" if f.start_step is not None else "whole run"
     extra = f"steps {step_span(f.start_step, f.end_step)}"
     if f.peak_step is not None:
-        extra += f", peak {f.peak_step}"
+        extra += f", peak at step {f.peak_step}"
     w(f"    {sev} {w.style(plain(f.code), bold=True)} {plain(f.name):<24} {plain(f.metric):<22} {where}  ({extra})")
     w(f"            {plain(f.message)}")
 
