@@ -45,7 +45,7 @@ class PolicyNotUpdating(Rule):
     requires = (("policy/clipfrac", "kl/old"),)
     params = {"share": 0.9, "kl_floor": 1e-9, "min_points": 10, "frozen_points": 100}
     causes = {"lr-too-low": 0.8, "implementation-bug": 0.6}
-    message = "{what} although each batch gets {updates} updates: the optimiser step does not change the policy"
+    message = "{what}{although}: the optimiser step does not change the policy"
 
     def evaluate(self, ctx):
         p = ctx.params
@@ -85,7 +85,7 @@ class PolicyNotUpdating(Rule):
             peak_step=first,
             end_step=last,
             evidence=[f"config: ppo_epochs={epochs}, num_mini_batches={minibatches}"],
-            fmt={"what": " and ".join(what), "updates": updates},
+            fmt={"what": " and ".join(what), "although": f" although each batch gets {updates} updates"},
         )
 
     def _frozen(self, ctx: RuleContext) -> Finding | None:
@@ -112,7 +112,7 @@ class PolicyNotUpdating(Rule):
             end_step=int(s[-1]),
             severity="error",
             evidence=[f"entropy ({ent.metric}) is exactly {fmt_num(float(ent.values[0]))} on all {len(ent.values)} points"],
-            fmt={"what": f"approx KL per update is exactly 0 on all {len(kl)} points and the entropy never changes", "updates": "any number of"},
+            fmt={"what": f"approx KL per update is exactly 0 on all {len(kl)} points and the entropy never changes", "although": ""},
         )
 
     @classmethod
