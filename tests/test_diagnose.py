@@ -308,7 +308,7 @@ def test_small_logged_updates_weigh_against_a_high_looking_learning_rate():
 
 # -- gradient explosion without clipping ---------------------------------------------------------------
 def unclipped_run(max_grad_norm):
-    """The no-grad-clip-high-lr scenario: lr 3e-3, the gradient norm explodes from step 60 and the
+    """A synthetic unclipped run (the shape of the dropped no-grad-clip-high-lr scenario): lr 3e-3, the gradient norm explodes from step 60 and the
     updates (approx KL, clip fraction, one ratio of 17) and the KL follow."""
     from ppo_doctor.rules.base import Example
     from ppo_doctor.rules.examples import flat, saturating, with_points
