@@ -662,3 +662,59 @@ def test_a_healthy_run_gets_no_likely_causes_from_its_notes():
     rr = analyze_run(example_run(Example(series={"kl/ref": kl, "reward/score": saturating(n, 1.0, 3.0, sd=0.2, seed=119)}, metric_info=SEQ_K1)))
     assert [(f.code, f.severity) for f in rr.findings if f.code == "PD101"] == [("PD101", "info")]
     assert rr.verdict == "healthy" and rr.causes == [] and rr.symptoms == []
+
+
+def test_a_fix_never_points_into_the_range_the_config_already_sits_in():
+    from ppo_doctor.diagnose import rank_causes
+
+    n = 200
+    series = {"kl/ref": np.r_[np.linspace(0, 40, 100), np.full(100, 40.0)], "reward/score": saturating(n, 1.0, 3.0, sd=0.2, seed=120)}
+    for beta, kept in ((0.2, False), (0.001, True)):
+        run = example_run(Example(series=series, config={"kl_coef": beta}, metric_info=SEQ_K1))
+        kl = next(c for c in rank_causes(run_rules(run, {})[0], run) if c.id == "kl-coef-too-low")
+        raise_fix = any("toward 0.05-0.2" in fx for fx in kl.fixes)
+        assert raise_fix is kept, (beta, kl.fixes)
+        assert kept or any("already sits in or beyond the 0.05-0.2" in e for e in kl.evidence_against)
+
+
+def test_a_findings_message_is_shown_once_not_under_every_cause():
+    from ppo_doctor.diagnose import rank_causes
+
+    run = example_run(Example(series={"kl/ref": np.r_[np.linspace(0, 40, 100), np.full(100, 40.0)], "reward/score": flat(200, 1.0, 0.1, seed=121)}, metric_info=SEQ_K1))
+    findings = run_rules(run, {})[0]
+    for c in rank_causes(findings, run):
+        for e in c.evidence:
+            assert not any(f.message in e for f in findings)
+
+
+def test_the_message_names_the_onset_it_reports():
+    clip = example_run(Example(series={"policy/clipfrac": saturating(100, 0.05, 0.45, sd=0.03, seed=55)}))
+    f = run_rules(clip, {"select": ["PD802"]})[0][0]
+    assert f.start_step <= f.threshold_step
+    assert f"from step {f.threshold_step}" in f.message
+    assert f.start_step == f.threshold_step or f"baseline at step {f.start_step}" in f.message
+
+
+def test_whole_run_stagnation_with_a_motionless_policy_is_an_error():
+    n = 200
+    still = example_run(Example(series={"reward/score": flat(n, 0.5, 0.3, seed=122), "kl/ref": flat(n, 0.01, 0.005, seed=123)}, config={"lr": 1e-10}, metric_info=SEQ_K1))
+    assert fired(still, "PD301") == {("PD301", "error")}
+    noisy = example_run(Example(series={"reward/score": flat(n, 0.5, 0.3, seed=122), "kl/ref": flat(n, 3.0, 0.5, seed=124)}, metric_info=SEQ_K1))
+    assert fired(noisy, "PD301") == {("PD301", "warning")}
+
+
+def test_null_rewards_in_trainer_state_are_nan(tmp_path):
+    # today's TRL writes null for a reward it could not compute
+    from ppo_doctor.analyze import analyze
+
+    rows = []
+    for step in range(1, 61):
+        reward = None if step > 40 else 0.1 + 0.01 * step
+        rows.append({"step": step, "epoch": step / 60, "loss": 0.01, "reward": reward, "reward_std": 0.2, "grad_norm": 0.3 if step <= 40 else 0.0, "learning_rate": 1e-6})
+    import json
+
+    (tmp_path / "trainer_state.json").write_text(json.dumps({"global_step": 60, "log_history": rows}))
+    rr = analyze(tmp_path).runs[0]
+    nan = [f for f in rr.findings if f.symptom == "nan" and f.metric == "reward/score"]
+    assert nan and nan[0].severity == "error" and nan[0].threshold_step == 41
+    assert rr.verdict == "unhealthy" and rr.verdict_reason.startswith("nan from step")
