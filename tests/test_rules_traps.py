@@ -718,3 +718,17 @@ def test_null_rewards_in_trainer_state_are_nan(tmp_path):
     nan = [f for f in rr.findings if f.symptom == "nan" and f.metric == "reward/score"]
     assert nan and nan[0].severity == "error" and nan[0].threshold_step == 41
     assert rr.verdict == "unhealthy" and rr.verdict_reason.startswith("nan from step")
+
+
+def test_grpo_two_iterations_with_a_zero_clip_fraction_is_not_stagnation():
+    # GRPO num_iterations=2 at lr 1e-6: every ratio stays inside the clip range, the policy still
+    # moves (entropy falls, the KL to the reference grows)
+    n = 100
+    series = {"policy/clipfrac": np.zeros(n), "policy/entropy": saturating(n, 0.5, 0.3, sd=0.01, seed=125),
+              "kl/ref": saturating(n, 0.0, 0.08, sd=0.005, seed=126), "reward/score": saturating(n, 0.2, 0.6, sd=0.03, seed=127)}
+    run = example_run(Example(series=series, config={"ppo_epochs": 2, "lr": 1e-6}, framework="trl_grpo",
+                              metric_info={"kl/ref": {"estimator": "k3", "reduction": "token_mean"}}))
+    assert fired(run, "PD304") == set()
+    stuck = example_run(Example(series={**series, "kl/ref": flat(n, 0.0001, 0.00001, seed=128)}, config={"ppo_epochs": 2, "lr": 1e-6}, framework="trl_grpo",
+                                metric_info={"kl/ref": {"estimator": "k3", "reduction": "token_mean"}}))
+    assert {c for c, _ in fired(stuck, "PD304")} == {"PD304"}

@@ -8,6 +8,7 @@ from ..findings import Finding
 from .base import Example, Rule, RuleContext
 from .common import cfg_int, entropy_view, finite_arrays, fmt_num
 from .examples import flat
+from .pd301_reward_not_improving import no_movement_evidence
 
 
 class PolicyNotUpdating(Rule):
@@ -23,6 +24,12 @@ class PolicyNotUpdating(Rule):
     fraction is 0 *by construction*: that is not a symptom and the rule stays silent
     (DAPO#11, verl#791: "clip_ratio has no effect").  It also stays silent when the config
     does not say how many updates a batch gets.
+
+    A clip fraction of 0 without an approx KL near 0 counts only when something else shows the
+    policy not moving (a KL to the reference under 5 % of its band, near-zero gradients, a
+    learning rate under 1e-8; PD301's list): small updates keep every ratio inside the clip
+    range, e.g. GRPO's ``num_iterations=2`` at a learning rate of 1e-6, and the config's update
+    count is then no reason for stagnation.
 
     **A frozen policy.** Whatever the config says, approx KL exactly 0 and an entropy that
     never changes over at least ``frozen_points`` (100) updates mean the policy does not move
@@ -74,6 +81,15 @@ class PolicyNotUpdating(Rule):
                 steps.append(s)
         if not what:
             return
+        evidence = [f"config: ppo_epochs={epochs}, num_mini_batches={minibatches}"]
+        if len(what) == 1 and what[0].startswith("clip fraction"):
+            # a clip fraction of 0 alone is what small updates log (GRPO's num_iterations=2 at a
+            # learning rate of 1e-6 keeps every ratio inside the clip range): it says the policy
+            # does not move only when something else says so too
+            moving = no_movement_evidence(ctx)
+            if not moving:
+                return
+            evidence.extend(moving)
         all_steps = np.concatenate(steps)
         first, last = int(all_steps.min()), int(all_steps.max())
         yield self.finding(
@@ -84,7 +100,7 @@ class PolicyNotUpdating(Rule):
             threshold_step=first,
             peak_step=first,
             end_step=last,
-            evidence=[f"config: ppo_epochs={epochs}, num_mini_batches={minibatches}"],
+            evidence=evidence,
             fmt={"what": " and ".join(what), "although": f" although each batch gets {updates} updates"},
         )
 
