@@ -732,3 +732,13 @@ def test_grpo_two_iterations_with_a_zero_clip_fraction_is_not_stagnation():
     stuck = example_run(Example(series={**series, "kl/ref": flat(n, 0.0001, 0.00001, seed=128)}, config={"ppo_epochs": 2, "lr": 1e-6}, framework="trl_grpo",
                                 metric_info={"kl/ref": {"estimator": "k3", "reduction": "token_mean"}}))
     assert {c for c, _ in fired(stuck, "PD304")} == {"PD304"}
+
+
+def test_value_loss_far_above_a_near_perfect_trough_is_not_divergence_when_small():
+    # kl-coef-zero seed 2: the critic fit the collapsed policy's returns to 3e-5, then 0.016 on scores ~0.9
+    n = 120
+    v = np.r_[decay(60, 0.2, 3e-5, rate=8, seed=129), ramp(60, 3e-5, 0.016, sd=1e-4, seed=130)]
+    small = example_run(Example(series={"loss/value": np.abs(v), "reward/score": flat(n, 0.89, 0.02, seed=131)}))
+    assert fired(small, "PD401") == set()
+    big = example_run(Example(series={"loss/value": np.abs(v) * 100, "reward/score": flat(n, 0.89, 0.02, seed=131)}))
+    assert fired(big, "PD401") == {("PD401", "warning")}

@@ -102,8 +102,10 @@ SCENARIOS: dict[str, Scenario] = {
             {"top_k": 2, "ent_coef": 0.2, "kl_coef": 0.2},
             expected=_s("negative_kl"),
             # as in min-length: the negative per-token KL is paid out as a noisy bonus, so the
-            # returns become hard to predict and the critic's loss rises (explained variance ~0)
-            allowed=_s("reward_hacking", "value_instability"),
+            # returns become hard to predict and the critic's loss rises (explained variance ~0),
+            # and the policy can trade score for that bonus (seed 2: the score climbed to 0.97,
+            # then fell to 0.75 once the KL turned negative)
+            allowed=_s("reward_hacking", "value_instability", "reward_collapse"),
             top_cause="generation-settings",
         ),
         Scenario(
@@ -113,7 +115,7 @@ SCENARIOS: dict[str, Scenario] = {
             "forced token looks less likely than under the reference",
             {"min_new_tokens": 15, "response_length": 16, "value_model": "shared"},
             expected=_s("negative_kl"),
-            allowed=_s("reward_hacking", "entropy_collapse", "value_instability"),
+            allowed=_s("reward_hacking", "entropy_collapse", "value_instability", "reward_collapse"),
             top_cause="generation-settings",
         ),
         Scenario(
