@@ -174,8 +174,13 @@ def test_llm_entropy_collapse_is_an_error():
     ],
 )
 def test_zero_clipfrac_is_config_aware(config, expect):
-    run = example_run(Example(series={"policy/clipfrac": flat(80, 0.0), "reward/score": saturating(80, 0, 1, sd=0.05)}, config=config))
+    # several updates per batch and an approx KL of 0 as well: the step changes nothing
+    series = {"policy/clipfrac": flat(80, 0.0), "kl/old": flat(80, 0.0), "reward/score": saturating(80, 0, 1, sd=0.05)}
+    run = example_run(Example(series=series, config=config))
     assert codes_of(run, "PD304", "PD802") == expect
+    # a zero clip fraction alone, while the reward rises, is small updates, not a frozen step
+    alone = example_run(Example(series={"policy/clipfrac": flat(80, 0.0), "reward/score": saturating(80, 0, 1, sd=0.05)}, config=config))
+    assert codes_of(alone, "PD304", "PD802") == set()
 
 
 # -- negative KL: estimator noise vs sustained negative vs impossible ------------------------------
