@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +127,27 @@ def test_scenarios_are_valid_and_labelled():
         assert sc.healthy == (sc.top_cause is None)
         assert sc.top_cause is None or sc.top_cause in CAUSE_IDS
         sc.args()  # valid GrpoArgs fields and values
+
+
+def test_validate_help_imports_neither_torch_nor_trl():
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from ppo_doctor.cli import cli\n"
+        "r = CliRunner().invoke(cli, ['validate', '--help'])\n"
+        "assert r.exit_code == 0 and '--suite' in r.output, r.output\n"
+        "assert not {'torch', 'transformers', 'trl', 'datasets'} & sys.modules.keys()\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_validate_rejects_a_scenario_of_the_other_suite():
+    from click.testing import CliRunner
+
+    from ppo_doctor.cli import cli
+
+    r = CliRunner().invoke(cli, ["validate", "--suite", "trl", "-s", "lr-x100"])
+    assert r.exit_code == 2 and "unknown trl scenario" in r.output and "grpo-lr-x100" in r.output
 
 
 @pytest.mark.slow

@@ -20,11 +20,10 @@ This module imports torch, transformers, datasets and TRL at import time: it is 
 
 from __future__ import annotations
 
-import logging
 import math
 import random
 import tempfile
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -32,8 +31,6 @@ import torch
 
 from .grammar import POSITIVE, hackable_score, sentiment_score
 from .tiny_lm import hf_tokenizer, prompt_texts, random_lm, save_model_dir, sft_lm
-
-log = logging.getLogger(__name__)
 
 REWARDS = ("sentiment", "hackable", "noise", "sparse")
 TRAINERS = ("grpo", "rloo")
@@ -52,7 +49,7 @@ class GrpoArgs:
     learning_rate: float = 5e-5
     """AdamW learning rate, constant (TRL's default 1e-6 is for billion-parameter models; this
     57-token GPT-2 needs the reference loop's order of magnitude).  Measured over 120 steps,
-    seeds 1-3: the reward rises from about 0 to 0.3-0.4 with KL <= 0.07 nats per token; at 1e-4
+    seeds 1-3: the reward rises from about 0 to 0.3-0.4 with KL <= 0.13 nats per token; at 1e-4
     seed 2's KL reaches 0.84 and its responses double in length, 2e-4 reaches 2.9 on seed 1."""
     beta: float = 0.04
     """KL coefficient (TRL's default is 0, which logs no KL; 0.04 was its default before 0.19 and
@@ -99,10 +96,6 @@ class GrpoArgs:
         if self.init not in ("sft", "random"):
             raise ValueError(f"init must be 'sft' or 'random', got {self.init!r}")
 
-    @classmethod
-    def field_names(cls) -> frozenset[str]:
-        return frozenset(f.name for f in fields(cls))
-
 
 class Reward:
     """One reward function as TRL calls it: ``f(prompts=, completions=, trainer_state=, ...)``.
@@ -117,7 +110,7 @@ class Reward:
         self.args = args
         self.score: Callable[[str, int, int], float] = getattr(self, f"_{name}")
 
-    def __call__(self, completions: list[str], trainer_state: Any = None, **_: Any) -> list[float]:
+    def __call__(self, completions: list[str], trainer_state: Any = None, **_: Any) -> list[float | None]:
         step = (trainer_state.global_step if trainer_state is not None else 0) + 1
         a = self.args
         if a.nan_from_step is not None and step >= a.nan_from_step:
@@ -185,7 +178,7 @@ def run(args: GrpoArgs, out: str | Path) -> list[dict[str, float]]:
     The model folder TRL needs lives in a temporary directory, so ``out`` holds only what the
     trainer wrote (``runs/``, ``trainer_state.json``).
     """
-    from datasets import Dataset
+    from datasets import Dataset  # type: ignore[import-untyped]
     from transformers.trainer_callback import PrinterCallback
     from trl import GRPOTrainer, RLOOTrainer
 
