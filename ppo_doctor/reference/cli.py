@@ -227,6 +227,16 @@ def validate(
             f"Steps per scenario: {steps or 'the scenario default'}; symptoms count from severity '{min_severity}' up; "
             f"suite time {elapsed:.0f}s."
         ]
+        if suite == "trl":
+            import torch
+            import transformers
+            import trl
+
+            notes.append(
+                f"TRL {trl.__version__}, transformers {transformers.__version__}, torch {torch.__version__}, "
+                "CPU, one torch thread per run; scenarios and what each run's curves show: "
+                "`ppo_doctor/reference/trl_scenarios.py`."
+            )
         path = Path(output)
         before = path.read_text(encoding="utf-8") if path.is_file() else ""
         section = render_markdown(outcomes, title=title, notes=notes)
