@@ -12,7 +12,8 @@ the faults the scenarios inject into them: noise, NaN, scale, sparsity, a glitch
 Runs are deterministic: one torch thread, ``torch.use_deterministic_algorithms``, the trainer's
 ``seed``/``data_seed``, and rewards that depend only on the completion text, the step and the
 seed.  Two runs of one :class:`GrpoArgs` log the same values (wall times and ``step_time``
-aside).
+aside): measured, all 14 scenarios' trainer_state.json were identical between two processes on
+the same machine, started at different times under different load.
 
 This module imports torch, transformers, datasets and TRL at import time: it is imported only by
 ``validate --suite trl`` and the tests (the ``[trl]`` extra).
