@@ -167,7 +167,7 @@ def test_scenario_registry_is_consistent():
     names = scenarios.names()
     assert {"healthy", "healthy-s1", "healthy-s2", "healthy-s3", "kl-coef-zero", "lr-x100", "too-many-ppo-epochs",
             "topk-sampling", "min-length", "reward-unnormalized-x100", "value-lr-high", "policy-not-from-sft",
-            "hackable-reward", "lr-tiny", "no-grad-clip-high-lr"} <= set(names)
+            "hackable-reward", "lr-tiny", "no-grad-clip-reward-outlier"} <= set(names)
     causes = {
         "kl-coef-too-low", "lr-too-high", "too-many-ppo-epochs", "batch-too-large", "no-grad-clipping",
         "policy-not-from-sft", "reward-model-flawed", "reward-not-normalized", "reward-not-clipped",

@@ -252,6 +252,23 @@ def weak_learning_signal(v: _View) -> list[Evidence]:
     return out
 
 
+def no_lr_annealing(v: _View) -> list[Evidence]:
+    """A logged learning rate that never decays supports it, one that decays argues against it;
+    a config ``anneal_lr`` flag (CleanRL) says so directly."""
+    flag = v.cfg("anneal_lr")
+    if isinstance(flag, bool):
+        return [Evidence(0.6, "anneal_lr = False") if not flag else Evidence(-0.8, "anneal_lr = True")]
+    vals = v.values("opt/lr")
+    if len(vals) < 3 or not vals.max() > 0:
+        return []
+    peak, late = float(vals.max()), float(vals[-max(1, len(vals) // 10) :].mean())
+    if late >= 0.99 * peak:
+        return [Evidence(0.5, f"logged {v.raw('opt/lr')} stays at {_fmt(peak)} to the end: not annealed")]
+    if late <= 0.5 * peak:
+        return [Evidence(-0.6, f"logged {v.raw('opt/lr')} decays from {_fmt(peak)} to {_fmt(late)}")]
+    return []
+
+
 def too_many_ppo_epochs(v: _View) -> list[Evidence]:
     small = small_updates(v)
     return ([small] if small is not None else []) + _epochs_config(v)
@@ -459,6 +476,7 @@ EVIDENCE: dict[str, Callable[[_View], list[Evidence]]] = {
     "lr-too-low": lr_too_low,
     "weak-learning-signal": weak_learning_signal,
     "too-many-ppo-epochs": too_many_ppo_epochs,
+    "no-lr-annealing": no_lr_annealing,
     "batch-too-large": batch_too_large,
     "no-grad-clipping": no_grad_clipping,
     "policy-not-from-sft": policy_not_from_sft,

@@ -150,8 +150,11 @@ def _printable(raw: RawRun) -> None:
     lone surrogates inside log content (JSON ``"\\ud800"`` escapes, undecodable bytes a reader
     kept with ``surrogateescape``) become U+FFFD.
     """
+    shown: dict[str, str] = {}  # every series of a file has the same source
     for s in raw.series + raw.eval_series:
-        s.source = display(s.source)
+        if s.source not in shown:
+            shown[s.source] = display(s.source)
+        s.source = shown[s.source]
         s.tag = _utf8(s.tag)
     for t in raw.texts:
         t.source = display(t.source)

@@ -86,7 +86,7 @@ def _findings(rr: RunReport) -> str:
         ]
         for f in ordered_findings(rr)
     ]
-    return "<h3>Findings</h3>" + _table(["severity", "rule", "symptom", "metric", "onset", "steps", "peak", "message"], rows, {4, 6})
+    return "<h3>Findings</h3>" + _table(["severity", "rule", "symptom", "metric", "onset", "steps", "peak step", "message"], rows, {4, 6})
 
 
 def _causes(rr: RunReport) -> str:
@@ -94,6 +94,7 @@ def _causes(rr: RunReport) -> str:
     for i, c in enumerate(rr.causes, 1):
         evidence = "".join(f"<li>because {e(x)}</li>" for x in c.evidence)
         evidence += "".join(f"<li>config: {e(x)}</li>" for x in c.config_evidence)
+        evidence += "".join(f"<li>against: {e(x)}</li>" for x in c.config_against)
         fixes = "".join(f"<li><b>try:</b> {e(x)}</li>" for x in c.fixes)
         explanation = f"<div class=muted>{e(c.explanation)}</div>" if c.explanation else ""
         block = (
@@ -151,7 +152,6 @@ def _run(index: int, rr: RunReport, options: RenderOptions) -> str:
     parts = [
         f'<h2 id="run-{index}">{e(run.id)} {_badge(rr.verdict)}</h2>',
         f'<div class="verdict">{e(verdict_line(rr))}</div>',
-        f'<div class="muted">why: {e(rr.verdict_reason)}</div>' if rr.verdict_reason else "",
         f'<div class="muted">{e(run.path)} &middot; {e(run.framework)} &middot; {e(run.format)} &middot; '
         f"{steps} &middot; {len(run.frame)} points &middot; {len(run.files)} file(s)</div>",
     ]

@@ -67,8 +67,10 @@ def _run(rr: RunReport) -> list[str]:
         out += ["### Likely causes", ""]
         for i, c in enumerate(rr.causes[:TOP_CAUSES], 1):
             out.append(f"{i}. **{md(c.title)}** ({md(c.id)}, confidence {fmt_num(c.confidence, 2)})")
-            for ev in c.evidence + [f"config: {e}" for e in c.config_evidence]:
+            for ev in c.evidence_for:
                 out.append(f"   - because {md(ev)}")
+            for ev in c.evidence_against:
+                out.append(f"   - against: {md(ev)}")
             for fix in c.fixes:
                 out.append(f"   - **try:** {md(fix)}")
         out.append("")

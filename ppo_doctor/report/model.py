@@ -9,7 +9,9 @@ from ..findings import SEVERITY_RANK, Finding, RankedCause
 from ..frame import ReadIssue
 from ..run import Run
 
-SCHEMA_VERSION = 1
+# 2: symptoms unstable_updates and reward_collapse, cause evidence split into for / against,
+# the verdict contract of DESIGN.md (docs/report.schema.json describes each version).
+SCHEMA_VERSION = 2
 
 
 @dataclass

@@ -11,27 +11,15 @@ from .model import Report, RunReport
 TOP_CAUSES = 3
 
 
-def symptom_onsets(rr: RunReport) -> dict[str, int]:
-    """Earliest onset step of each symptom (symptoms whose findings have no step are left out)."""
-    onset: dict[str, int] = {}
-    for f in rr.findings:
-        if f.start_step is not None:
-            onset[f.symptom] = min(onset.get(f.symptom, f.start_step), f.start_step)
-    return onset
-
-
 def verdict_line(rr: RunReport) -> str:
-    """``UNHEALTHY: kl_blowup from step 410, nan from step 900`` (plain, log text stripped).
-
-    A healthy run with warnings says so in parentheses; an unknown one gives its reason.
-    """
-    onset = symptom_onsets(rr)
-    parts = ", ".join(s if s not in onset else f"{s} from step {onset[s]}" for s in rr.symptoms)
+    """``UNHEALTHY: kl_blowup from step 410 (PD101 ...): <message>`` (plain, log text stripped):
+    the verdict and its one-sentence reason, the same in every output."""
+    reason = plain(rr.verdict_reason)
     if rr.verdict == "healthy":
-        return "HEALTHY" + (f" (warnings: {parts})" if parts else "")
+        return "HEALTHY" + (f": {reason}" if reason else "")
     if rr.verdict == "unknown":
-        return "UNKNOWN: " + (plain(rr.verdict_reason) or "the run lacks the metrics to judge")
-    return f"{rr.verdict.upper()}: {parts or plain(rr.verdict_reason)}"
+        return "UNKNOWN: " + (reason or "the run lacks the metrics to judge")
+    return f"{rr.verdict.upper()}: {reason or ', '.join(rr.symptoms)}"
 
 
 def ordered_findings(rr: RunReport) -> list[Finding]:

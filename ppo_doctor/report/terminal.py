@@ -42,7 +42,7 @@ def _finding(w: _Writer, f: Finding) -> None:
     where = f"onset {f.start_step}" if f.start_step is not None else "whole run"
     extra = f"steps {step_span(f.start_step, f.end_step)}"
     if f.peak_step is not None:
-        extra += f", peak {f.peak_step}"
+        extra += f", peak at step {f.peak_step}"
     w(f"    {sev} {w.style(plain(f.code), bold=True)} {plain(f.name):<24} {plain(f.metric):<22} {where}  ({extra})")
     w(f"            {plain(f.message)}")
 
@@ -64,6 +64,8 @@ def _run(w: _Writer, rr: RunReport) -> None:
             # config evidence first: it is what the run's own settings say, and short
             for ev in ([f"config: {e}" for e in c.config_evidence] + c.evidence)[:MAX_EVIDENCE]:
                 w(f"       because {plain(ev)}")
+            for ev in c.config_against[:MAX_EVIDENCE]:
+                w(f"       against: {plain(ev)}")
             for fix in c.fixes:
                 w(f"       try: {plain(fix)}")
     if rr.not_applicable:
