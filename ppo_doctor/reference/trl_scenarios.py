@@ -53,7 +53,7 @@ TRL_SCENARIOS: dict[str, Scenario] = {
             "0 from step 58 to the end (one fixed 16-token response, every group zero-std), grad norm "
             "below 1e-3 from step 58",
             {"learning_rate": 5e-2},
-            expected=_s("kl_blowup", "entropy_collapse"),
+            expected=_s("kl_blowup", "entropy_collapse", "reward_collapse"),
             allowed=_s("reward_hacking", "gradient_explosion", "stagnation", "oscillation"),
             top_cause="lr-too-high",
         ),
