@@ -25,6 +25,7 @@ BENCHMARKS = {
     "memory": ("benchmarks.bench_memory", [], []),
     "jobs": ("benchmarks.bench_jobs", [], ["--repeats", "1"]),
     "html": ("benchmarks.bench_html", [], ["--repeats", "1"]),
+    "hostile": ("benchmarks.bench_hostile", [], ["--skip-million"]),
 }
 
 

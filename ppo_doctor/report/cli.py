@@ -352,7 +352,7 @@ def plot(path: str, out_dir: str, metrics: tuple[str, ...], fmt: str, baseline: 
     except OSError as exc:
         _fail(f"cannot write plots to {out_dir}: {exc.strerror or exc}")
     for p in written:
-        click.echo(str(p))
+        click.echo(plain(str(p)))
     if not written:
         click.echo("ppo-doctor: no plottable metric found", err=True)
 

@@ -24,7 +24,7 @@ from ..findings import Finding
 from . import RenderOptions
 from .escape import fmt_num, plain, prose, step_span
 from .model import Report, RunReport
-from .summary import TOP_CAUSES, ordered_findings, severity_counts, verdict_line, verdict_tally
+from .summary import TOP_CAUSES, ordered_findings, severity_counts, split_not_applicable, verdict_line, verdict_tally
 
 VERDICT_STYLE: dict[str, dict[str, Any]] = {
     "healthy": {"fg": "green"},
@@ -72,15 +72,14 @@ def _finding_full(w: _Writer, f: Finding) -> None:
     where = f"onset {f.start_step}" if f.start_step is not None else "whole run"
     extra = f"steps {step_span(f.start_step, f.end_step)}"
     if f.peak_step is not None:
-        extra += f", peak {f.peak_step}"
+        extra += f", peak at step {f.peak_step}"
     w(f"    {_severity(w, f)} {w.style(plain(f.code), bold=True)} {plain(f.name):<24} {plain(f.metric):<22} {where}  ({extra})")
     w(f"            {text(f.message)}")
 
 
 def _header(w: _Writer, rr: RunReport) -> None:
+    # the verdict and its one-sentence reason (summary.verdict_line, the same in every output)
     w(w.style(f"run {plain(rr.run.id)}", bold=True) + "  " + w.style(verdict_line(rr), **VERDICT_STYLE[rr.verdict]))
-    if rr.verdict_reason and rr.verdict_reason not in verdict_line(rr):
-        w(f"  why: {text(rr.verdict_reason)}")
 
 
 def _run_short(w: _Writer, rr: RunReport) -> None:
@@ -94,11 +93,14 @@ def _run_short(w: _Writer, rr: RunReport) -> None:
         w(f"  likely cause: {w.style(text(c.title), bold=True)}  [{plain(c.id)}, confidence {fmt_num(c.confidence, 2)}]")
         for fix in c.fixes:
             w(f"    try: {text(fix)}")
+    missing, by_design = split_not_applicable(rr)
+    for why in by_design:  # "critic-free (...): the value-function rules do not apply", once
+        w(f"  {text(why)}")
     left = []
     if len(rr.causes) > 1:
         left.append(f"{len(rr.causes) - 1} less likely cause(s)")
-    if rr.not_applicable:
-        left.append(f"{len(rr.not_applicable)} rule(s) not applicable (metrics not logged)")
+    if missing:
+        left.append(f"{len(missing)} rule(s) not applicable (metrics not logged)")
     if rr.run.warnings:
         left.append(f"{len(rr.run.warnings)} reader warning(s)")
     if left:
@@ -122,10 +124,15 @@ def _run_full(w: _Writer, rr: RunReport) -> None:
             # config evidence first: it is what the run's own settings say, and short
             for ev in ([f"config: {e}" for e in c.config_evidence] + c.evidence)[:MAX_EVIDENCE]:
                 w(f"       because {text(ev)}")
+            for ev in c.config_against[:MAX_EVIDENCE]:
+                w(f"       against: {text(ev)}")
             for fix in c.fixes:
                 w(f"       try: {text(fix)}")
-    if rr.not_applicable:
-        na = "; ".join(f"{plain(n.code)} ({plain(', '.join(n.missing))})" for n in rr.not_applicable)
+    missing, by_design = split_not_applicable(rr)
+    for why in by_design:
+        w(f"  {text(why)}")
+    if missing:
+        na = "; ".join(f"{plain(n.code)} ({plain(', '.join(n.missing))})" for n in missing)
         w(f"  not applicable, missing metrics: {na}")
     for warning in run.warnings:
         w(w.style(f"  warning: {plain(warning)}", fg="yellow"))
