@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from ppo_doctor.cli import cli
 from ppo_doctor.report.cli import use_color
+from ppo_doctor.report.model import SCHEMA_VERSION
 from ppo_doctor.rules import registry
 from ppo_doctor.rules.engine import _overrides_for
 
@@ -48,7 +49,7 @@ def codes(doc: dict, run_id: str | None = None) -> set[str]:
 def test_dash_output_is_stdout(tmp_path):
     result = run("report", str(SAMPLES), "--isolated", "--format", "json", "-o", "-")
     assert result.exit_code == 0
-    assert json.loads(result.stdout)["schema_version"] == 1
+    assert json.loads(result.stdout)["schema_version"] == SCHEMA_VERSION
     assert not (tmp_path / "-").exists()
 
 
@@ -67,6 +68,14 @@ def test_verbose_after_the_subcommand():
     assert before.exit_code == after.exit_code == 0
     assert after.stdout == before.stdout
     assert len(after.stdout) > len(run("report", str(SAMPLES), "--isolated").stdout)  # the full detail
+
+
+def test_verbose_after_compare_and_plot(tmp_path):
+    a, b = str(SAMPLES / "healthy-s1"), str(SAMPLES / "kl-coef-zero")
+    result = run("compare", a, b, "--isolated", "-v", "-o", "-")
+    assert result.exit_code == 0 and result.stdout.splitlines()[3] == "config changes:"
+    drawn = run("plot", b, "--isolated", "--metrics", "kl/ref", "-o", str(tmp_path / "f"), "-v")
+    assert drawn.exit_code == 0 and len(list((tmp_path / "f").iterdir())) == 1
 
 
 @pytest.mark.parametrize(
@@ -144,29 +153,43 @@ def test_per_run_ignores_in_config(tmp_path):
     assert bad.exit_code == 2 and "per_run_ignores.x" in bad.stderr and "ZZ9" in bad.stderr
 
 
+def _sample_findings() -> list[tuple[str, str, str, str]]:
+    """(run, code, metric, severity) of every finding of the sample runs."""
+    doc = json_report("--isolated")
+    return [(r["run"], f["code"], f["metric"], f["severity"]) for r in doc["runs"] for f in r["findings"]]
+
+
 def test_baseline_gates_only_new_findings(tmp_path):
+    findings = _sample_findings()
+    n = len({(run, code, metric) for run, code, metric, _ in findings})
     base = tmp_path / "baseline.json"
     wrote = run("check", str(SAMPLES), "--isolated", "--write-baseline", str(base), "-o", "r.txt")
-    assert wrote.exit_code == 0 and "wrote 22 finding(s)" in wrote.stderr
+    assert wrote.exit_code == 0 and f"wrote {n} finding(s)" in wrote.stderr
     doc = json.loads(base.read_text(encoding="utf-8"))
-    assert len(doc["findings"]) == 22
+    assert len(doc["findings"]) == n
     clean = run("check", str(SAMPLES), "--isolated", "--baseline", str(base), "--format", "json")
     assert clean.exit_code == 0 and not codes(json.loads(clean.stdout))
-    assert "22 known finding(s) from the baseline not counted" in clean.stderr
+    assert f"{len(findings)} known finding(s) from the baseline not counted" in clean.stderr
     # forget one error-level finding: it is new again, and alone fails the check
-    doc["findings"] = [f for f in doc["findings"] if not (f["run"] == "kl-coef-zero" and f["code"] == "PD101")]
+    run_id, code, metric, _ = next(f for f in findings if f[3] == "error")
+    doc["findings"] = [f for f in doc["findings"] if (f["run"], f["code"], f["metric"]) != (run_id, code, metric)]
     base.write_text(json.dumps(doc), encoding="utf-8")
     again = run("check", str(SAMPLES), "--isolated", "--baseline", str(base), "--format", "json")
     assert again.exit_code == 1
-    assert [(r["run"], f["code"]) for r in json.loads(again.stdout)["runs"] for f in r["findings"]] == [("kl-coef-zero", "PD101")]
+    assert [(r["run"], f["code"]) for r in json.loads(again.stdout)["runs"] for f in r["findings"]] == [(run_id, code)]
     base.write_text("{not json", encoding="utf-8")
     assert run("check", str(SAMPLES), "--isolated", "--baseline", str(base)).exit_code == 2
 
 
 def test_exit_line_also_when_the_report_goes_to_a_file(tmp_path):
+    findings = _sample_findings()
+    errors = [f for f in findings if f[3] == "error"]
+    top_code, top_n = Counter(f[1] for f in errors).most_common(1)[0]
     result = run("check", str(SAMPLES), "--isolated", "--format", "sarif", "-o", "r.sarif")
     assert result.exit_code == 1 and result.stdout == ""
-    assert result.stderr.splitlines()[-1].startswith("ppo-doctor: exit 1: 10 finding(s) at or above error in 4 of 5 run(s): PD101 x3")
+    line = result.stderr.splitlines()[-1]
+    runs = len({f[0] for f in errors})
+    assert line.startswith(f"ppo-doctor: exit 1: {len(errors)} finding(s) at or above error in {runs} of 5 run(s): {top_code} x{top_n}")
     ok = run("check", str(SAMPLES / "healthy-s1"), "--isolated", "-o", "r.txt")
     assert ok.exit_code == 0 and ok.stderr.startswith("ppo-doctor: exit 0: no finding at or above error in 1 run(s)")
 

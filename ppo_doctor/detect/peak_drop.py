@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._util import finite_xy, noise_sd, smooth_level, window_size
 
@@ -38,7 +39,7 @@ class PeakDrop:
         return (self.peak - self.late) / self.gain if self.gain > 0 else 0.0
 
 
-def peak_drop(steps, values, window_frac: float = 0.1, min_window: int = 3) -> PeakDrop | None:
+def peak_drop(steps: ArrayLike, values: ArrayLike, window_frac: float = 0.1, min_window: int = 3) -> PeakDrop | None:
     """Where the series peaked and how far it fell after; None with fewer than 3 windows of points."""
     _, v = finite_xy(steps, values)
     n = len(v)

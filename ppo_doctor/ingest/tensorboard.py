@@ -550,9 +550,9 @@ class _Collector:
                 if new not in found or rec < found[new][0]:
                     found[new] = (rec, int(step[i - 1]))
             first_rec = int(pos[firsts].min()) >> _SLOT_BITS
-        for rec, step in self.session_starts:
-            if first_rec is not None and rec > first_rec and (step not in found or rec < found[step][0]):
-                found[step] = (rec, None)
+        for rec, start_step in self.session_starts:
+            if first_rec is not None and rec > first_rec and (start_step not in found or rec < found[start_step][0]):
+                found[start_step] = (rec, None)
         ordered = sorted(found.items(), key=lambda kv: kv[1][0])
         for new, (rec, prev) in ordered[:_MAX_ISSUES_PER_KIND]:
             if prev is None:

@@ -331,7 +331,12 @@ def _metric_filter(rep: Report, names: list[str] | None) -> None:
 @click.option("--baseline", type=click.Path(), help="A healthy run to overlay in grey.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file (no search).")
 @click.option("--isolated", is_flag=True, help="Ignore every config file.")
-def plot(path: str, out_dir: str, metrics: tuple[str, ...], fmt: str, baseline: str | None, config_file: str | None, isolated: bool) -> None:
+@click.option("-v", "--verbose", count=True, help="More logging on stderr (-vv: debug).")
+@click.pass_context
+def plot(
+    ctx: click.Context, path: str, out_dir: str, metrics: tuple[str, ...], fmt: str, baseline: str | None,
+    config_file: str | None, isolated: bool, verbose: int,
+) -> None:
     """Draw annotated plots of the runs under PATH into a folder.
 
     One figure per metric group and run: incidents shaded and labelled with their rule
@@ -341,6 +346,7 @@ def plot(path: str, out_dir: str, metrics: tuple[str, ...], fmt: str, baseline: 
     """
     from .plots import plot_report
 
+    _verbosity(ctx, verbose)
     settings = _settings({}, config_file, isolated)
     base = _single_run(baseline, settings, "--baseline").run if baseline else None
     rep = _analyze((path,), settings)
@@ -361,13 +367,19 @@ def plot(path: str, out_dir: str, metrics: tuple[str, ...], fmt: str, baseline: 
 @click.argument("run_a", type=click.Path())
 @click.argument("run_b", type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json")), default="text", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), help="Write to FILE instead of stdout ('-': stdout).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file (no search).")
 @click.option("--isolated", is_flag=True, help="Ignore every config file.")
-def compare(run_a: str, run_b: str, fmt: str, output: str | None, config_file: str | None, isolated: bool) -> None:
-    """What changed between two runs: verdicts, findings, top causes and core metrics."""
+@click.option("-v", "--verbose", count=True, help="More logging on stderr (-vv: debug).")
+@click.pass_context
+def compare(
+    ctx: click.Context, run_a: str, run_b: str, fmt: str, output: str | None, config_file: str | None, isolated: bool, verbose: int
+) -> None:
+    """What changed between two runs: config values first, then verdicts, findings, top
+    causes and core metrics."""
     from .compare import RENDERERS, compare as compare_runs
 
+    _verbosity(ctx, verbose)
     settings = _settings({}, config_file, isolated)
     a = _single_run(run_a, settings, "RUN_A")
     b = _single_run(run_b, settings, "RUN_B")

@@ -20,7 +20,7 @@ BENIGN_NAN = frozenset({"value/explained_var"})
 GRAD_NORMS = frozenset({"grad/norm", "grad/norm_critic"})
 
 
-def _where_it_ends(steps, nf) -> str:
+def _where_it_ends(steps: np.ndarray, nf: NonFinite) -> str:
     """The truth about the end of the run: non-finite to the end (from which step), or finite
     after the last non-finite stretch; with the number of stretches when there are several."""
     spans = nf.spans(steps)
