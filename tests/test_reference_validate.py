@@ -12,6 +12,7 @@ from ppo_doctor.reference.validate import (
     Outcome,
     cause_accuracy,
     healthy_false_alarms,
+    merge_section,
     outcome_from_report,
     render_markdown,
     render_text,
@@ -116,6 +117,19 @@ def test_renderers_show_every_scenario_and_the_headline():
     assert "result: FAIL" in md
     text = render_text(OUTCOMES)
     assert "cause top-1 1/3" in text and "error findings on healthy runs: 1" in text
+
+
+def test_merge_section_replaces_its_own_suite_and_keeps_the_other():
+    ppo = render_markdown(OUTCOMES[:2], notes=["ppo run"])
+    trl = render_markdown(OUTCOMES[2:], title="GRPO scenario scorecard (real TRL GRPOTrainer)", notes=["trl run"])
+    both = merge_section(ppo, trl)
+    assert both.startswith(ppo) and both.endswith(trl) and both.count("\n# ") == 1
+    # writing either suite again replaces only its own section, in place
+    ppo2 = ppo.replace("ppo run", "ppo again")
+    assert merge_section(both, ppo2) == merge_section(ppo2, trl)
+    trl2 = trl.replace("trl run", "trl again")
+    assert merge_section(both, trl2) == merge_section(ppo, trl2)
+    assert merge_section("", trl) == trl
 
 
 @dataclass

@@ -7,6 +7,11 @@ detected is a false positive.  ``top_cause`` is the cause id the diagnosis must 
 Healthy scenarios expect no symptom and no cause.
 
 When a scenario does not show its fault, the scenario is changed, never its expectation.
+
+``suite`` says which trainer runs it: ``"ppo"`` (the reference loop, these scenarios) or
+``"trl"`` (TRL's own GRPOTrainer, ``trl_scenarios.py``); ``changes`` are fields of that
+suite's arguments (:class:`~ppo_doctor.reference.ppo.Args` or
+:class:`~ppo_doctor.reference.trl_suite.GrpoArgs`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ class Scenario:
     expected: frozenset[str] = frozenset()
     allowed: frozenset[str] = frozenset()
     top_cause: str | None = None
+    suite: str = "ppo"
 
     def __post_init__(self) -> None:
         bad = (self.expected | self.allowed) - set(SYMPTOMS)
@@ -35,11 +41,15 @@ class Scenario:
     def healthy(self) -> bool:
         return not self.expected
 
-    def args(self, **overrides: Any):
-        """The loop's :class:`Args` for this scenario (``overrides`` win, e.g. steps, seed)."""
+    def args(self, **overrides: Any) -> Any:
+        """The suite's arguments for this scenario (``overrides`` win, e.g. steps, seed)."""
+        fields = {"exp_name": self.name, **self.changes, **overrides}
+        if self.suite == "trl":
+            from .trl_suite import GrpoArgs
+
+            return GrpoArgs(**fields)
         from .ppo import Args
 
-        fields = {"exp_name": self.name, **self.changes, **overrides}
         return Args(**fields)
 
     def with_seed(self, seed: int) -> "Scenario":

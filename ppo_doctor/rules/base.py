@@ -47,8 +47,7 @@ class RuleContext:
         return self.run.frame.series(metric)
 
     def arrays(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
-        s = self.run.frame.series(metric)
-        return s.index.to_numpy(dtype=np.int64), s.to_numpy(dtype=np.float64)
+        return self.run.frame.arrays(metric)
 
     def has(self, metric: str) -> bool:
         return self.run.frame.has(metric)
