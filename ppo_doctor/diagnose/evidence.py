@@ -28,7 +28,7 @@ from ..hparams import CLASSIC_RL_FRAMEWORKS
 from ..metrics import NONNEGATIVE_ESTIMATORS
 from ..run import Run
 
-LLM_FRAMEWORKS = frozenset({"trl_legacy", "trl", "trl_rloo", "trl_grpo", "openrlhf", "verl", "trlx", "deepspeed_chat", "other"})
+LLM_FRAMEWORKS = frozenset({"trl_legacy", "trl", "trl_rloo", "trl_grpo", "trl_async_grpo", "trl_online_dpo", "openrlhf", "verl", "trlx", "deepspeed_chat", "other"})
 
 
 @dataclass(frozen=True)
@@ -95,8 +95,8 @@ class _View:
             return True
         if self.has_cfg("value_lr") or self.has_cfg("vf_coef") or self.has_cfg("cliprange_value"):
             return True
-        if self.run.framework in ("trl_grpo", "trl_rloo", "other"):
-            return False  # critic-free algorithms (GRPO/RLOO, Tinker, prime-rl)
+        if self.run.critic_free or self.run.framework in ("trl_grpo", "trl_rloo", "other"):
+            return False  # critic-free algorithms (GRPO/RLOO/REINFORCE++, Tinker, prime-rl: ppo_doctor.design)
         return None
 
 

@@ -44,17 +44,29 @@ from .jsonl import EPOCH_FLOOR, is_eval_key, to_wall_seconds, usable_steps
 NAME = "csv_logs"
 log = logging.getLogger(__name__)
 
-# Step columns in order of preference (SB3 first; then baselines, generic, Lightning).
+# Step columns in order of preference: the cumulative environment-step / trainer-step counters
+# first (SB3 ``time/total_timesteps``, baselines ``total_timesteps`` / ``total timesteps``, HF
+# ``global_step``, Lightning ``step``), then update and episode counters, which advance by
+# another unit and only stand in when no cumulative step is logged.
 STEP_COLUMNS = (
     "time/total_timesteps",
     "total_timesteps",
+    "total timesteps",
+    "total_steps",
     "timesteps",
+    "timestep",
+    "env_steps",
+    "serial_timesteps",
     "global_step",
     "train/global_step",
     "step",
     "iteration",
     "iter",
+    "time/iterations",
     "nupdates",
+    "n_updates",
+    "train/n_updates",
+    "updates",
     "num episodes",
     "num_episodes",
     "episodes",

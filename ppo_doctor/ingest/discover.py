@@ -2,9 +2,11 @@
 
 Every file is recognised by content (``ppo_doctor.ingest.sniff``), then files are grouped:
 
-* files of one folder belong to one run (several TensorBoard event files = restarts or
-  continuations, read in the order of the timestamp in their names; a ``progress.csv`` or
-  ``trainer_state.json`` beside them is the same run in another format);
+* files of one folder belong to one run (several TensorBoard event files are read in the order
+  of the timestamp in their names; a ``progress.csv`` or ``trainer_state.json`` beside them is the
+  same run in another format).  Event files whose steps start again from the beginning are
+  several runs in one folder and become one run each once read (``ingest._split_sessions``);
+  a file that continues the steps is a resumed run and stays with it;
 * HF Trainer's ``runs/<Mon DD_HH-MM-SS>_<host>/`` and the hparams sub-run ``<run>/<float time>/``
   belong to their parent run (``reference/formats.md`` §1a, §1e, §10);
 * ``checkpoint-N/trainer_state.json`` copies hold a prefix of the same history: only the newest is
@@ -19,6 +21,11 @@ Every file is recognised by content (``ppo_doctor.ingest.sniff``), then files ar
 * W&B ``run-*/`` and ``offline-run-*/`` folders are one run each (the ``.wandb`` file; its reader
   looks beside it for ``files/config.yaml``); MLflow ``mlruns/<exp>/<run>/`` folders are one run each;
 * a single file passed directly is one run.
+
+Not every file that parses is a training log: W&B's own side files (``debug.log``,
+``debug-internal.log``, ``wandb-summary.json``, ``wandb-metadata.json``, ``requirements.txt``, and the
+captured console ``output.log`` of a W&B run folder) are never runs, and a CSV with one row per
+run is a sweep table (:mod:`.sweep_table`): it is skipped with a note.
 
 Symbolic links to folders are followed only when their target lies outside the walked tree and
 was not visited yet (``wandb/latest-run`` is not counted twice; loops end).  Unreadable files and
@@ -59,6 +66,9 @@ _COMPRESSED = (
     (re.compile(rb"PK\x03\x04"), "zip", "unzip"),
 )
 _COMPRESSED_SUFFIX = re.compile(r"\.(?:gz|bz2|xz|zst|zip)$", re.IGNORECASE)
+# Files W&B writes beside a run's history (wandb/sdk: internal/internal.py, lib/filenames.py):
+# logs of the client and its service, the summary and system metadata, the pip freeze.
+WANDB_SIDE_FILES = frozenset({"debug.log", "debug-internal.log", "debug-core.log", "debug-cli.log", "wandb-summary.json", "wandb-metadata.json", "requirements.txt", "conda-environment.yaml"})
 _LOG_LIKE = re.compile(r"(tfevents|\.jsonl$|\.ndjson$|\.csv$|\.tsv$|\.wandb$|trainer_state\.json$|progress\.json$|metrics\.json$)")
 
 
@@ -113,7 +123,7 @@ class _Walker:
     # -- walking ------------------------------------------------------------------------------
     def single_file(self, file: Path) -> tuple[list[RunSource], list[ReadIssue]]:
         fmt = self._sniff(file, quiet=False)
-        if fmt is None:
+        if fmt is None or self._not_a_run(file, fmt):
             return [], self.issues
         return [RunSource(id=display(file.name), root=file, files=[(fmt, file)])], self.issues
 
@@ -225,9 +235,25 @@ class _Walker:
         return False
 
     def _file(self, file: Path, real: str | None = None) -> None:
+        if _wandb_side_file(file):
+            return  # W&B's logs and metadata: never a run, and not worth a note in a W&B folder
         fmt = self._sniff(file, quiet=True, real=real)
-        if fmt is not None:
+        if fmt is not None and not self._not_a_run(file, fmt):
             self.by_dir.setdefault(file.parent, []).append((fmt, file))
+
+    def _not_a_run(self, file: Path, fmt: str) -> bool:
+        """A readable file that is not a training log: a W&B side file, a sweep table (noted)."""
+        from .sweep_table import sweep_table_reason
+
+        if _wandb_side_file(file):
+            self.issues.append(ReadIssue(display(file), "a W&B side file (logs / metadata of the run), not a training log: skipped", level="info"))
+            return True
+        if fmt == "csv_logs":
+            why = sweep_table_reason(file)
+            if why is not None:
+                self.issues.append(ReadIssue(display(file), f"sweep table ({why}), not a training log: skipped (ppo-doctor sweep reads it)", level="info"))
+                return True
+        return False
 
     def _sniff(self, file: Path, *, quiet: bool, real: str | None = None) -> str | None:
         """The format NAME of a file, recording why not when it is a log that cannot be read."""
@@ -402,6 +428,16 @@ def _link_problem(link: Path) -> str:
     except OSError as exc:
         return f"symbolic link that cannot be followed ({exc.strerror or exc})"
     return f"symbolic link to {kind or 'something that is not a regular file or folder'}: not read"
+
+
+def _wandb_side_file(file: Path) -> bool:
+    """W&B's own files; ``output.log`` only in a W&B run's ``files/`` (elsewhere it may be a console log)."""
+    if file.name in WANDB_SIDE_FILES:
+        return True
+    if file.name == "output.log" and file.parent.name == "files":
+        run_dir = file.parent.parent
+        return bool(_WANDB_RUN.match(run_dir.name)) or (file.parent / "wandb-metadata.json").exists()
+    return False
 
 
 def _has_tb(g: _Group) -> bool:

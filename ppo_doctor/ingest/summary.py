@@ -69,6 +69,8 @@ def _run_dict(run: Run) -> dict[str, Any]:
         "metrics": metrics,
         "mapping": {_clean(k): v for k, v in sorted(run.mapping.items())},
         "unmapped": [_clean(t) for t in run.unmapped],
+        "inferred": sorted(k for k, v in run.metric_info.items() if v.inferred),
+        "by_design": dict(run.by_design),
         "meanings": {k: v.to_dict() for k, v in sorted(run.metric_info.items())},
         "eval": {m: ev.count(m) for m in ev.metrics} if ev is not None else {},
         "config": _plain(run.config),
@@ -93,8 +95,13 @@ def _text(result: LoadResult) -> str:
             for m in run.frame.metrics:
                 tags = run.frame.raw_tags(m)
                 src = "" if tags == [m] else "  <- " + ", ".join(_shown(t) for t in tags)
+                meaning = run.metric_info.get(m)
                 mark = "" if m in canonical else "  (unmapped)"
+                if meaning is not None and meaning.inferred:
+                    mark = f"  (inferred from the name{': ' + _shown(meaning.note) if meaning.note else ''})"
                 out.append(f"    {_shown(m):<{width}}  {run.frame.count(m):>8}{src}{mark}")
+        for why in run.by_design.values():
+            out.append(f"  {_shown(why)}")
         if run.eval_frame is not None and run.eval_frame.metrics:
             ev = run.eval_frame
             out.append(f"  eval: {len(ev.metrics)} metrics, {len(ev)} points ({', '.join(_shown(m) for m in ev.metrics[:6])}{' ...' if len(ev.metrics) > 6 else ''})")

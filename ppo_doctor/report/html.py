@@ -18,7 +18,7 @@ from .. import __version__
 from . import RenderOptions
 from .escape import fmt_num, html_text as e, step_span
 from .model import Report, RunReport
-from .summary import TOP_CAUSES, ordered_findings, severity_counts, verdict_line, verdict_tally
+from .summary import TOP_CAUSES, ordered_findings, severity_counts, split_not_applicable, verdict_line, verdict_tally
 
 log = logging.getLogger(__name__)
 
@@ -120,12 +120,14 @@ def _plots(rr: RunReport) -> str:
 
 
 def _not_applicable(rr: RunReport) -> str:
-    rows = [[f"<code>{e(n.code)}</code>", e(n.name), e(", ".join(n.missing))] for n in rr.not_applicable]
-    missing = sorted({m for n in rr.not_applicable for m in n.missing})
+    lacking, by_design = split_not_applicable(rr)
+    out = "<h3>Rules that could not run</h3>" + "".join(f"<p>{e(why)}</p>" for why in by_design)
+    if not lacking:
+        return out
+    rows = [[f"<code>{e(n.code)}</code>", e(n.name), e(", ".join(n.missing))] for n in lacking]
+    missing = sorted({m for n in lacking for m in n.missing})
     summary = f"{len(rows)} rule(s) could not run; missing: {e(', '.join(missing))}"
-    return f"<h3>Rules that could not run</h3><details><summary>{summary}</summary>" + _table(
-        ["rule", "name", "missing metrics"], rows
-    ) + "</details>"
+    return out + f"<details><summary>{summary}</summary>" + _table(["rule", "name", "missing metrics"], rows) + "</details>"
 
 
 def _config(rr: RunReport) -> str:

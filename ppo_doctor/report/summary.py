@@ -6,7 +6,7 @@ from collections import Counter
 
 from ..findings import SEVERITY_RANK, Finding
 from .escape import plain
-from .model import Report, RunReport
+from .model import NotApplicable, Report, RunReport
 
 TOP_CAUSES = 3
 
@@ -37,3 +37,16 @@ def verdict_tally(report: Report) -> str:
     """``2 unhealthy, 1 healthy`` over every run of the report."""
     verdicts = Counter(rr.verdict for rr in report.runs)
     return ", ".join(f"{verdicts[v]} {v}" for v in ("unhealthy", "unknown", "healthy") if verdicts[v])
+
+
+def split_not_applicable(rr: RunReport) -> tuple[list[NotApplicable], list[str]]:
+    """The rules that lack a metric the log should have had, and one sentence per thing the run
+    lacks by design (``critic-free (...): the value-function rules do not apply``)."""
+    from ..design import FAMILY_RULES
+
+    missing = [n for n in rr.not_applicable if not n.by_design]
+    said: list[str] = []
+    for family, why in rr.run.by_design.items():
+        if any(n.by_design == why for n in rr.not_applicable):
+            said.append(f"{why}: {FAMILY_RULES.get(family, 'its rules')} do not apply")
+    return missing, said

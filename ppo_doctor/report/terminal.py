@@ -16,7 +16,7 @@ from ..findings import Finding
 from . import RenderOptions
 from .escape import fmt_num, plain, step_span
 from .model import Report, RunReport
-from .summary import TOP_CAUSES, ordered_findings, severity_counts, verdict_line, verdict_tally
+from .summary import TOP_CAUSES, ordered_findings, severity_counts, split_not_applicable, verdict_line, verdict_tally
 
 VERDICT_STYLE = {"healthy": {"fg": "green"}, "unhealthy": {"fg": "red", "bold": True}, "unknown": {"fg": "yellow"}}
 MAX_EVIDENCE = 3
@@ -68,8 +68,11 @@ def _run(w: _Writer, rr: RunReport) -> None:
                 w(f"       against: {plain(ev)}")
             for fix in c.fixes:
                 w(f"       try: {plain(fix)}")
-    if rr.not_applicable:
-        na = "; ".join(f"{plain(n.code)} ({plain(', '.join(n.missing))})" for n in rr.not_applicable)
+    missing, by_design = split_not_applicable(rr)
+    for why in by_design:
+        w(f"  {plain(why)}")
+    if missing:
+        na = "; ".join(f"{plain(n.code)} ({plain(', '.join(n.missing))})" for n in missing)
         w(f"  not applicable, missing metrics: {na}")
     for warning in run.warnings:
         w(w.style(f"  warning: {plain(warning)}", fg="yellow"))

@@ -29,7 +29,7 @@ SEQ_KL_BAND = 10.0
 TOKEN_KL_BAND = 0.3
 
 # Frameworks of classic RL (SB3, CleanRL, baselines): no reference policy, so no ref-KL.
-CLASSIC_RL_MARKERS = ("sb3", "stable", "cleanrl", "baselines", "classic", "gym")
+CLASSIC_RL_MARKERS = ("sb3", "sb2", "stable", "cleanrl", "baselines", "classic", "gym")
 
 
 # -- run classification --------------------------------------------------------------------

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..design import family_of
 from ..findings import SEVERITY_RANK, SYMPTOMS, Finding
 from ..report.model import NotApplicable
 from ..run import Run
@@ -123,7 +124,7 @@ def run_rules(run: Run, config: dict[str, Any] | None = None) -> tuple[list[Find
     for rule_cls in registry.select(cfg.get("select"), cfg.get("ignore")):
         missing = rule_cls.missing(run)
         if missing:
-            not_applicable.append(NotApplicable(rule_cls.code, rule_cls.name, missing))
+            not_applicable.append(NotApplicable(rule_cls.code, rule_cls.name, missing, _by_design(run, missing)))
             continue
         rule = rule_cls()
         try:
@@ -136,6 +137,15 @@ def run_rules(run: Run, config: dict[str, Any] | None = None) -> tuple[list[Find
             not_applicable.append(NotApplicable(rule_cls.code, rule_cls.name, [f"internal error: {type(e).__name__}"]))
     findings.sort(key=lambda f: (f.code, f.start_step if f.start_step is not None else -1, f.metric))
     return findings, not_applicable
+
+
+def _by_design(run: Run, missing: list[str]) -> str:
+    """Why the run lacks one of ``missing`` by design (``Run.by_design``), or ""."""
+    for group in missing:
+        family = family_of(group)
+        if family is not None and family in run.by_design:
+            return run.by_design[family]
+    return ""
 
 
 def _missing_families(run: Run) -> list[str]:
@@ -194,6 +204,10 @@ def verdict_for(run: Run, findings: list[Finding], not_applicable: list[NotAppli
             reason += "; also " + ", ".join(_at(f) for f in others)
         return "unhealthy", reason
     reason = "no warning- or error-level finding on a training symptom"
+    off = [fam for fam in missing if fam == "KL" and run.kl_off]
+    if off:
+        reason += "; KL off by configuration"
+    missing = [fam for fam in missing if fam not in off]
     if missing:
         reason += f"; not judged: no {' / '.join(missing)} metric logged"
     return "healthy", reason
