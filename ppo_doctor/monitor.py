@@ -1,0 +1,336 @@
+"""Live mode: the doctor inside a training loop (DESIGN.md "Three ways in": live).
+
+::
+
+    monitor = ppo_doctor.Monitor(config={"rules": {...}}, hparams=my_config)
+    for step in range(n):
+        ...
+        monitor.log(step, {"objective/kl": kl, "objective/scores": score, ...})
+        if step % 10 == 0:
+            for finding in monitor.check():       # new or changed since the last check
+                print(finding.code, finding.start_step, finding.message)
+    report = monitor.report()                     # == analyze() of the same points
+
+``log`` takes the metrics as the framework names them (TRL, OpenRLHF, veRL, CleanRL or our
+canonical names): the points are kept under their raw tags and every check canonicalises them
+with :func:`ppo_doctor.metrics.build_run`, the very function the offline readers feed, so the
+live verdict and the offline report of the same points are one computation.
+
+Storage is columnar and lossless: one row per ``log`` call (a call for the step of the previous
+row that logs none of its metrics joins that row, as the HF Trainer's separate train / eval
+``log`` calls do), a shared int64 step and float64 wall-time column, and per tag a float64 value
+column with a presence mask, all grown by doubling (amortised O(1) per point).  A check costs
+one pass over the points plus the offline rules; it never grows faster than they do.
+
+Announcements are stable: a finding is identified by its rule code and metric; it is returned
+by :meth:`Monitor.check` when that (code, metric) pair first fires and again only when its
+onset or severity takes a value not announced before, so the same trouble is not repeated on
+every check while the run grows.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from numbers import Real
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .findings import SEVERITY_RANK, Finding
+from .frame import RawRun, RawSeries, TextSample
+from .report.model import Report, RunReport
+from .run import Run
+
+log = logging.getLogger(__name__)
+
+_INITIAL_ROWS = 64
+# What ``stop_on`` accepts: see :func:`matches`.
+StopOn = str | Sequence[str] | None
+
+
+@dataclass
+class _Column:
+    """One tag's values from row ``start`` on; ``present[i]`` says whether row ``start + i`` logged it."""
+
+    start: int
+    values: np.ndarray
+    present: np.ndarray
+    count: int = 0
+
+    def grow(self, rows_capacity: int) -> None:
+        size = rows_capacity - self.start
+        values = np.empty(size, dtype=np.float64)
+        present = np.zeros(size, dtype=bool)
+        values[: len(self.values)] = self.values
+        present[: len(self.present)] = self.present
+        self.values, self.present = values, present
+
+
+@dataclass
+class _Announced:
+    """What has been said about one (code, metric): every (onset, severity) announced so far."""
+
+    states: set[tuple[int | None, str]] = field(default_factory=set)
+    last: Finding | None = None  # the latest announced version
+
+
+def as_number(value: Any) -> float | None:
+    """``value`` as a float, or None when it is not a scalar number (strings, bools, lists ...).
+
+    Accepts Python and numpy numbers and 0-d / one-element arrays or tensors (``.item()``), so a
+    loop can log ``loss`` without converting it first.
+    """
+    if isinstance(value, bool) or isinstance(value, str):
+        return None
+    if isinstance(value, Real):
+        return float(value)
+    item = getattr(value, "item", None)
+    if not callable(item):
+        return None
+    try:
+        out = item()  # numpy / torch: raises unless the array holds exactly one element
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    return None if isinstance(out, bool) or not isinstance(out, Real) else float(out)
+
+
+def matches(finding: Finding, stop_on: StopOn) -> bool:
+    """Whether ``finding`` is one that ``stop_on`` names.
+
+    ``stop_on`` is a severity (``"error"``: error-level findings; ``"warning"``: warning or
+    error), a symptom (``"kl_blowup"``), a rule code or code prefix (``"PD101"``, ``"PD1"``), a
+    rule name, or a list of any of these.  ``None`` matches nothing.
+    """
+    if stop_on is None:
+        return False
+    for item in [stop_on] if isinstance(stop_on, str) else list(stop_on):
+        want = str(item).strip()
+        if want in SEVERITY_RANK:
+            if SEVERITY_RANK[finding.severity] >= SEVERITY_RANK[want]:
+                return True
+        elif want in (finding.symptom, finding.name) or (want.upper().startswith("PD") and finding.code.startswith(want.upper())):
+            return True
+    return False
+
+
+def describe(finding: Finding, report: RunReport | None = None) -> str:
+    """One line for a live alert: severity, code, symptom, metric, onset, message and the top fix."""
+    onset = f" from step {finding.start_step}" if finding.start_step is not None else ""
+    text = f"{finding.severity.upper()} {finding.code} {finding.name} [{finding.symptom}] on {finding.metric}{onset}: {finding.message}"
+    fix = top_fix(finding, report)
+    return text + (f" Fix to try first: {fix}" if fix else "")
+
+
+def top_fix(finding: Finding, report: RunReport | None) -> str | None:
+    """The first fix of the best-ranked cause this finding supports (None without a ranking)."""
+    if report is None:
+        return None
+    for cause in report.causes:
+        if cause.id in finding.causes and cause.fixes:
+            return cause.fixes[0]
+    return None
+
+
+class Monitor:
+    """Collects a run's points as it trains and checks them with the offline rules.
+
+    Args:
+        config: the analysis settings ``analyze`` takes (``select``, ``ignore``, ``rules``,
+            ``aliases``), e.g. :func:`ppo_doctor.config.resolve`'s result.
+        hparams: the run's hyper-parameters as the framework names them (a TRL ``GRPOConfig``
+            as a dict, a veRL config ...); they feed the cause ranking as offline.
+        run_id: the run's name in reports.
+        path: where the run writes (shown in reports; nothing is read from it).
+        source: the ``source`` column of the points.
+    """
+
+    def __init__(
+        self,
+        config: dict[str, Any] | None = None,
+        *,
+        hparams: Mapping[str, Any] | None = None,
+        run_id: str = "live",
+        path: str = "",
+        source: str = "monitor",
+    ) -> None:
+        self.config: dict[str, Any] = dict(config or {})
+        self.hparams: dict[str, Any] = dict(hparams or {})
+        self.run_id = run_id
+        self.path = path
+        self.source = source
+        self._rows = 0
+        self._steps = np.empty(_INITIAL_ROWS, dtype=np.int64)
+        self._wall = np.empty(_INITIAL_ROWS, dtype=np.float64)
+        self._cols: dict[str, _Column] = {}
+        self._texts: list[TextSample] = []
+        self._announced: dict[tuple[str, str], _Announced] = {}
+        self._last: RunReport | None = None
+        self._version = 0  # bumped by every log() that adds something
+        self._checked_version = -1
+        self._previous: dict[int, Finding | None] = {}
+
+    # -- feeding --------------------------------------------------------------------------
+    def log(
+        self,
+        step: int,
+        metrics: Mapping[str, Any],
+        texts: Iterable[Any] | None = None,
+        *,
+        wall_time: float | None = None,
+    ) -> None:
+        """Record the metrics one step logged (non-numeric values are ignored).
+
+        ``texts``: generated samples of this step, each a string, a ``(prompt, completion)``
+        pair or a dict with ``completion``/``text``/``response`` and optional ``prompt`` and
+        ``reward``.
+        """
+        step = int(step)
+        self._version += 1
+        numbers = {str(k): v for k, v in ((k, as_number(v)) for k, v in metrics.items()) if v is not None}
+        if numbers:
+            row = self._row_for(step, numbers, time.time() if wall_time is None else float(wall_time))
+            for tag, value in numbers.items():
+                col = self._cols.get(tag)
+                if col is None:
+                    size = len(self._steps) - row
+                    col = self._cols[tag] = _Column(row, np.empty(size, dtype=np.float64), np.zeros(size, dtype=bool))
+                i = row - col.start
+                col.values[i] = value
+                col.present[i] = True
+                col.count += 1
+        for t in texts or ():
+            sample = _text_sample(step, t, self.source)
+            if sample is not None:
+                self._texts.append(sample)
+
+    def _row_for(self, step: int, numbers: Mapping[str, float], wall: float) -> int:
+        last = self._rows - 1
+        if last >= 0 and self._steps[last] == step and not any(self._has(tag, last) for tag in numbers):
+            return last
+        if self._rows == len(self._steps):
+            self._grow()
+        row = self._rows
+        self._steps[row] = step
+        self._wall[row] = wall
+        self._rows += 1
+        return row
+
+    def _has(self, tag: str, row: int) -> bool:
+        col = self._cols.get(tag)
+        return col is not None and row >= col.start and bool(col.present[row - col.start])
+
+    def _grow(self) -> None:
+        cap = 2 * len(self._steps)
+        steps = np.empty(cap, dtype=np.int64)
+        wall = np.empty(cap, dtype=np.float64)
+        steps[: self._rows] = self._steps[: self._rows]
+        wall[: self._rows] = self._wall[: self._rows]
+        self._steps, self._wall = steps, wall
+        for col in self._cols.values():
+            col.grow(cap)
+
+    # -- sizes ----------------------------------------------------------------------------
+    @property
+    def points(self) -> int:
+        """How many scalar points have been logged."""
+        return sum(c.count for c in self._cols.values())
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the point storage (capacity included)."""
+        return self._steps.nbytes + self._wall.nbytes + sum(c.values.nbytes + c.present.nbytes for c in self._cols.values())
+
+    @property
+    def last_step(self) -> int | None:
+        return int(self._steps[self._rows - 1]) if self._rows else None
+
+    # -- analysis -------------------------------------------------------------------------
+    def raw_run(self) -> RawRun:
+        """The points as the readers would return them: one RawSeries per tag, in log order."""
+        from .ingest.jsonl import is_eval_key
+
+        raw = RawRun(config=dict(self.hparams), texts=list(self._texts))
+        for tag, col in self._cols.items():
+            n = self._rows - col.start
+            present = col.present[:n]
+            if col.count == n:  # logged on every row since it appeared: views, no copy
+                rows = slice(col.start, self._rows)
+                values = col.values[:n]
+            else:
+                idx = np.flatnonzero(present)
+                rows = col.start + idx  # type: ignore[assignment]
+                values = col.values[idx]
+            series = RawSeries(tag=tag, steps=self._steps[rows], values=values, wall_time=self._wall[rows], source=self.source)
+            (raw.eval_series if is_eval_key(tag) else raw.series).append(series)
+        return raw
+
+    def run(self) -> Run:
+        """The run as a :class:`~ppo_doctor.run.Run` (canonicalised exactly as offline)."""
+        from .metrics import build_run
+
+        return build_run(self.run_id, self.path, "live", [], self.raw_run(), self.config.get("aliases"))
+
+    def run_report(self) -> RunReport:
+        """The current :class:`RunReport` (cached until new points arrive)."""
+        if self._last is None or self._checked_version != self._version:
+            from .analyze import analyze_run
+
+            self._last = analyze_run(self.run(), self.config)
+            self._checked_version = self._version
+        return self._last
+
+    def report(self) -> Report:
+        """The full Report of everything logged so far: ``analyze`` of the same points."""
+        return Report(runs=[self.run_report()])
+
+    def check(self) -> list[Finding]:
+        """Findings that are new, or whose onset or severity changed, since the last check."""
+        report = self.run_report()
+        out: list[Finding] = []
+        self._previous = {}
+        for f in report.findings:
+            seen = self._announced.setdefault((f.code, f.metric), _Announced())
+            state = (f.start_step, f.severity)
+            if state not in seen.states:
+                seen.states.add(state)
+                self._previous[id(f)] = seen.last
+                seen.last = f
+                out.append(f)
+        return out
+
+    def previous(self, finding: Finding) -> Finding | None:
+        """For a finding the last :meth:`check` returned: the version of the same code and
+        metric announced before it, or None when it is new."""
+        return self._previous.get(id(finding))
+
+    @property
+    def last_report(self) -> RunReport | None:
+        """The RunReport of the last check (None before the first)."""
+        return self._last
+
+
+def _text_sample(step: int, item: Any, source: str) -> TextSample | None:
+    if isinstance(item, str):
+        return TextSample(step=step, tag="text", text=item, source=source)
+    if isinstance(item, (tuple, list)) and len(item) == 2 and all(isinstance(x, str) for x in item):
+        return TextSample(step=step, tag="text", text=item[1], prompt=item[0], source=source)
+    if isinstance(item, Mapping):
+        text = next((item[k] for k in ("completion", "text", "response") if isinstance(item.get(k), str)), None)
+        if text is None:
+            return None
+        prompt = item.get("prompt")
+        reward = as_number(item.get("reward"))
+        return TextSample(
+            step=step,
+            tag=str(item.get("tag", "text")),
+            text=text,
+            prompt=prompt if isinstance(prompt, str) else None,
+            reward=reward,
+            source=source,
+        )
+    return None
+
+
+__all__ = ["Monitor", "as_number", "describe", "matches", "top_fix"]
