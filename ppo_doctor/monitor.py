@@ -19,7 +19,7 @@ live verdict and the offline report of the same points are one computation.
 Storage is columnar and lossless: one row per ``log`` call (a call for the step of the previous
 row that logs none of its metrics joins that row, as the HF Trainer's separate train / eval
 ``log`` calls do), a shared int64 step and float64 wall-time column, and per tag a float64 value
-column with a presence mask, all grown by doubling (amortised O(1) per point).  A check costs
+column with a presence mask, all grown geometrically by 1.5x (amortised O(1) per point).  A check costs
 one pass over the points plus the offline rules; it never grows faster than they do.
 
 Announcements are stable: a finding is identified by its rule code and metric; it is returned
@@ -38,7 +38,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .findings import SEVERITY_RANK, Finding
+from .findings import SEVERITY_RANK, Finding, RankedCause
 from .frame import RawRun, RawSeries, TextSample
 from .report.model import Report, RunReport
 from .run import Run
@@ -46,6 +46,10 @@ from .run import Run
 log = logging.getLogger(__name__)
 
 _INITIAL_ROWS = 64
+# Geometric growth by 1.5x (amortised O(1) a point, as Java's ArrayList): a row of 30 metrics costs
+# 30 x 9 + 16 bytes of capacity, 1.19x its 8-byte values, so the columns stay under 1.5 x 1.19 = 1.8x
+# the raw float64 size right after a growth; doubling would reach 2.4x there (budget: 2x).
+GROWTH_NUM, GROWTH_DEN = 3, 2
 # What ``stop_on`` accepts: see :func:`matches`.
 StopOn = str | Sequence[str] | None
 
@@ -115,19 +119,17 @@ def matches(finding: Finding, stop_on: StopOn) -> bool:
     return False
 
 
-def describe(finding: Finding, report: RunReport | None = None) -> str:
+def describe(finding: Finding, causes: Sequence[RankedCause] = ()) -> str:
     """One line for a live alert: severity, code, symptom, metric, onset, message and the top fix."""
     onset = f" from step {finding.start_step}" if finding.start_step is not None else ""
     text = f"{finding.severity.upper()} {finding.code} {finding.name} [{finding.symptom}] on {finding.metric}{onset}: {finding.message}"
-    fix = top_fix(finding, report)
+    fix = top_fix(finding, causes)
     return text + (f" Fix to try first: {fix}" if fix else "")
 
 
-def top_fix(finding: Finding, report: RunReport | None) -> str | None:
-    """The first fix of the best-ranked cause this finding supports (None without a ranking)."""
-    if report is None:
-        return None
-    for cause in report.causes:
+def top_fix(finding: Finding, causes: Sequence[RankedCause]) -> str | None:
+    """The first fix of the best-ranked of ``causes`` (a report's ranking) this finding supports."""
+    for cause in causes:
         if cause.id in finding.causes and cause.fixes:
             return cause.fixes[0]
     return None
@@ -166,10 +168,10 @@ class Monitor:
         self._cols: dict[str, _Column] = {}
         self._texts: list[TextSample] = []
         self._announced: dict[tuple[str, str], _Announced] = {}
-        self._last: RunReport | None = None
-        self._version = 0  # bumped by every log() that adds something
-        self._checked_version = -1
         self._previous: dict[int, Finding | None] = {}
+        self.last_findings: list[Finding] = []
+        self.last_causes: list[RankedCause] = []
+        self.last_verdict: str | None = None
 
     # -- feeding --------------------------------------------------------------------------
     def log(
@@ -187,7 +189,6 @@ class Monitor:
         ``reward``.
         """
         step = int(step)
-        self._version += 1
         numbers = {str(k): v for k, v in ((k, as_number(v)) for k, v in metrics.items()) if v is not None}
         if numbers:
             row = self._row_for(step, numbers, time.time() if wall_time is None else float(wall_time))
@@ -222,7 +223,7 @@ class Monitor:
         return col is not None and row >= col.start and bool(col.present[row - col.start])
 
     def _grow(self) -> None:
-        cap = 2 * len(self._steps)
+        cap = len(self._steps) * GROWTH_NUM // GROWTH_DEN
         steps = np.empty(cap, dtype=np.int64)
         wall = np.empty(cap, dtype=np.float64)
         steps[: self._rows] = self._steps[: self._rows]
@@ -273,24 +274,27 @@ class Monitor:
         return build_run(self.run_id, self.path, "live", [], self.raw_run(), self.config.get("aliases"))
 
     def run_report(self) -> RunReport:
-        """The current :class:`RunReport` (cached until new points arrive)."""
-        if self._last is None or self._checked_version != self._version:
-            from .analyze import analyze_run
+        """The :class:`RunReport` of everything logged so far (computed afresh)."""
+        from .analyze import analyze_run
 
-            self._last = analyze_run(self.run(), self.config)
-            self._checked_version = self._version
-        return self._last
+        return analyze_run(self.run(), self.config)
 
     def report(self) -> Report:
         """The full Report of everything logged so far: ``analyze`` of the same points."""
         return Report(runs=[self.run_report()])
 
     def check(self) -> list[Finding]:
-        """Findings that are new, or whose onset or severity changed, since the last check."""
-        report = self.run_report()
+        """Findings that are new, or whose onset or severity changed, since the last check.
+
+        Only the findings, causes and verdict of the check are kept (:attr:`last_findings`,
+        :attr:`last_causes`, :attr:`last_verdict`): the run frame the rules read is a copy of
+        the points and is freed, so a check leaves no more memory behind than the columns.
+        """
+        rr = self.run_report()
+        self.last_findings, self.last_causes, self.last_verdict = rr.findings, rr.causes, rr.verdict
         out: list[Finding] = []
         self._previous = {}
-        for f in report.findings:
+        for f in rr.findings:
             seen = self._announced.setdefault((f.code, f.metric), _Announced())
             state = (f.start_step, f.severity)
             if state not in seen.states:
@@ -304,11 +308,6 @@ class Monitor:
         """For a finding the last :meth:`check` returned: the version of the same code and
         metric announced before it, or None when it is new."""
         return self._previous.get(id(finding))
-
-    @property
-    def last_report(self) -> RunReport | None:
-        """The RunReport of the last check (None before the first)."""
-        return self._last
 
 
 def _text_sample(step: int, item: Any, source: str) -> TextSample | None:
@@ -333,4 +332,4 @@ def _text_sample(step: int, item: Any, source: str) -> TextSample | None:
     return None
 
 
-__all__ = ["Monitor", "as_number", "describe", "matches", "top_fix"]
+__all__ = ["Monitor", "StopOn", "as_number", "describe", "matches", "top_fix"]
