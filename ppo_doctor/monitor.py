@@ -122,7 +122,8 @@ def matches(finding: Finding, stop_on: StopOn) -> bool:
 def describe(finding: Finding, causes: Sequence[RankedCause] = ()) -> str:
     """One line for a live alert: severity, code, symptom, metric, onset, message and the top fix."""
     onset = f" from step {finding.start_step}" if finding.start_step is not None else ""
-    text = f"{finding.severity.upper()} {finding.code} {finding.name} [{finding.symptom}] on {finding.metric}{onset}: {finding.message}"
+    where = f" on {finding.metric}" if finding.metric else ""
+    text = f"{finding.severity.upper()} {finding.code} {finding.name} [{finding.symptom}]{where}{onset}: {finding.message}"
     fix = top_fix(finding, causes)
     return text + (f" Fix to try first: {fix}" if fix else "")
 

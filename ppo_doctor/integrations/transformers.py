@@ -37,6 +37,7 @@ from typing import Any, Callable
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from ..findings import Finding
+from ..ingest.trainer_state import SUMMARY_MARKERS
 from ..monitor import Monitor, StopOn, describe, matches
 
 log = logging.getLogger(__name__)
@@ -129,6 +130,8 @@ class DoctorCallback(TrainerCallback):  # type: ignore[misc]
         if self.monitor is None:  # a trainer that skipped on_train_begin
             self._begin(args, state)
         assert self.monitor is not None
+        if any(k in logs for k in SUMMARY_MARKERS):
+            return  # Trainer.train's closing speed/summary row: offline it goes to the config, not a series
         step = int(state.global_step)
         self.monitor.log(step, {k: v for k, v in logs.items() if k != "step"})
         if step - self._last_check_step >= self._every:
