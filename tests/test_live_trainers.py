@@ -1,4 +1,5 @@
-"""DoctorCallback inside real trainers: a tiny GPT-2 built from a config, on CPU (tests/tiny_hf.py).
+"""DoctorCallback inside real trainers: a tiny GPT-2 built from a config, on CPU
+(:mod:`ppo_doctor.reference.tiny_lm`: the reference grammar's vocabulary as an HF tokenizer).
 
 A fault injected mid-run (NaN weights in an HF Trainer, the learning rate x1000 in TRL's
 GRPOTrainer) must stop training before ``max_steps``; the same runs without the fault must not
@@ -20,7 +21,7 @@ torch = pytest.importorskip("torch")
 from transformers import Trainer, TrainerCallback, TrainingArguments  # noqa: E402
 
 from ppo_doctor.integrations.transformers import DoctorCallback, default_check_every  # noqa: E402
-from tiny_hf import LMDataset, tiny_model, tiny_tokenizer  # noqa: E402
+from ppo_doctor.reference.tiny_lm import hf_tokenizer, prompt_texts, random_lm  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -52,8 +53,34 @@ class LRTimes(TrainerCallback):  # type: ignore[misc]
             lr_scheduler.base_lrs = [lr * self.factor for lr in lr_scheduler.base_lrs]
 
 
+class LMDataset:
+    """``n`` short reviews of the grammar as causal-LM examples (labels = input_ids, padding masked)."""
+
+    def __init__(self, tok: Any, n: int = 256) -> None:
+        sentences = ["the movie was very good and fun .", "the film was not boring .", "the plot was bad ."]
+        enc = [tok(s)["input_ids"] for s in sentences]
+        width = max(len(e) for e in enc)
+        self.rows = []
+        for i in range(n):
+            ids = enc[i % len(enc)]
+            pad = width - len(ids)
+            self.rows.append(
+                {
+                    "input_ids": torch.tensor(ids + [tok.pad_token_id] * pad),
+                    "labels": torch.tensor(ids + [-100] * pad),
+                    "attention_mask": torch.tensor([1] * len(ids) + [0] * pad),
+                }
+            )
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        return self.rows[i]
+
+
 def hf_run(out: Path, fault: bool) -> tuple[Trainer, DoctorCallback]:
-    tok = tiny_tokenizer()
+    tok = hf_tokenizer()
     args = TrainingArguments(
         output_dir=str(out),
         max_steps=MAX_STEPS,
@@ -67,7 +94,7 @@ def hf_run(out: Path, fault: bool) -> tuple[Trainer, DoctorCallback]:
     )
     doctor = DoctorCallback(stop_on="error", config={}, plots=False)
     callbacks = ([NaNWeights(FAULT_STEP)] if fault else []) + [doctor]
-    trainer = Trainer(model=tiny_model(tok), args=args, train_dataset=LMDataset(tok), callbacks=callbacks)
+    trainer = Trainer(model=random_lm(0), args=args, train_dataset=LMDataset(tok), callbacks=callbacks)
     trainer.train()
     return trainer, doctor
 
@@ -125,8 +152,8 @@ def grpo_run(out: Path, fault: bool, max_steps: int = 40) -> tuple[Any, DoctorCa
     def reward(completions: list[str], **kw: Any) -> list[float]:
         return [float(c.count("good")) + 0.1 * len(c.split()) for c in completions]
 
-    tok = tiny_tokenizer()
-    ds = datasets.Dataset.from_dict({"prompt": ["the movie was", "the film was", "a story"] * 20})
+    tok = hf_tokenizer()
+    ds = datasets.Dataset.from_dict({"prompt": prompt_texts(64)})
     args = GRPOConfig(
         output_dir=str(out),
         max_steps=max_steps,
@@ -143,7 +170,7 @@ def grpo_run(out: Path, fault: bool, max_steps: int = 40) -> tuple[Any, DoctorCa
     )
     doctor = DoctorCallback(stop_on="error", config={}, plots=False)
     callbacks = ([LRTimes(10, 1000.0)] if fault else []) + [doctor]
-    trainer = GRPOTrainer(model=tiny_model(tok), reward_funcs=reward, args=args, train_dataset=ds, processing_class=tok, callbacks=callbacks)
+    trainer = GRPOTrainer(model=random_lm(0), reward_funcs=reward, args=args, train_dataset=ds, processing_class=tok, callbacks=callbacks)
     trainer.train()
     return trainer, doctor
 

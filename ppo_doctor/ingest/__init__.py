@@ -277,7 +277,11 @@ def _merge(into: RawRun, raw: RawRun, fmt: str, formats_seen: list[str]) -> None
             have.extend(incoming)
     for k, v in raw.config.items():
         into.config.setdefault(k, v)
-    into.texts.extend(raw.texts)
+    # A sample both a TensorBoard text table and samples.jsonl hold (the reference loop, HF's
+    # callbacks) is one sample: counted twice it doubles the weight text rules give it, and the
+    # live Monitor, fed each sample once, would disagree with the offline report.
+    have_texts = {(t.step, t.text, t.prompt) for t in into.texts}
+    into.texts.extend(t for t in raw.texts if (t.step, t.text, t.prompt) not in have_texts)
     into.issues.extend(raw.issues)
     into.restarts.extend(raw.restarts)
 

@@ -585,7 +585,9 @@ def run(args: Args, out_dir: str | Path, live: LiveCheck | None = None) -> dict[
                     for i in range(min(args.num_samples, args.batch_size))
                 ]
                 logger.log_samples(update, samples)
-            if live is not None and live.step(update, metrics, samples):
+            # the row as the logs hold it (trainer_state adds HF's ``epoch``), so live = offline
+            row = {k: v for k, v in logger.history[-1].items() if k != "step"}
+            if live is not None and live.step(update, row, samples):
                 break
 
             # adaptive KL controller (Ziegler et al. 2019, TRL legacy AdaptiveKLController)
