@@ -22,10 +22,10 @@ row that logs none of its metrics joins that row, as the HF Trainer's separate t
 column with a presence mask, all grown geometrically by 1.5x (amortised O(1) per point).  A check costs
 one pass over the points plus the offline rules; it never grows faster than they do.
 
-Announcements are stable: a finding is identified by its rule code and metric; it is returned
-by :meth:`Monitor.check` when that (code, metric) pair first fires and again only when its
-onset or severity takes a value not announced before, so the same trouble is not repeated on
-every check while the run grows.
+Announcements are stable (:class:`Announcer`, shared with ``ppo-doctor watch``): a finding is
+identified by its rule code and metric; it is returned by :meth:`Monitor.check` when that
+(code, metric) pair first fires and again only when its onset or severity takes a value not
+announced before, so the same trouble is not repeated on every check while the run grows.
 """
 
 from __future__ import annotations
@@ -78,6 +78,39 @@ class _Announced:
 
     states: set[tuple[int | None, str]] = field(default_factory=set)
     last: Finding | None = None  # the latest announced version
+
+
+class Announcer:
+    """Decides which findings of a run's successive reports are worth saying.
+
+    A finding is identified by its rule code and metric; :meth:`update` returns it when that
+    pair first fires and again only when its onset or severity takes a value not announced
+    before, so the same trouble is not repeated while the run grows and an onset that wobbles
+    between two values is said twice, not at every check.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, str], _Announced] = {}
+        self._previous: dict[int, Finding | None] = {}
+
+    def update(self, findings: Iterable[Finding]) -> list[Finding]:
+        """The findings of a new report that are new or changed."""
+        out: list[Finding] = []
+        self._previous = {}
+        for f in findings:
+            seen = self._seen.setdefault((f.code, f.metric), _Announced())
+            state = (f.start_step, f.severity)
+            if state not in seen.states:
+                seen.states.add(state)
+                self._previous[id(f)] = seen.last
+                seen.last = f
+                out.append(f)
+        return out
+
+    def previous(self, finding: Finding) -> Finding | None:
+        """For a finding the last :meth:`update` returned: the version of the same code and
+        metric announced before it, or None when it is new."""
+        return self._previous.get(id(finding))
 
 
 def as_number(value: Any) -> float | None:
@@ -168,8 +201,7 @@ class Monitor:
         self._wall = np.empty(_INITIAL_ROWS, dtype=np.float64)
         self._cols: dict[str, _Column] = {}
         self._texts: list[TextSample] = []
-        self._announced: dict[tuple[str, str], _Announced] = {}
-        self._previous: dict[int, Finding | None] = {}
+        self._announcer = Announcer()
         self.last_findings: list[Finding] = []
         self.last_causes: list[RankedCause] = []
         self.last_verdict: str | None = None
@@ -293,22 +325,12 @@ class Monitor:
         """
         rr = self.run_report()
         self.last_findings, self.last_causes, self.last_verdict = rr.findings, rr.causes, rr.verdict
-        out: list[Finding] = []
-        self._previous = {}
-        for f in rr.findings:
-            seen = self._announced.setdefault((f.code, f.metric), _Announced())
-            state = (f.start_step, f.severity)
-            if state not in seen.states:
-                seen.states.add(state)
-                self._previous[id(f)] = seen.last
-                seen.last = f
-                out.append(f)
-        return out
+        return self._announcer.update(rr.findings)
 
     def previous(self, finding: Finding) -> Finding | None:
         """For a finding the last :meth:`check` returned: the version of the same code and
         metric announced before it, or None when it is new."""
-        return self._previous.get(id(finding))
+        return self._announcer.previous(finding)
 
 
 def _text_sample(step: int, item: Any, source: str) -> TextSample | None:
@@ -333,4 +355,4 @@ def _text_sample(step: int, item: Any, source: str) -> TextSample | None:
     return None
 
 
-__all__ = ["Monitor", "StopOn", "as_number", "describe", "matches", "top_fix"]
+__all__ = ["Announcer", "Monitor", "StopOn", "as_number", "describe", "matches", "top_fix"]
