@@ -94,13 +94,17 @@ def _read_file(fmt: str, fpath: Path, errors: list[ReadIssue]) -> list[RawRun] |
     return None
 
 
-def _read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run], list[ReadIssue]]:
+ReadFile = Callable[[str, Path, list[ReadIssue]], "list[RawRun] | None"]
+
+
+def _read_source(source: Any, aliases: dict[str, str] | None, read_file: ReadFile | None = None) -> tuple[list[Run], list[ReadIssue]]:
     """Read every file of one discovered run and build its Run(s).
 
     Files of several formats merge into one run (the earlier, higher-priority format keeps a tag
     both have); a file holding several runs (interleaved JSONL parts) gives one run per part;
     ``add_scalars`` sub-run folders merge as ``<main>/<k>`` tags when their tags confirm it and
-    are runs of their own otherwise.
+    are runs of their own otherwise.  ``read_file`` replaces the reading of one file (``watch``
+    hands in what its followers have read so far); None means the format's ``read``.
     """
     from ..metrics import build_run
 
@@ -109,7 +113,7 @@ def _read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run]
     main: list[tuple[str, str, list[RawRun]]] = []
     by_sub: dict[str, list[tuple[str, str, list[RawRun]]]] = {}
     for fmt, fpath in source.files:
-        raws = _read_file(fmt, fpath, errors)
+        raws = (read_file or _read_file)(fmt, fpath, errors)
         if raws is None:
             continue
         rel = subruns.get(str(fpath))

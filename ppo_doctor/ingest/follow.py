@@ -23,6 +23,7 @@ written; the previous good read is kept).  Damage that stays is reported: the fi
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import struct
@@ -285,6 +286,25 @@ def _concat(tag: str, parts: list[RawSeries]) -> RawSeries:
     )
 
 
+def fresh(runs: list[RawRun] | None) -> list[RawRun] | None:
+    """New RawRun / RawSeries / TextSample objects over the same arrays: building a run renames
+    ``add_scalars`` tags and cleans strings in place, which must not touch what a tail keeps."""
+    if runs is None:
+        return None
+    return [
+        dataclasses.replace(
+            r,
+            series=[dataclasses.replace(x) for x in r.series],
+            eval_series=[dataclasses.replace(x) for x in r.eval_series],
+            texts=[dataclasses.replace(t) for t in r.texts],
+            issues=[dataclasses.replace(i) for i in r.issues],
+            config=dict(r.config),
+            restarts=list(r.restarts),
+        )
+        for r in runs
+    ]
+
+
 def tail_for(path: Path, fmt: str) -> Tail:
     """The follower for one file of format ``fmt`` (an :data:`~ppo_doctor.ingest.FORMAT_MODULES` name)."""
     if fmt == "tensorboard":
@@ -294,4 +314,4 @@ def tail_for(path: Path, fmt: str) -> Tail:
     return RereadTail(Path(path), fmt)
 
 
-__all__ = ["JsonlTail", "RereadTail", "Tail", "TensorBoardTail", "complete_records", "decode_records", "join_chunks", "tail_for"]
+__all__ = ["fresh", "JsonlTail", "RereadTail", "Tail", "TensorBoardTail", "complete_records", "decode_records", "join_chunks", "tail_for"]
