@@ -333,6 +333,51 @@ class Monitor:
         return self._announcer.previous(finding)
 
 
+def replay(run: Run, *, check_every: int = 10, config: dict[str, Any] | None = None) -> tuple[Monitor, list[tuple[int, Finding]]]:
+    """Feed a finished run to a new Monitor step by step as its loop would have, checking every
+    ``check_every`` logged steps (0: never); returns the Monitor and each ``(step, finding)``
+    alert.  Shows how early the live checks would have spoken (docs/live.md).
+
+    The points go in per step in step order with their raw tags (a tag logged twice at one step
+    goes into a second call, so nothing is merged away), each text sample with its step; the
+    Monitor's report then equals the offline report of the run (tests/test_monitor.py).
+    """
+    mon = Monitor(config, hparams=run.raw_config, run_id=run.id, path=run.path)
+    texts: dict[int, list[dict[str, Any]]] = {}
+    for t in run.texts:
+        texts.setdefault(t.step, []).append({"tag": t.tag, "completion": t.text, "prompt": t.prompt, "reward": t.reward})
+    alerts: list[tuple[int, Finding]] = []
+    for k, (step, metrics, wall) in enumerate(_calls(run)):
+        mon.log(step, metrics, texts.pop(step, None), wall_time=wall)
+        if check_every and (k + 1) % check_every == 0:
+            alerts.extend((step, f) for f in mon.check())
+    for step, samples in texts.items():  # samples at steps without metrics
+        mon.log(step, {}, samples)
+    if check_every:
+        alerts.extend((mon.last_step or 0, f) for f in mon.check())
+    return mon, alerts
+
+
+def _calls(run: Run) -> Iterable[tuple[int, dict[str, float], float]]:
+    df = run.frame.df
+    order = np.argsort(df["step"].to_numpy(), kind="stable")  # keeps each tag's file order
+    steps = df["step"].to_numpy()[order].tolist()
+    tags = df["raw_tag"].to_numpy()[order].tolist()
+    values = df["value"].to_numpy()[order].tolist()
+    wall = df["wall_time"].to_numpy()[order].tolist()
+    call: dict[str, float] = {}
+    step, t0 = 0, float("nan")
+    for s, tag, v, w in zip(steps, tags, values, wall):
+        if call and (s != step or tag in call):
+            yield step, call, t0
+            call = {}
+        if not call:
+            step, t0 = s, w
+        call[tag] = v
+    if call:
+        yield step, call, t0
+
+
 def _text_sample(step: int, item: Any, source: str) -> TextSample | None:
     if isinstance(item, str):
         return TextSample(step=step, tag="text", text=item, source=source)
@@ -355,4 +400,4 @@ def _text_sample(step: int, item: Any, source: str) -> TextSample | None:
     return None
 
 
-__all__ = ["Announcer", "Monitor", "StopOn", "as_number", "describe", "matches", "top_fix"]
+__all__ = ["Announcer", "Monitor", "replay", "StopOn", "as_number", "describe", "matches", "top_fix"]
