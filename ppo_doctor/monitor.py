@@ -23,14 +23,15 @@ column with a presence mask, all grown geometrically by 1.5x (amortised O(1) per
 one pass over the points plus the offline rules; it never grows faster than they do.
 
 Announcements are stable (:class:`Announcer`, shared with ``ppo-doctor watch``): a finding is
-identified by its rule code and metric; it is returned by :meth:`Monitor.check` when that
-(code, metric) pair first fires and again only when its onset or severity takes a value not
-announced before, so the same trouble is not repeated on every check while the run grows.
+identified by its rule code and metric; :meth:`Monitor.check` returns it when that incident
+first fires and again only when its severity rises, so the same trouble is not repeated on
+every check while the run grows; a separate later incident (a second spike) is new.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import dataclass, field
 from numbers import Real
@@ -74,19 +75,23 @@ class _Column:
 
 @dataclass
 class _Announced:
-    """What has been said about one (code, metric): every (onset, severity) announced so far."""
+    """What has been said about one (code, metric): the step spans of the incidents announced
+    (grown as they extend) and the highest severity said."""
 
-    states: set[tuple[int | None, str]] = field(default_factory=set)
+    spans: list[list[float]] = field(default_factory=list)
+    rank: int = -1
     last: Finding | None = None  # the latest announced version
 
 
 class Announcer:
     """Decides which findings of a run's successive reports are worth saying.
 
-    A finding is identified by its rule code and metric; :meth:`update` returns it when that
-    pair first fires and again only when its onset or severity takes a value not announced
-    before, so the same trouble is not repeated while the run grows and an onset that wobbles
-    between two values is said twice, not at every check.
+    A finding is identified by its rule code and metric.  :meth:`update` returns it when no
+    announced incident of that (code, metric) overlaps its steps (a new incident, e.g. a second
+    reward spike), or when its severity rises above what was said (``changed``, e.g. a KL
+    drift that became an error).  An onset that moves while the incident goes on (a change
+    point re-estimated on more data, a text rule's "late samples" window sliding with the run)
+    is the same trouble and is not said again.
     """
 
     def __init__(self) -> None:
@@ -99,17 +104,24 @@ class Announcer:
         self._previous = {}
         for f in findings:
             seen = self._seen.setdefault((f.code, f.metric), _Announced())
-            state = (f.start_step, f.severity)
-            if state not in seen.states:
-                seen.states.add(state)
-                self._previous[id(f)] = seen.last
+            lo = -math.inf if f.start_step is None else float(f.start_step)
+            hi = math.inf if f.end_step is None else float(f.end_step)
+            hit = next((sp for sp in seen.spans if sp[0] <= hi and lo <= sp[1]), None)
+            rank = SEVERITY_RANK[f.severity]
+            if hit is None:
+                seen.spans.append([lo, hi])
+            else:
+                hit[0], hit[1] = min(hit[0], lo), max(hit[1], hi)
+            if hit is None or rank > seen.rank:
+                self._previous[id(f)] = None if hit is None else seen.last
+                seen.rank = max(seen.rank, rank)
                 seen.last = f
                 out.append(f)
         return out
 
     def previous(self, finding: Finding) -> Finding | None:
-        """For a finding the last :meth:`update` returned: the version of the same code and
-        metric announced before it, or None when it is new."""
+        """For a finding the last :meth:`update` returned: the announced version of the same
+        incident whose severity it raised, or None when it is a new incident."""
         return self._previous.get(id(finding))
 
 
@@ -317,7 +329,7 @@ class Monitor:
         return Report(runs=[self.run_report()])
 
     def check(self) -> list[Finding]:
-        """Findings that are new, or whose onset or severity changed, since the last check.
+        """Findings that are new incidents, or whose severity rose, since the last check.
 
         Only the findings, causes and verdict of the check are kept (:attr:`last_findings`,
         :attr:`last_causes`, :attr:`last_verdict`): the run frame the rules read is a copy of

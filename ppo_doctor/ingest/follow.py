@@ -232,7 +232,7 @@ def decode_records(data: bytes, path: str, base: int) -> tuple[RawRun, int]:
 
     padded = np.zeros(len(data) + tb._MAX_FAST_LENGTH + tfrecord.FOOTER_BYTES, dtype=np.uint8)
     padded[: len(data)] = np.frombuffer(data, dtype=np.uint8)
-    buf = memoryview(padded)[: len(data)]
+    buf = memoryview(padded)[: len(data)]  # type: ignore[arg-type]  # numpy arrays are buffers
     framing = tfrecord.frame_fast(buf, path, lead_byte=tb._WALL_TIME_KEY)
     for issue in framing.issues:
         issue.offset = None if issue.offset is None else issue.offset + base

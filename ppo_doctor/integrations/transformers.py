@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import math
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
@@ -48,6 +48,12 @@ MIN_CHECK_EVERY = 10
 REPORT_JSON = "ppo-doctor.json"
 REPORT_HTML = "ppo-doctor.html"
 LOG_KEY = "ppo_doctor"
+
+
+def _history(state: TrainerState) -> list[dict[str, Any]]:
+    """``state.log_history``, typed as what it holds (transformers annotates it float-valued, but
+    its rows are JSON objects, and ours carry text)."""
+    return cast("list[dict[str, Any]]", state.log_history)
 
 
 def default_check_every(max_steps: int) -> int:
@@ -147,7 +153,7 @@ class DoctorCallback(TrainerCallback):  # type: ignore[misc]
             text = ("changed: " if before is not None else "") + describe(f, self.monitor.last_causes)
             self.alerts.append(f)
             (log.error if f.severity == "error" else log.warning if f.severity == "warning" else log.info)("ppo-doctor at step %d: %s", step, text)
-            state.log_history.append({"step": step, LOG_KEY: text})
+            _history(state).append({"step": step, LOG_KEY: text})
         if control is None or self.stopped_by is not None:
             return
         hit = next((f for f in new if matches(f, self.stop_on)), None)
@@ -159,7 +165,7 @@ class DoctorCallback(TrainerCallback):  # type: ignore[misc]
             if hit.start_step is not None:
                 why += f" from step {hit.start_step}"
             log.error("ppo-doctor: %s", why)
-            state.log_history.append({"step": step, LOG_KEY: why})
+            _history(state).append({"step": step, LOG_KEY: why})
 
     def _end(self, args: TrainingArguments, state: TrainerState) -> None:
         if self.monitor is None or not self.monitor.points:
