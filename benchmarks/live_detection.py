@@ -10,6 +10,7 @@ step of the check that first announced that rule on that metric, and the differe
 a training would have run past the onset before the alert.  ``stop@error`` is the step at which
 ``stop_on="error"`` would have stopped the run, and ``re-said`` how many later announcements the
 rule made after the first (a separate incident of it, or its severity rose, as the run grew).
+Last, the alerts said on the way that the finished run's report does not hold (live false alarms).
 """
 
 from __future__ import annotations
@@ -26,11 +27,16 @@ from ppo_doctor.monitor import replay
 log = logging.getLogger(__name__)
 
 
-def measure(path: Path, check_every: int) -> tuple[list[list[str]], list[int]]:
+def measure(path: Path, check_every: int) -> tuple[list[list[str]], list[int], list[str]]:
     rows: list[list[str]] = []
     delays: list[int] = []
+    transient: list[str] = []
     for rr in ppo_doctor.analyze(path).runs:
         _, alerts = replay(rr.run, check_every=check_every)
+        final = {(f.code, f.metric) for f in rr.findings if f.severity != "info"}
+        for s, a in alerts:  # said on the way (warning or worse) but not in the finished run's report
+            if a.severity != "info" and a.symptom != "log_quality" and (a.code, a.metric) not in final:
+                transient.append(f"{path.name}: {a.severity} {a.code} {a.name} on {a.metric} at step {s}")
         rng = rr.run.frame.step_range()
         last = rng[1] if rng else 0
         stop = next((s for s, f in alerts if f.severity == "error"), None)
@@ -56,7 +62,7 @@ def measure(path: Path, check_every: int) -> tuple[list[list[str]], list[int]]:
                     str(last),
                 ]
             )
-    return rows, delays
+    return rows, delays, transient
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -71,9 +77,11 @@ def main(argv: list[str] | None = None) -> None:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     all_delays: list[int] = []
+    all_transient: list[str] = []
     for p in args.paths:
-        rows, delays = measure(p, args.check_every)
+        rows, delays, transient = measure(p, args.check_every)
         all_delays += delays
+        all_transient += transient
         table += ["| " + " | ".join(r) + " |" for r in rows]
     summary = (
         f"{len(all_delays)} findings on metrics (the text rules' rows aside: their onset is where the 'late' "
@@ -90,6 +98,10 @@ def main(argv: list[str] | None = None) -> None:
             *table,
             "",
             summary,
+            "",
+            f"Alerts (warning or error) said during a run but absent from the finished run's report: {len(all_transient)}"
+            + (":" if all_transient else "."),
+            *[f"- {t}" for t in all_transient],
         ]
     )
     log.info(body)

@@ -33,8 +33,13 @@ def _env() -> dict[str, str]:
 
 
 # -- followers ----------------------------------------------------------------------------------
-def test_tensorboard_tail_read_in_pieces_equals_one_read(tmp_path: Path) -> None:
-    """The file copied in 40 pieces cut at random bytes (mid-record too), polled after each."""
+@pytest.mark.parametrize("vector_from", [1 << 20, 0])
+def test_tensorboard_tail_read_in_pieces_equals_one_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, vector_from: int) -> None:
+    """The file copied in 40 pieces cut at random bytes (mid-record too), polled after each;
+    with ``vector_from=0`` every piece is framed by the vectorised walker first."""
+    from ppo_doctor.ingest import follow
+
+    monkeypatch.setattr(follow, "_VECTOR_FRAMING_BYTES", vector_from)
     src = tensorboard_scalars(tmp_path / "src", n_tags=12, n_steps=400)
     data = src.read_bytes()
     dst = tmp_path / "grow" / src.name
