@@ -52,12 +52,11 @@ EXEC_TIMEOUT_S = 60.0
 
 @dataclass
 class _RunState:
-    """One followed run: its files' tails, what was said about it, when it last changed."""
+    """One discovered run folder: its files' tails and when one last changed."""
 
     id: str
     path: str
     tails: dict[str, Tail] = field(default_factory=dict)
-    announcer: Announcer = field(default_factory=Announcer)
     last_change: float = 0.0
 
 
@@ -79,6 +78,8 @@ class Watcher:
         self.idle = idle
         self.clock = clock
         self.runs: dict[str, _RunState] = {}
+        # per run id (a file holding several runs gives ids "<folder>/<part>"): what was said
+        self.announcers: dict[str, Announcer] = {}
         self.started = clock()
 
     def poll(self) -> None:
@@ -110,13 +111,13 @@ class Watcher:
 
             runs, _ = _read_source(source, self.config.get("aliases"), read_file)
             for run in runs:
-                rr = analyze_run(run, self.config)
-                self._announce(state, rr)
+                self._announce(analyze_run(run, self.config))
 
-    def _announce(self, state: _RunState, rr: RunReport) -> None:
+    def _announce(self, rr: RunReport) -> None:
         step = rr.run.frame.step_range()
-        for f in state.announcer.update(rr.findings):
-            self.emit(self.finding_event(rr.run.id, f, state.announcer.previous(f), rr.causes, None if step is None else step[1]))
+        announcer = self.announcers.setdefault(rr.run.id, Announcer())
+        for f in announcer.update(rr.findings):
+            self.emit(self.finding_event(rr.run.id, f, announcer.previous(f), rr.causes, None if step is None else step[1]))
 
     def finding_event(self, run_id: str, f: Finding, before: Finding | None, causes: list[RankedCause], step: int | None) -> dict[str, Any]:
         return {
@@ -143,8 +144,7 @@ class Watcher:
 
         report: Report = analyze(self.path, self.config)
         for rr in report.runs:
-            state = self.runs.get(rr.run.id) or self.runs.setdefault(rr.run.id, _RunState(rr.run.id, rr.run.path))
-            self._announce(state, rr)  # what only the final read shows is said too
+            self._announce(rr)  # what only the final read shows is said too
         if not report.runs:
             code = EXIT_ERROR
         else:
