@@ -79,11 +79,11 @@ class LMDataset:
         return self.rows[i]
 
 
-def hf_run(out: Path, fault: bool) -> tuple[Trainer, DoctorCallback]:
+def hf_run(out: Path, fault: bool, max_steps: int = MAX_STEPS) -> tuple[Trainer, DoctorCallback]:
     tok = hf_tokenizer()
     args = TrainingArguments(
         output_dir=str(out),
-        max_steps=MAX_STEPS,
+        max_steps=max_steps,
         logging_steps=1,
         per_device_train_batch_size=8,
         learning_rate=1e-3,
@@ -123,8 +123,8 @@ def test_hf_trainer_with_nan_weights_is_stopped(tmp_path: Path, caplog: pytest.L
 
 
 def test_healthy_hf_trainer_is_not_stopped(tmp_path: Path) -> None:
-    trainer, doctor = hf_run(tmp_path, fault=False)
-    assert trainer.state.global_step == MAX_STEPS
+    trainer, doctor = hf_run(tmp_path, fault=False, max_steps=30)  # checks at steps 10, 20, 30
+    assert trainer.state.global_step == 30
     assert doctor.stopped_by is None
     assert not [f for f in doctor.alerts if f.severity == "error"]
     assert (tmp_path / "ppo-doctor.json").is_file() and (tmp_path / "ppo-doctor.html").is_file()
@@ -138,8 +138,8 @@ def test_an_internal_error_is_logged_once_and_training_goes_on(tmp_path: Path, c
 
     monkeypatch.setattr(monitor.Monitor, "check", broken)
     with caplog.at_level(logging.ERROR, logger="ppo_doctor"):
-        trainer, doctor = hf_run(tmp_path, fault=False)
-    assert trainer.state.global_step == MAX_STEPS
+        trainer, doctor = hf_run(tmp_path, fault=False, max_steps=20)
+    assert trainer.state.global_step == 20
     errors = [r for r in caplog.records if "internal error" in r.getMessage()]
     assert len(errors) == 1 and errors[0].exc_info is not None
 
@@ -185,6 +185,6 @@ def test_grpo_trainer_with_lr_x1000_is_stopped(tmp_path: Path) -> None:
 
 
 def test_healthy_grpo_trainer_is_not_stopped(tmp_path: Path) -> None:
-    trainer, doctor = grpo_run(tmp_path, fault=False, max_steps=30)  # checks at steps 10, 20, 30
-    assert trainer.state.global_step == 30
+    trainer, doctor = grpo_run(tmp_path, fault=False, max_steps=20)  # checks at steps 10 and 20
+    assert trainer.state.global_step == 20
     assert doctor.stopped_by is None

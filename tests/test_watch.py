@@ -185,8 +185,11 @@ def _watch_live(tmp_path: Path, fmt: str, kind: str, steps: int, sleep: float) -
     """Events of ``watch --format jsonl`` and, per finding event, whether the writer was still running."""
     out = tmp_path / "run"
     writer = subprocess.Popen([sys.executable, str(HERE / "live_writer.py"), fmt, str(out), kind, str(steps), str(sleep)], env=_env(), stdout=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not (out.is_dir() and any(out.iterdir())) and time.time() < deadline:  # torch's import
+        time.sleep(0.05)
     watch = subprocess.Popen(
-        [sys.executable, "-m", "ppo_doctor.cli", "watch", str(tmp_path), "--format", "jsonl", "--interval", "0.2", "--idle", "8", "--isolated"],
+        [sys.executable, "-m", "ppo_doctor.cli", "watch", str(tmp_path), "--format", "jsonl", "--interval", "0.2", "--idle", "4", "--isolated"],
         env=_env(),
         stdout=subprocess.PIPE,
         text=True,
