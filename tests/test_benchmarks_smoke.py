@@ -140,3 +140,18 @@ def test_bench_live_and_watch_smoke(data_dir, monkeypatch, caplog):
     text = caplog.text
     assert "| 120 x 30 | 3,600 |" in text
     assert "identical to" in text  # the followed file's pieces join into what one read gives
+
+
+def test_hostile_generators_make_what_they_say(tmp_path):
+    """bench_hostile's inputs at a tiny size: the readers see the records, tags and columns."""
+    from benchmarks import bench_hostile
+
+    tail = bench_hostile.zero_tail_file(tmp_path / "c3", 1 << 20, n_events=40)
+    assert tail.stat().st_size > 1 << 20
+    (run,) = load(tail.parent).runs
+    assert len(run.frame) == 40
+    (run,) = load(bench_hostile.many_tags(tmp_path / "c4", 300)).runs
+    assert len(run.frame.metrics) == 300
+    (run,) = load(bench_hostile.wide_csv(tmp_path / "c6", 123, 4, True)).runs
+    assert len(run.frame) == 4 * 122
+    assert len(load(bench_hostile.sparse_event_file(tmp_path / "c2", 1 << 30)).errors) == 1

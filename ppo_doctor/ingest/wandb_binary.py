@@ -42,7 +42,7 @@ import pandas as pd
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
-from . import numparse, wandb_files
+from . import filebytes, numparse, wandb_files
 from .jsonl import parse_int
 from .wandb_files import EVAL_PREFIXES, TableRef
 
@@ -729,8 +729,12 @@ def read(path: Path) -> list[RawRun]:
     path = Path(path)
     try:
         with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            # a zero tail (crashed writer) is not mapped; the block holding the last non-zero byte
+            # is, whole: its zero bytes may be a record's or the block's padding
+            end = min(size, -(-filebytes.content_end(fh.fileno(), size) // _BLOCK) * _BLOCK)
             # mmap: a multi-GB log is paged in as it is scanned instead of copied into memory
-            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(fh.fileno()).st_size else b""
+            data = mmap.mmap(fh.fileno(), end, access=mmap.ACCESS_READ) if end else b""
     except (OSError, ValueError) as exc:
         raise LogReadError(str(path), f"cannot read file: {getattr(exc, 'strerror', None) or exc}") from None
     try:
@@ -739,6 +743,8 @@ def read(path: Path) -> list[RawRun]:
         if isinstance(data, mmap.mmap):
             data.close()
     raw = decoded.run
+    if end < size:
+        raw.issues.append(ReadIssue(str(path), filebytes.zero_tail_message(size - end), offset=end, level="warning"))
     side = wandb_files.read_side_files(path.parent / "files", decoded.tables)
     wandb_files.merge_side_files(raw, side)
     issue = wandb_files.summary_step_issue(side.summary, decoded.last_step, str(path.parent / "files" / "wandb-summary.json"))
