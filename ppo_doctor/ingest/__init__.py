@@ -10,12 +10,10 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from itertools import repeat
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -23,8 +21,6 @@ from ..errors import LogReadError, PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue, RunFrame
 from ..run import Run
 from .base import read_head
-
-T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +90,7 @@ def _read_file(fmt: str, fpath: Path, errors: list[ReadIssue]) -> list[RawRun] |
     return None
 
 
-def _read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run], list[ReadIssue]]:
+def read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run], list[ReadIssue]]:
     """Read every file of one discovered run and build its Run(s).
 
     Files of several formats merge into one run (the earlier, higher-priority format keeps a tag
@@ -283,9 +279,12 @@ def _merge(into: RawRun, raw: RawRun, fmt: str, formats_seen: list[str]) -> None
 
 
 def load(path: str | Path, *, jobs: int = 1, aliases: dict[str, str] | None = None) -> LoadResult:
-    """Discover and read every run under ``path``."""
+    """Discover and read every run under ``path`` (in ``jobs`` processes when > 1; the scheduling
+    is :mod:`ppo_doctor.pipeline`'s)."""
+    from ..pipeline import Schedule, map_runs
+
     result = LoadResult()
-    for runs, errors in map_runs(path, _identity, jobs=jobs, aliases=aliases):
+    for runs, errors in map_runs(path, _identity, Schedule.choose(jobs=jobs), aliases=aliases):
         result.runs.extend(runs)
         result.errors.extend(errors)
     return result
@@ -293,45 +292,6 @@ def load(path: str | Path, *, jobs: int = 1, aliases: dict[str, str] | None = No
 
 def _identity(run: Run) -> Run:
     return run
-
-
-def map_runs(
-    path: str | Path, fn: Callable[[Run], T], *, jobs: int = 1, aliases: dict[str, str] | None = None
-) -> Iterator[tuple[list[T], list[ReadIssue]]]:
-    """Read every run under ``path`` and apply ``fn`` to each, per discovered source.
-
-    With ``jobs > 1`` each source is read *and* ``fn``-ed in a worker process, so that the work
-    after reading (the rules, for ``analyze``) runs in parallel too and only ``fn``'s result is
-    pickled back; ``fn`` must then be picklable (a module-level function or a ``partial`` of one).
-    Yields ``(results, errors)`` per source, in discovery order; error paths are for display.
-    """
-    from .discover import discover
-
-    p = Path(path)
-    if not p.exists() and not p.is_symlink():
-        yield [], [ReadIssue(path=str(path), message="no such file or directory")]
-        return
-    sources, issues = discover(p)
-    if not sources and not issues:
-        issues.append(ReadIssue(path=str(path), message="no training log found (TensorBoard, W&B, JSONL/JSON, CSV, MLflow, veRL console)"))
-    yield [], _displayed(issues)
-    if jobs > 1 and len(sources) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(sources))) as pool:
-            yield from pool.map(_map_source, sources, repeat(fn), repeat(aliases))
-    else:
-        for source in sources:
-            yield _map_source(source, fn, aliases)
-
-
-def _map_source(source: Any, fn: Callable[[Run], T], aliases: dict[str, str] | None) -> tuple[list[T], list[ReadIssue]]:
-    runs, errors = _read_source(source, aliases)
-    return [fn(run) for run in runs], _displayed(errors)
-
-
-def _displayed(errors: list[ReadIssue]) -> list[ReadIssue]:
-    for e in errors:
-        e.path = display(e.path)
-    return errors
 
 
 def load_runs(path: str | Path, **kw: Any) -> list[Run]:
@@ -355,4 +315,4 @@ def concat_series(parts: list[RawSeries]) -> RawSeries:
     )
 
 
-__all__ = ["LoadResult", "display", "load", "load_runs", "map_runs", "readers", "reader_for", "sniff", "RunFrame"]
+__all__ = ["LoadResult", "display", "load", "load_runs", "read_source", "readers", "reader_for", "sniff", "RunFrame"]
