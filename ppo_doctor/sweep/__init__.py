@@ -1,0 +1,128 @@
+"""Sweeps: analyse every run of one or more roots and say which config values separate the
+unhealthy runs from the healthy ones (DESIGN.md "fleet").
+
+``sweep(paths)`` finds the runs (:func:`ppo_doctor.pipeline.find_sources`), analyses each where
+the :class:`~ppo_doctor.pipeline.Schedule` says, keeps one :class:`~.report.SweepRow` per run (a
+run that cannot be read is an ``error`` row, never a lost sweep), joins any sweep table found
+beside the runs (:mod:`.table`), and ranks parameter splits (:mod:`.attribution`) for the verdict
+and for each symptom.  Parameters come from each run's own config (the canonical hyper-parameters
+that ``metrics.build_run`` extracted) and from the sweep table's parameter columns.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from ..frame import ReadIssue
+from ..ingest import display
+from ..ingest.discover import RunSource
+from .attribution import Attribution, attribute
+from .report import SweepReport, SweepRow, error_row, sweep_row
+from .table import MAX_BYTES, SweepTable, join, parse_table
+
+log = logging.getLogger(__name__)
+
+OUTCOME = "unhealthy"
+JUDGED = ("healthy", "unhealthy")
+
+
+def sweep(
+    paths: str | Path | Iterable[str | Path],
+    config: dict[str, Any] | None = None,
+    schedule: Any = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> SweepReport:
+    """Analyse every run under ``paths`` and attribute the unhealthy ones to config values."""
+    from ..pipeline import Schedule, find_sources, stream
+
+    cfg = config or {}
+    path_list = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    sources, issues = find_sources(path_list)
+    sources, table_files = _split_tables(sources)
+    report = SweepReport(errors=list(issues))
+    slots: list[list[SweepRow]] = [[] for _ in sources]
+    fn = partial(sweep_row, config=cfg)
+    for done, out in enumerate(stream(sources, fn, schedule or Schedule(), aliases=cfg.get("aliases")), 1):
+        if progress is not None:
+            progress(done, len(sources))
+        report.errors.extend(out.errors)
+        if out.results:
+            slots[out.index] = list(out.results)
+        else:
+            src = sources[out.index]
+            why = "; ".join(e.message for e in out.errors if e.level == "error") or "no run could be read"
+            slots[out.index] = [error_row(src.id, display(src.root), why)]
+    report.rows = [row for slot in slots for row in slot]
+    tables = _tables(sources, table_files, [r.run for r in report.rows])
+    report.tables = [t.path for t in tables]
+    report.attribution = attribute_rows(report.rows, tables)
+    return report
+
+
+def attribute_rows(rows: list[SweepRow], tables: list[SweepTable] = ()) -> Attribution:  # type: ignore[assignment]
+    """The attribution of the rows' verdicts and symptoms to their parameters (config + tables)."""
+    params: dict[str, dict[str, Any]] = {r.run: dict(r.params) for r in rows}
+    own = sorted({k for r in rows for k in r.params})
+    extra: list[str] = []
+    for t in tables:
+        for rid, values in t.params.items():
+            for k, v in values.items():
+                params.setdefault(rid, {}).setdefault(k, v)
+        extra.extend(c for c in t.columns if c not in own and c not in extra)
+    judged = [r for r in rows if r.verdict in JUDGED]
+    outcomes: dict[str, dict[str, bool]] = {OUTCOME: {r.run: r.verdict == OUTCOME for r in judged}}
+    for symptom in sorted({s for r in judged for s in r.symptoms}):
+        outcomes[symptom] = {r.run: symptom in r.symptoms for r in judged}
+    return attribute({r.run: params.get(r.run, {}) for r in judged}, outcomes, order=own + extra)
+
+
+def _split_tables(sources: list[RunSource]) -> tuple[list[RunSource], list[str]]:
+    """Sources that are only CSV tables without a step column (a sweep's table read as a "run")
+    are set aside as candidate sweep tables; the others are the runs."""
+    runs: list[RunSource] = []
+    tables: list[str] = []
+    for src in sources:
+        files = [str(f) for fmt, f in src.files]
+        if files and all(fmt == "csv_logs" for fmt, _ in src.files) and all(_read_table_text(f) is not None for f in files):
+            tables.extend(files)
+        else:
+            runs.append(src)
+    return runs, tables
+
+
+def _tables(sources: list[RunSource], candidates: list[str], run_ids: list[str]) -> list[SweepTable]:
+    """Sweep tables among ``candidates`` and the CSV files in the folders holding the runs."""
+    found = list(dict.fromkeys(candidates))
+    for folder in sorted({os.path.dirname(str(s.root)) for s in sources}):
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        found.extend(p for p in (os.path.join(folder, n) for n in names if n.lower().endswith((".csv", ".tsv"))) if p not in found)
+    out = []
+    for path in found:
+        text = _read_table_text(path)
+        table = None if text is None else join(display(path), text, run_ids)
+        if table is not None:
+            out.append(table)
+    return out
+
+
+def _read_table_text(path: str) -> str | None:
+    """The text of a CSV small enough to be a sweep table and shaped like one, else None."""
+    try:
+        if os.path.getsize(path) > MAX_BYTES:
+            return None
+        with open(path, "rb") as fh:
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    return text if parse_table(text) is not None else None
+
+
+__all__ = ["SweepReport", "SweepRow", "attribute_rows", "sweep", "sweep_row"]
