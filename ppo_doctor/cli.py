@@ -1,4 +1,4 @@
-"""Command line: ``ppo-doctor report | check | plot | metrics | rules | explain | compare | simulate | validate``.
+"""Command line: ``ppo-doctor report | check | plot | metrics | rules | explain | compare | sweep | simulate | validate``.
 
 Exit codes (DESIGN.md): 0 no finding at or above ``--fail-on``; 1 there is one; 2 usage,
 config or unreadable-input error.  Heavy modules (matplotlib, torch) are imported only by
@@ -25,6 +25,7 @@ LAZY_COMMANDS = {
     "check": "ppo_doctor.report.cli:check",
     "plot": "ppo_doctor.report.cli:plot",
     "compare": "ppo_doctor.report.cli:compare",
+    "sweep": "ppo_doctor.sweep.cli:sweep",
     "rules": "ppo_doctor.rules.cli:rules",
     "explain": "ppo_doctor.rules.cli:explain",
     "simulate": "ppo_doctor.reference.cli:simulate",

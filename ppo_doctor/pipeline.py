@@ -44,7 +44,8 @@ T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
-EXECUTORS = ("local", "processes", "dask")
+from .config import EXECUTORS
+from .errors import ConfigError, PPODoctorError
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,9 @@ class Schedule:
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
-            raise ValueError(f"unknown executor {self.executor!r}; choose from {', '.join(EXECUTORS)}")
+            raise ConfigError(f"unknown executor {self.executor!r}; choose from {', '.join(EXECUTORS)}")
         if self.jobs < 1:
-            raise ValueError(f"jobs must be >= 1, got {self.jobs}")
+            raise ConfigError(f"jobs must be >= 1, got {self.jobs}")
 
     @classmethod
     def choose(cls, *, executor: str | None = None, jobs: int | None = None, dask: str | None = None) -> "Schedule":
@@ -70,7 +71,7 @@ class Schedule:
         if executor is None:
             executor = "dask" if dask else ("processes" if n > 1 else "local")
         if dask and executor != "dask":
-            raise ValueError(f"--dask {dask} needs the dask executor, not {executor!r}")
+            raise ConfigError(f"--dask {dask} needs the dask executor, not {executor!r}")
         return cls(executor=executor, jobs=n, dask=dask)
 
 
@@ -232,8 +233,6 @@ def _on_dask(
         import dask
         from distributed import Client, LocalCluster, as_completed
     except ImportError as exc:
-        from .errors import PPODoctorError
-
         raise PPODoctorError("the dask executor needs dask.distributed: pip install 'ppo-doctor[dask]'") from exc
     cluster = None
     # KilledWorker after this many worker deaths while running the task (Dask's own retry of lost work)

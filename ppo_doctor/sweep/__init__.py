@@ -60,25 +60,31 @@ def sweep(
     report.rows = [row for slot in slots for row in slot]
     tables = _tables(sources, table_files, [r.run for r in report.rows])
     report.tables = [t.path for t in tables]
-    report.attribution = attribute_rows(report.rows, tables)
+    report.attribution = attribute_rows(report.rows, _add_table_params(report.rows, tables))
     return report
 
 
-def attribute_rows(rows: list[SweepRow], tables: list[SweepTable] = ()) -> Attribution:  # type: ignore[assignment]
-    """The attribution of the rows' verdicts and symptoms to their parameters (config + tables)."""
-    params: dict[str, dict[str, Any]] = {r.run: dict(r.params) for r in rows}
-    own = sorted({k for r in rows for k in r.params})
-    extra: list[str] = []
-    for t in tables:
-        for rid, values in t.params.items():
-            for k, v in values.items():
-                params.setdefault(rid, {}).setdefault(k, v)
-        extra.extend(c for c in t.columns if c not in own and c not in extra)
+def attribute_rows(rows: list[SweepRow], order: list[str] | None = None) -> Attribution:
+    """The attribution of the rows' verdicts and symptoms to their parameters (``order``: the
+    parameters that win ties, e.g. the runs' own config keys before a table's columns)."""
     judged = [r for r in rows if r.verdict in JUDGED]
     outcomes: dict[str, dict[str, bool]] = {OUTCOME: {r.run: r.verdict == OUTCOME for r in judged}}
     for symptom in sorted({s for r in judged for s in r.symptoms}):
         outcomes[symptom] = {r.run: symptom in r.symptoms for r in judged}
-    return attribute({r.run: params.get(r.run, {}) for r in judged}, outcomes, order=own + extra)
+    return attribute({r.run: r.params for r in judged}, outcomes, order=order or ())
+
+
+def _add_table_params(rows: list[SweepRow], tables: list[SweepTable]) -> list[str]:
+    """Put the tables' parameters on the rows (a run's own config wins); the parameter order."""
+    own = sorted({k for r in rows for k in r.params})
+    extra: list[str] = []
+    by_id = {r.run: r for r in rows}
+    for t in tables:
+        for rid, values in t.params.items():
+            for k, v in values.items():
+                by_id[rid].params.setdefault(k, v)
+        extra.extend(c for c in t.columns if c not in own and c not in extra)
+    return own + extra
 
 
 def _split_tables(sources: list[RunSource]) -> tuple[list[RunSource], list[str]]:
