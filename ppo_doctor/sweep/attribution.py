@@ -9,7 +9,8 @@ split of the items is scored:
 * a **numeric** parameter (every known value a real number) is split at each gap between two
   consecutive distinct values: ``lr <= 1e-05`` against ``>= 3e-05``;
 * any other parameter (text, booleans, mixed) is split one value against the rest:
-  ``optimizer = sgd`` against ``other``.
+  ``optimizer = sgd`` against ``other`` (or against ``= adam`` when there are two values, the
+  value where the outcome is more frequent named first).
 
 A split is a 2x2 table (side x outcome) and its score is the two-sided p-value of Fisher's exact
 test on it (Fisher 1922; ``scipy.stats.fisher_exact``): the chance of a table at least this uneven
@@ -47,7 +48,7 @@ class Split:
     outcome: str
     kind: str  # "numeric" | "category"
     low: Any  # numeric: the largest value on the low side; category: the value
-    high: Any  # numeric: the smallest value on the high side; category: None ("other")
+    high: Any  # numeric: the smallest value on the high side; category: the other value, or None (several)
     hits: tuple[int, int]  # items with the outcome on side A (low / the value), side B
     sizes: tuple[int, int]  # items on side A, side B
     p_value: float
@@ -76,7 +77,7 @@ class Split:
         """The two sides as text: ``kl_coef <= 0.1`` and ``>= 0.2`` (or ``= sgd`` and ``other``)."""
         if self.kind == "numeric":
             return f"{self.parameter} <= {_fmt(self.low)}", f">= {_fmt(self.high)}"
-        return f"{self.parameter} = {_fmt(self.low)}", "other"
+        return f"{self.parameter} = {_fmt(self.low)}", "other" if self.high is None else f"= {_fmt(self.high)}"
 
     def label(self, noun: str = "runs") -> str:
         """``kl_coef <= 0.1: 6/6 runs unhealthy; >= 0.2: 0/6``."""
@@ -162,7 +163,7 @@ def attribute(
         for name, cands in candidates.items():
             scored = [_score(name, outcome, kind, low, high, side_a, side_b, has) for kind, low, high, side_a, side_b in cands]
             if scored:
-                top = min(scored, key=_rank_key)
+                top = _likelier_first(min(scored, key=_rank_key))
                 top.order, top.outcome_order, top.same = rank_of[name], outcome_order, same.get(name, [])
                 best.append(top)
         for s in best:
@@ -220,11 +221,13 @@ def _candidates(name: str, params: Mapping[str, Mapping[str, Any]], items: Seque
         by_value.setdefault(_fmt(v), []).append(i)
     if len(by_value) < 2:
         return []
+    if len(by_value) == 2:
+        # one value against the other is one split (attribute() puts the likelier side first)
+        (_, first), (_, second) = sorted(by_value.items())
+        return [("category", values[first[0]], values[second[0]], frozenset(first), frozenset(second))]
     for text, members in sorted(by_value.items()):
         a = frozenset(members)
         out.append(("category", values[members[0]], None, a, frozenset(values) - a))
-        if len(by_value) == 2:
-            break  # one value against the other is the same split as the other against the one
     return out
 
 
@@ -264,6 +267,15 @@ def _merge_identical(names: list[str], params: Mapping[str, Mapping[str, Any]]) 
             seen[col] = n
             kept.append(n)
     return kept, same
+
+
+def _likelier_first(s: Split) -> Split:
+    """A two-valued category split reads from the side where the outcome is more frequent."""
+    if s.kind == "category" and s.high is not None and s.hits[0] * s.sizes[1] < s.hits[1] * s.sizes[0]:
+        s.low, s.high = s.high, s.low
+        s.hits, s.sizes = s.hits[::-1], s.sizes[::-1]
+        s.side_a, s.side_b = s.side_b, s.side_a
+    return s
 
 
 def _same_groups(s: Split, cands: list[tuple[str, Any, Any, frozenset[str], frozenset[str]]]) -> bool:
