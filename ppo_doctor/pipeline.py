@@ -38,6 +38,7 @@ from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 from .frame import ReadIssue
 from .ingest import display, read_source
 from .ingest.discover import RunSource, discover
+from .ingest.storage import as_path
 from .run import Run
 
 T = TypeVar("T")
@@ -86,11 +87,12 @@ class Outcome(Generic[T]):
 
 
 def find_sources(paths: Iterable[str | Path]) -> tuple[list[RunSource], list[ReadIssue]]:
-    """Every run under each path (in the order given, each sorted by id) and the problems met."""
+    """Every run under each path or fsspec URL (in the order given, each sorted by id) and the
+    problems met."""
     sources: list[RunSource] = []
     issues: list[ReadIssue] = []
     for path in paths:
-        p = Path(path)
+        p = as_path(path)
         if not p.exists() and not p.is_symlink():
             issues.append(ReadIssue(path=str(path), message="no such file or directory"))
             continue

@@ -21,6 +21,7 @@ from ..errors import LogReadError, PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue, RunFrame
 from ..run import Run
 from .base import read_head
+from .storage import as_path
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ def sniff(path: Path, head: bytes | None = None) -> ModuleType | None:
 def _read_file(fmt: str, fpath: Path, errors: list[ReadIssue]) -> list[RawRun] | None:
     """One file through its reader; what cannot be read becomes an entry of ``errors``."""
     try:
-        return reader_for(fmt).read(Path(fpath))
+        return reader_for(fmt).read(as_path(fpath))
     except LogReadError as exc:
         errors.append(ReadIssue(path=exc.path, message=exc.message, offset=exc.offset))
     except PPODoctorError as exc:
@@ -115,10 +116,10 @@ def read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run],
         if _rename_add_scalars(items, rel):
             main.extend(items)
         else:
-            separate.append((f"{source.id}/{rel}", Path(source.root) / rel, items))
+            separate.append((f"{source.id}/{rel}", as_path(source.root) / rel, items))
 
     runs: list[Run] = []
-    for rid, root, items in [(source.id, Path(source.root), main)] + separate:
+    for rid, root, items in [(source.id, as_path(source.root), main)] + separate:
         parts = _assemble(items)
         filled = [p for p in parts if p[1].series or p[1].eval_series]
         for name, raw, formats, files in parts:
@@ -126,7 +127,7 @@ def read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run],
                 if not filled:  # a metric-less side file (checkpoint list ...) next to real logs is fine
                     damage = [i for i in raw.issues if i.level == "error"]
                     # the damage says why nothing was read; otherwise say that nothing was found
-                    errors.extend(damage or [ReadIssue(path=str(root), message="no metric values found in " + ", ".join(Path(f).name for f in files))])
+                    errors.extend(damage or [ReadIssue(path=str(root), message="no metric values found in " + ", ".join(as_path(f).name for f in files))])
                 continue
             run_id = f"{rid}/{name}" if name else rid
             _printable(raw)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import csv
 import io
 import logging
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ import pandas as pd
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue
 from .jsonl import EPOCH_FLOOR, is_eval_key, to_wall_seconds, usable_steps
+from .storage import size_of
 
 NAME = "csv_logs"
 log = logging.getLogger(__name__)
@@ -156,7 +156,7 @@ def _arrow_run(path: Path) -> RawRun | None:
     """
     try:
         with path.open("rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
+            size = size_of(fh)
             head = fh.read(_EDGE_BYTES)
             fh.seek(max(size - 1, 0))
             last = fh.read(1)

@@ -36,6 +36,7 @@ from pathlib import Path, PurePosixPath
 from ..frame import ReadIssue
 from . import FORMAT_MODULES, display, sniff
 from .base import HEAD_BYTES
+from .storage import as_path, open_binary, realpath, scandir
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".trash", ".ipynb_checkpoints", ".venv", "venv", "site-packages"})
 # Sibling folders that hold one run's logs in one format each (see the module docstring).  Not
@@ -86,7 +87,7 @@ class _Group:
 
 def discover(path: str | Path) -> tuple[list[RunSource], list[ReadIssue]]:
     """Every run under ``path`` (sorted by id) and the problems met while looking."""
-    root = Path(path)
+    root = as_path(path)
     walker = _Walker(root)
     if root.is_file():
         return walker.single_file(root)
@@ -99,7 +100,7 @@ def discover(path: str | Path) -> tuple[list[RunSource], list[ReadIssue]]:
 class _Walker:
     def __init__(self, root: Path):
         self.root = root
-        self.root_real = os.path.realpath(root)
+        self.root_real = realpath(root)
         self.issues: list[ReadIssue] = []
         self.visited: set[str] = set()
         self.seen_files: set[str] = set()
@@ -119,21 +120,21 @@ class _Walker:
     def run(self) -> None:
         self._walk(self.root)
         for link in sorted(self.dir_links):
-            real = os.path.realpath(link)
+            real = realpath(link)
             if _inside(real, self.root_real) or real in self.visited:
                 continue  # the target is walked anyway (wandb/latest-run) or was already
             self._walk(link)
         for link in sorted(self.file_links):
-            if os.path.realpath(link) not in self.seen_files:
+            if realpath(link) not in self.seen_files:
                 self._file(link)
 
     def _walk(self, folder: Path) -> None:
-        real = os.path.realpath(folder)
+        real = realpath(folder)
         if real in self.visited:
             return
         self.visited.add(real)
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            entries = sorted(scandir(folder), key=lambda e: e.name)
         except OSError as exc:
             self.issues.append(ReadIssue(display(folder), f"cannot list folder ({exc.strerror or exc})", level="warning"))
             return
@@ -144,7 +145,7 @@ class _Walker:
             self.issues.append(ReadIssue(display(folder), f"cannot inspect folder ({exc.strerror or exc})", level="warning"))
             return
         for entry in entries:
-            p = Path(entry.path)
+            p = as_path(entry.path)
             try:
                 if entry.is_symlink():
                     if entry.is_dir():
@@ -168,7 +169,7 @@ class _Walker:
 
         name = folder.name
         if _WANDB_RUN.match(name):
-            files = [Path(e.path) for e in entries if e.name.endswith(".wandb") and e.is_file()]
+            files = [as_path(e.path) for e in entries if e.name.endswith(".wandb") and e.is_file()]
             if not files:
                 self.issues.append(ReadIssue(display(folder), "W&B run folder without a run-<id>.wandb file: its metrics are only in that file", level="warning"))
                 return True
@@ -188,7 +189,7 @@ class _Walker:
             # model weights, optimizer state, tokenizer ... and a copy of the trainer state
             for e in entries:
                 if e.name == "trainer_state.json" and e.is_file():
-                    self.checkpoints.setdefault(folder.parent, []).append((int(m.group(1)), Path(e.path)))
+                    self.checkpoints.setdefault(folder.parent, []).append((int(m.group(1)), as_path(e.path)))
             return True
         return False
 
@@ -203,13 +204,13 @@ class _Walker:
         if shown != str(file) and _LOG_LIKE.search(shown):
             self.issues.append(ReadIssue(shown, "file name is not valid UTF-8 (shown with \\x escapes)", level="warning"))
         try:
-            with open(file, "rb") as fh:
+            with open_binary(file) as fh:
                 head = fh.read(HEAD_BYTES)
         except OSError as exc:
             if not quiet or _LOG_LIKE.search(file.name):
                 self.issues.append(ReadIssue(shown, f"cannot read file ({exc.strerror or exc})"))
             return None
-        real = os.path.realpath(file)
+        real = realpath(file)
         if real in self.seen_files:
             return None
         if not head:
@@ -342,7 +343,7 @@ def _rel(path: Path, root: Path) -> str:
 def _global_step(file: Path) -> int | None:
     """``global_step`` of a trainer_state.json (sort_keys puts it before the log history)."""
     try:
-        with open(file, "rb") as fh:
+        with open_binary(file) as fh:
             m = _GLOBAL_STEP.search(fh.read(1 << 16))
     except OSError:
         return None

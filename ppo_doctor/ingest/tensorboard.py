@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import struct
 from dataclasses import dataclass, field
@@ -47,6 +46,7 @@ import numpy as np
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
 from . import tfrecord
+from .storage import as_path, open_binary, size_of
 from .protowire import (
     WIRE_I32,
     WIRE_I64,
@@ -986,7 +986,7 @@ def _split_equal_rows(block: np.ndarray) -> list[np.ndarray | slice]:
 def sniff(path: Path, head: bytes) -> bool:
     """An ``events.out.tfevents.*`` file, or a TFRecord whose first record is an Event with a
     file_version (``brain.Event:N``)."""
-    if Path(path).name.startswith(FILE_PREFIX):
+    if as_path(path).name.startswith(FILE_PREFIX):
         return True
     if len(head) < tfrecord.OVERHEAD:
         return False
@@ -1005,8 +1005,8 @@ def _load(path: Path) -> tuple[memoryview, np.ndarray]:
     bytes after the end (see :func:`_decode_fast`). Numpy-owned memory gets transparent huge
     pages, which makes the fast path's scattered row gathers cheaper."""
     try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
+        with open_binary(path) as fh:
+            size = size_of(fh)
             padded = np.empty(size + _MAX_FAST_LENGTH + tfrecord.FOOTER_BYTES, dtype=np.uint8)
             got = fh.readinto(memoryview(padded)[:size])
             padded[got:] = 0

@@ -28,6 +28,7 @@ import numpy as np
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
 from .base import is_int64
+from .storage import open_binary
 
 NAME = "verl_console"
 
@@ -58,7 +59,7 @@ def sniff(path: Path, head: bytes) -> bool:
     if path.suffix.lower() not in _CONSOLE_SUFFIXES and b" pid=" not in head:
         return False
     try:
-        with open(path, "rb") as fh:
+        with open_binary(path) as fh:
             chunk = fh.read(SNIFF_BYTES)
     except OSError:
         return False

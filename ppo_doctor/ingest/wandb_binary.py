@@ -30,7 +30,6 @@ import json
 import logging
 import math
 import mmap
-import os
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -45,6 +44,7 @@ from ..frame import RawRun, RawSeries, ReadIssue, TextSample
 from . import numparse, wandb_files
 from .jsonl import parse_int
 from .wandb_files import EVAL_PREFIXES, TableRef
+from .storage import as_path, has_fileno, open_binary, size_of
 
 log = logging.getLogger(__name__)
 
@@ -726,11 +726,15 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def read(path: Path) -> list[RawRun]:
     """Read ``run-<id>.wandb`` and the side files of its run folder (``files/`` beside it)."""
-    path = Path(path)
+    path = as_path(path)
     try:
-        with open(path, "rb") as fh:
+        with open_binary(path) as fh:
             # mmap: a multi-GB log is paged in as it is scanned instead of copied into memory
-            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(fh.fileno()).st_size else b""
+            # (a remote file, which has no descriptor, is streamed into memory once)
+            if not has_fileno(fh):
+                data: bytes | mmap.mmap = fh.read()
+            else:
+                data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size_of(fh) else b""
     except (OSError, ValueError) as exc:
         raise LogReadError(str(path), f"cannot read file: {getattr(exc, 'strerror', None) or exc}") from None
     try:
@@ -754,7 +758,7 @@ def read_run_folder(folder: Path) -> list[RawRun]:
     A folder without a ``.wandb`` file (copied without it) still gives its config and text
     tables, with a warning that the metrics are missing.
     """
-    folder = Path(folder)
+    folder = as_path(folder)
     logs = sorted(p for p in folder.glob("*.wandb") if p.is_file())
     if logs:
         runs: list[RawRun] = []

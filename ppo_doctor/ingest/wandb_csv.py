@@ -36,6 +36,7 @@ from ..frame import RawRun, RawSeries, ReadIssue, TextSample
 from . import wandb_files
 from .wandb_files import EVAL_PREFIXES
 from .base import HEAD_BYTES
+from .storage import as_path, open_binary
 
 log = logging.getLogger(__name__)
 
@@ -124,9 +125,9 @@ def _parquet_has_step(path: Path) -> bool:
 
 def read(path: Path) -> list[RawRun]:
     """Every run of a W&B export file (a panel CSV may hold several)."""
-    path = Path(path)
+    path = as_path(path)
     try:
-        with open(path, "rb") as fh:
+        with open_binary(path) as fh:
             first_line = fh.readline(_MAX_HEADER)
     except OSError as exc:
         raise LogReadError(str(path), f"cannot read file: {exc.strerror or exc}") from None

@@ -12,7 +12,6 @@ that ``metrics.build_run`` extracted) and from the sweep table's parameter colum
 from __future__ import annotations
 
 import logging
-import os
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -20,6 +19,7 @@ from typing import Any, Callable, Iterable
 from ..frame import ReadIssue
 from ..ingest import display
 from ..ingest.discover import RunSource
+from ..ingest.storage import as_path, open_binary, scandir, size_of
 from .attribution import Attribution, attribute
 from .report import SweepReport, SweepRow, error_row, sweep_row
 from .table import MAX_BYTES, SweepTable, join, parse_table
@@ -37,7 +37,8 @@ def sweep(
     *,
     progress: Callable[[int, int], None] | None = None,
 ) -> SweepReport:
-    """Analyse every run under ``paths`` and attribute the unhealthy ones to config values."""
+    """Analyse every run under ``paths`` (folders, files or fsspec URLs) and attribute the
+    unhealthy ones to config values."""
     from ..pipeline import Schedule, find_sources, stream
 
     cfg = config or {}
@@ -104,12 +105,15 @@ def _split_tables(sources: list[RunSource]) -> tuple[list[RunSource], list[str]]
 def _tables(sources: list[RunSource], candidates: list[str], run_ids: list[str]) -> list[SweepTable]:
     """Sweep tables among ``candidates`` and the CSV files in the folders holding the runs."""
     found = list(dict.fromkeys(candidates))
-    for folder in sorted({os.path.dirname(str(s.root)) for s in sources}):
+    for folder in sorted({as_path(s.root).parent for s in sources}, key=str):
         try:
-            names = sorted(os.listdir(folder))
+            entries = sorted(scandir(folder), key=lambda e: e.name)
         except OSError:
             continue
-        found.extend(p for p in (os.path.join(folder, n) for n in names if n.lower().endswith((".csv", ".tsv"))) if p not in found)
+        for entry in entries:
+            path = str(as_path(entry.path))
+            if entry.name.lower().endswith((".csv", ".tsv")) and entry.is_file() and path not in found:
+                found.append(path)
     out = []
     for path in found:
         text = _read_table_text(path)
@@ -122,9 +126,9 @@ def _tables(sources: list[RunSource], candidates: list[str], run_ids: list[str])
 def _read_table_text(path: str) -> str | None:
     """The text of a CSV small enough to be a sweep table and shaped like one, else None."""
     try:
-        if os.path.getsize(path) > MAX_BYTES:
-            return None
-        with open(path, "rb") as fh:
+        with open_binary(as_path(path)) as fh:
+            if size_of(fh) > MAX_BYTES:
+                return None
             text = fh.read().decode("utf-8", "replace")
     except OSError:
         return None
