@@ -25,11 +25,12 @@ the object into memory once.  Filesystem options come from fsspec's own configur
 
 from __future__ import annotations
 
+import io
 import os
 import stat as stat_mod
 from pathlib import Path, PurePosixPath
 from types import SimpleNamespace
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterator, cast
 
 LOCAL_SCHEMES = ("file",)
 
@@ -79,8 +80,6 @@ class RemotePath(PurePosixPath):
     def open(self, mode: str = "rb", **kw: Any) -> IO[Any]:
         fs, p = self._fs()
         if "b" not in mode:
-            import io
-
             return io.TextIOWrapper(fs.open(p, mode.replace("t", "") + "b"), encoding=kw.get("encoding") or "utf-8", errors=kw.get("errors") or "strict")
         return fs.open(p, mode)
 
@@ -171,7 +170,7 @@ class _Entry:
         return False
 
 
-def scandir(folder: Path | str) -> Iterator[Any]:
+def scandir(folder: Path | RemotePath | str) -> Iterator[Any]:
     """``os.scandir(folder)``, or the entries of a remote folder (one listing call)."""
     if not isinstance(folder, RemotePath):
         return iter(os.scandir(folder))
@@ -194,14 +193,15 @@ def _listing(folder: RemotePath, p: str) -> str:
     return p.rstrip("/") + "/" if folder._http() else p
 
 
-def open_binary(path: Path | str) -> IO[bytes]:
-    """``open(path, "rb")`` for a local path or a remote one."""
+def open_binary(path: Path | RemotePath | str) -> io.BufferedIOBase:
+    """``open(path, "rb")`` for a local path or a remote one (fsspec's buffered files are
+    ``io.IOBase`` objects with the same read/seek/readinto methods)."""
     if isinstance(path, RemotePath):
-        return path.open("rb")
+        return cast(io.BufferedIOBase, path.open("rb"))
     return open(path, "rb")
 
 
-def size_of(fh: IO[bytes]) -> int:
+def size_of(fh: IO[bytes] | io.IOBase) -> int:
     """The size of an open file: ``os.fstat`` locally, the filesystem's size for a remote file."""
     try:
         return os.fstat(fh.fileno()).st_size
@@ -215,7 +215,7 @@ def size_of(fh: IO[bytes]) -> int:
         return int(end)
 
 
-def has_fileno(fh: IO[bytes]) -> bool:
+def has_fileno(fh: IO[bytes] | io.IOBase) -> bool:
     """Whether ``fh`` is a local file (one that ``mmap`` and ``os.fstat`` can use)."""
     try:
         fh.fileno()
@@ -252,8 +252,9 @@ def _mtime(info: dict[str, Any]) -> float:
         v = info.get(key)
         if isinstance(v, (int, float)):
             return float(v)
-        if hasattr(v, "timestamp"):
-            return float(v.timestamp())
+        stamp = getattr(v, "timestamp", None)  # a datetime (S3's LastModified)
+        if callable(stamp):
+            return float(stamp())
     return 0.0
 
 

@@ -205,8 +205,11 @@ def _is_number(v: Any) -> bool:
 
 def _candidates(name: str, params: Mapping[str, Mapping[str, Any]], items: Sequence[str]) -> list[tuple[str, Any, Any, frozenset[str], frozenset[str]]]:
     """Every split of ``items`` by ``name``: (kind, low, high, side A, side B)."""
-    values = {i: params.get(i, {}).get(name) for i in items}
-    values = {i: v for i, v in values.items() if _known(v)}
+    values: dict[str, Any] = {}
+    for i in items:
+        v = params.get(i, {}).get(name)
+        if _known(v):
+            values[i] = v
     if len(values) < 2:
         return []
     out = []
