@@ -24,6 +24,7 @@ BENCHMARKS = {
     "check": ("benchmarks.bench_check", [], ["--repeats", "3", "--engine-steps", "10000,100000,1000000"]),
     "memory": ("benchmarks.bench_memory", [], []),
     "jobs": ("benchmarks.bench_jobs", [], ["--repeats", "1"]),
+    "sweep": ("benchmarks.bench_sweep", [], ["--growth", "100"]),
 }
 
 
