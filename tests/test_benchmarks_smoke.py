@@ -118,10 +118,10 @@ def test_bench_jobs_smoke(data_dir):
     assert "3,000 / 3,000" in table
 
 
-@pytest.mark.slow  # six fresh subprocesses, one of them a Dask LocalCluster: ~20-40 s
+@pytest.mark.slow  # five fresh subprocesses, one of them a Dask LocalCluster: ~20-40 s (more under load)
 def test_bench_sweep_smoke(data_dir):
-    table = bench_sweep.run(n_runs=10, n_steps=30, n_metrics=4, jobs=2, growth=[5, 10])
-    assert "10 runs x 4 metrics x 30 steps (1,200 points" in table
+    table = bench_sweep.run(n_runs=6, n_steps=30, n_metrics=4, jobs=2, growth=[6])
+    assert "6 runs x 4 metrics x 30 steps (720 points" in table
     assert "the same report from every executor (hash of the JSON without paths): **yes**" in table
 
 

@@ -279,13 +279,20 @@ def _merge(into: RawRun, raw: RawRun, fmt: str, formats_seen: list[str]) -> None
     into.restarts.extend(raw.restarts)
 
 
-def load(path: str | Path, *, jobs: int = 1, aliases: dict[str, str] | None = None) -> LoadResult:
-    """Discover and read every run under ``path`` (in ``jobs`` processes when > 1; the scheduling
-    is :mod:`ppo_doctor.pipeline`'s)."""
+def load(
+    path: str | Path,
+    *,
+    jobs: int = 1,
+    aliases: dict[str, str] | None = None,
+    executor: str | None = None,
+    dask: str | None = None,
+) -> LoadResult:
+    """Discover and read every run under ``path`` (a folder, a file or an fsspec URL); where the
+    runs are read (``jobs`` processes, Dask) is :mod:`ppo_doctor.pipeline`'s business."""
     from ..pipeline import Schedule, map_runs
 
     result = LoadResult()
-    for runs, errors in map_runs(path, _identity, Schedule.choose(jobs=jobs), aliases=aliases):
+    for runs, errors in map_runs(path, _identity, Schedule.choose(executor=executor, jobs=jobs, dask=dask), aliases=aliases):
         result.runs.extend(runs)
         result.errors.extend(errors)
     return result
