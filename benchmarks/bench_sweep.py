@@ -86,14 +86,21 @@ def measure(kind: str, root: Path, n: int, jobs: int) -> dict[str, object]:
             total += time.perf_counter() - t0
         out["seconds"] = total
     elif kind == "dask":
+        import dask
         from distributed import Client, LocalCluster
 
-        with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+        from ppo_doctor.pipeline import dask_settings
+
+        with dask.config.set(dask_settings(Schedule(executor="dask", jobs=jobs))):
+            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None)
+        with cluster, Client(cluster) as client:
             t0 = time.perf_counter()
             rep = sweep(root if n >= len(list(root.iterdir())) else [str(f) for f in folders], schedule=Schedule(executor="dask", jobs=jobs, dask=cluster.scheduler_address))
             out["seconds"] = time.perf_counter() - t0
             peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
             out["worker_peak_mb"] = max(peaks.values())
+            out["worker_cpu"] = sum(client.run(lambda: _cpu(resource.RUSAGE_SELF)).values())
+            out["client_cpu"] = _cpu(resource.RUSAGE_SELF) - cpu0  # this process: the client and the scheduler
             out["digest"] = _digest(rep)
     else:
         schedule = Schedule(executor="processes", jobs=jobs) if kind == "processes" else Schedule()
