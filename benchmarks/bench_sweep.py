@@ -125,7 +125,7 @@ def _child(kind: str, root: Path, n: int, jobs: int) -> dict:
     if proc.returncode != 0:
         raise RuntimeError(f"{kind} failed: {proc.stderr[-3000:]}")
     res = json.loads(proc.stdout.strip().splitlines()[-1])
-    log.info("%s n=%d jobs=%d: %.1f s (cpu %.1f s) %s", kind, n, jobs, res["seconds"], res["cpu"], {k: v for k, v in res.items() if k.endswith("_mb")})
+    log.info("%s n=%d jobs=%d: %s", kind, n, jobs, res)
     return res
 
 
@@ -149,7 +149,7 @@ def run(n_runs: int, n_steps: int, n_metrics: int, jobs: int, growth: list[int])
         f"| sum of single checks (`analyze(run)` x {checks['runs']:,}) | {checks['seconds']:.1f} s | {checks['cpu']:.1f} s | {1000 * checks['seconds'] / checks['runs']:.0f} ms | {checks['self_peak_mb']:.0f} MB (the process) |",
         f"| `sweep ROOT`, local executor | {local['seconds']:.1f} s | {local['cpu']:.1f} s | {1000 * local['seconds'] / local['runs']:.0f} ms | {local['self_peak_mb']:.0f} MB (the process) |",
         f"| `sweep ROOT`, processes x {jobs} | {procs['seconds']:.1f} s | {procs['cpu']:.1f} s | {1000 * procs['seconds'] / procs['runs']:.0f} ms | {procs['worker_peak_mb']:.0f} MB (largest worker) |",
-        f"| `sweep ROOT`, Dask LocalCluster x {jobs} | {dask['seconds']:.1f} s | {dask['cpu']:.1f} s (client side) | {1000 * dask['seconds'] / dask['runs']:.0f} ms | {dask['worker_peak_mb']:.0f} MB (largest worker) |",
+        f"| `sweep ROOT`, Dask LocalCluster x {jobs} | {dask['seconds']:.1f} s | {dask['cpu']:.1f} s (workers {dask['worker_cpu']:.1f} s, client + scheduler {dask['client_cpu']:.1f} s) | {1000 * dask['seconds'] / dask['runs']:.0f} ms | {dask['worker_peak_mb']:.0f} MB (largest worker) |",
         "",
         f"- sweep overhead over the sum of single checks: **{100 * (local['seconds'] / checks['seconds'] - 1):+.1f} %** wall, "
         f"{100 * (local['cpu'] / checks['cpu'] - 1):+.1f} % CPU (target < 10 %)",

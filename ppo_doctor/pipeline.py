@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 from .frame import ReadIssue
-from .ingest import display, read_source
+from .ingest import _read_source, display
 from .ingest.discover import RunSource, discover
 from .ingest.storage import as_path
 from .run import Run
@@ -108,7 +108,7 @@ def find_sources(paths: Iterable[str | Path]) -> tuple[list[RunSource], list[Rea
 
 def process_source(source: RunSource, fn: Callable[[Run], T], aliases: dict[str, str] | None) -> tuple[list[T], list[ReadIssue]]:
     """One task: read one discovered run and apply ``fn`` to each run it holds (runs in a worker)."""
-    runs, errors = read_source(source, aliases)
+    runs, errors = _read_source(source, aliases)
     return [fn(run) for run in runs], _displayed(errors)
 
 

@@ -91,7 +91,7 @@ def _read_file(fmt: str, fpath: Path, errors: list[ReadIssue]) -> list[RawRun] |
     return None
 
 
-def read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run], list[ReadIssue]]:
+def _read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run], list[ReadIssue]]:
     """Read every file of one discovered run and build its Run(s).
 
     Files of several formats merge into one run (the earlier, higher-priority format keeps a tag
@@ -323,4 +323,4 @@ def concat_series(parts: list[RawSeries]) -> RawSeries:
     )
 
 
-__all__ = ["LoadResult", "display", "load", "load_runs", "read_source", "readers", "reader_for", "sniff", "RunFrame"]
+__all__ = ["LoadResult", "display", "load", "load_runs", "readers", "reader_for", "sniff", "RunFrame"]
