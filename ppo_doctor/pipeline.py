@@ -233,7 +233,7 @@ def dask_settings(schedule: Schedule) -> dict[str, Any]:
     Dask's nannies start workers with ``MALLOC_TRIM_THRESHOLD_=65536`` (distributed.yaml,
     ``nanny.pre-spawn-environ``) so that freed memory goes back to the OS at once; a run's numpy
     arrays are freed after every task, and on 200 runs that cost each worker ~600,000 page faults
-    and half again the CPU (6.3 vs 4.1 s; benchmarks/RESULTS.md "Sweeps").  A worker's memory is
+    and half again the CPU (6.3-6.7 vs 3.9-4.4 s; benchmarks/RESULTS.md "Sweeps").  A worker's memory is
     bounded by its largest run anyway, so clusters started here leave glibc's default.
     """
     import dask
