@@ -25,6 +25,7 @@ BENCHMARKS = {
     "memory": ("benchmarks.bench_memory", [], []),
     "jobs": ("benchmarks.bench_jobs", [], ["--repeats", "1"]),
     "sweep": ("benchmarks.bench_sweep", [], ["--growth", "100"]),
+    "hostile": ("benchmarks.bench_hostile", [], ["--skip-million"]),
 }
 
 

@@ -20,8 +20,10 @@ def analyze_run(run: Run, config: dict[str, Any] | None = None) -> RunReport:
 
     cfg = config or {}
     findings, not_applicable = run_rules(run, cfg)
-    causes = rank_causes(findings, run)
     verdict, reason = verdict_for(run, findings, not_applicable)
+    # causes explain symptoms: a run with none (healthy, or unknown) is not given "likely causes"
+    # built from its info notes alone, which would contradict its verdict
+    causes = rank_causes(findings, run) if verdict == "unhealthy" else []
     return RunReport(
         run=run, verdict=verdict, verdict_reason=reason, findings=findings, causes=causes, not_applicable=not_applicable
     )

@@ -10,12 +10,14 @@ SYMPTOMS = (
     "negative_kl",
     "reward_hacking",
     "reward_spike",
+    "reward_collapse",
     "stagnation",
     "value_instability",
     "oscillation",
     "gradient_explosion",
     "nan",
     "entropy_collapse",
+    "unstable_updates",
     "log_quality",
 )
 
@@ -72,13 +74,30 @@ class Finding:
 
 @dataclass
 class RankedCause:
+    """A cause with the evidence for it and against it, kept apart.
+
+    ``evidence`` names the findings that support the cause (by code, rule, symptom, metric and
+    steps: a finding's message is shown once, with the finding); ``config_evidence`` what the
+    run's config and logged values say for it, ``config_against`` what they say against it.
+    """
+
     id: str
     title: str
     confidence: float  # 0..1
     explanation: str = ""
     evidence: list[str] = field(default_factory=list)  # from findings
-    config_evidence: list[str] = field(default_factory=list)  # from the run's own config
+    config_evidence: list[str] = field(default_factory=list)  # from the run's own config, for
     fixes: list[str] = field(default_factory=list)
+    config_against: list[str] = field(default_factory=list)  # from the run's own config, against
+
+    @property
+    def evidence_for(self) -> list[str]:
+        """Everything that supports the cause: findings, then config (marked ``config: ``)."""
+        return list(self.evidence) + [f"config: {e}" for e in self.config_evidence]
+
+    @property
+    def evidence_against(self) -> list[str]:
+        return [f"config: {e}" for e in self.config_against]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -86,7 +105,8 @@ class RankedCause:
             "title": self.title,
             "confidence": round(float(self.confidence), 3),
             "explanation": self.explanation,
-            "evidence": list(self.evidence) + [f"config: {e}" for e in self.config_evidence],
+            "evidence": self.evidence_for,
+            "evidence_against": self.evidence_against,
             "fixes": list(self.fixes),
         }
 

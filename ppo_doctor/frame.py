@@ -57,6 +57,9 @@ class RunFrame:
         self._df = df
         self._cache: dict[str, pd.Series] = {}
         self._groups: dict[str, np.ndarray] | None = None
+        self._tags: dict[str, list[str]] | None = None
+        self._sorted: list[str] | None = None
+        self._columns: tuple[np.ndarray, np.ndarray] | None = None
 
     def __getstate__(self) -> dict:
         # Only the table travels (``--jobs`` workers pickle their reports back): the per-metric
@@ -71,27 +74,23 @@ class RunFrame:
     def from_series(cls, items: Iterable[tuple[str, RawSeries]]) -> "RunFrame":
         """Build from ``(metric_name, RawSeries)`` pairs without per-point Python work."""
         items = list(items)
-        n = sum(len(s) for _, s in items)
-        steps = np.empty(n, dtype=np.int64)
-        values = np.empty(n, dtype=np.float64)
-        wall = np.full(n, np.nan, dtype=np.float64)
-        metric_codes = np.empty(n, dtype=np.int32)
-        tag_codes = np.empty(n, dtype=np.int32)
-        src_codes = np.empty(n, dtype=np.int32)
+        # one Python pass over the items for the category codes, then whole-column numpy work:
+        # per-item slice assignments cost seconds for 100,000 one-point tags (issue 19)
         metric_cats: dict[str, int] = {}
         tag_cats: dict[str, int] = {}
         src_cats: dict[str, int] = {}
-        pos = 0
-        for metric, s in items:
-            k = len(s)
-            steps[pos : pos + k] = s.steps
-            values[pos : pos + k] = s.values
-            if s.wall_time is not None:
-                wall[pos : pos + k] = s.wall_time
-            metric_codes[pos : pos + k] = metric_cats.setdefault(metric, len(metric_cats))
-            tag_codes[pos : pos + k] = tag_cats.setdefault(s.tag, len(tag_cats))
-            src_codes[pos : pos + k] = src_cats.setdefault(s.source, len(src_cats))
-            pos += k
+        ids = np.array(
+            [(metric_cats.setdefault(m, len(metric_cats)), tag_cats.setdefault(s.tag, len(tag_cats)), src_cats.setdefault(s.source, len(src_cats))) for m, s in items],
+            dtype=np.int32,
+        ).reshape(-1, 3)
+        lengths = np.array([len(s) for _, s in items], dtype=np.int64)
+        metric_codes, tag_codes, src_codes = (np.repeat(ids[:, k], lengths) for k in range(3))
+        steps = np.concatenate([s.steps for _, s in items]) if items else np.empty(0, np.int64)
+        values = np.concatenate([s.values for _, s in items]) if items else np.empty(0, np.float64)
+        if all(s.wall_time is not None for _, s in items):
+            wall = np.concatenate([s.wall_time for _, s in items]) if items else np.empty(0, np.float64)
+        else:
+            wall = np.concatenate([s.wall_time if s.wall_time is not None else np.full(len(s), np.nan) for _, s in items])
 
         def cat(codes: np.ndarray, cats: dict[str, int]) -> pd.Categorical:
             return pd.Categorical.from_codes(codes, categories=list(cats), validate=False) if cats else pd.Categorical([])
@@ -121,21 +120,23 @@ class RunFrame:
         return len(self._df)
 
     def _index(self) -> dict[str, np.ndarray]:
+        """Row positions of each metric, built once: every per-metric accessor is O(its
+        points), so a pass over all metrics is linear in points and tags (issue 19: one
+        full-column scan per metric made ``metrics`` quadratic in tags)."""
         if self._groups is None:
-            col = self._df["metric"]
-            codes = col.cat.codes.to_numpy()
+            codes, names = _codes(self._df["metric"])
             order = np.argsort(codes, kind="stable")
             sorted_codes = codes[order]
             bounds = np.flatnonzero(np.diff(sorted_codes)) + 1
             chunks = np.split(order, bounds) if len(order) else []
-            self._groups = {}
-            for chunk in chunks:
-                self._groups[col.cat.categories[codes[chunk[0]]]] = chunk
+            self._groups = {names[codes[chunk[0]]]: chunk for chunk in chunks}
         return self._groups
 
     @property
     def metrics(self) -> list[str]:
-        return sorted(self._index())
+        if self._sorted is None:
+            self._sorted = sorted(self._index())
+        return list(self._sorted)
 
     def has(self, metric: str) -> bool:
         return metric in self._index()
@@ -149,33 +150,58 @@ class RunFrame:
         cached = self._cache.get(metric)
         if cached is not None:
             return cached
-        idx = self._index().get(metric)
-        if idx is None:
-            s = pd.Series([], dtype=np.float64, index=pd.Index([], dtype=np.int64, name="step"), name=metric)
-        else:
-            steps = self._df["step"].to_numpy()[idx]
-            values = self._df["value"].to_numpy()[idx]
-            # stable sort keeps file order among equal steps, so the last logged value wins
-            order = np.argsort(steps, kind="stable")
-            steps, values = steps[order], values[order]
-            if len(steps) > 1:
-                keep = np.append(steps[1:] != steps[:-1], True)
-                steps, values = steps[keep], values[keep]
-            s = pd.Series(values, index=pd.Index(steps, name="step"), name=metric)
+        steps, values = self.arrays(metric)
+        s = pd.Series(values, index=pd.Index(steps, dtype=np.int64, name="step"), name=metric)
         self._cache[metric] = s
         return s
 
-    def raw_tags(self, metric: str) -> list[str]:
+    def arrays(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(steps, values)`` of :meth:`series` as numpy arrays, without building a Series
+        (a rule that looks at every metric pays pandas' per-Series cost once per tag)."""
+        cached = self._cache.get(metric)
+        if cached is not None:
+            return cached.index.to_numpy(dtype=np.int64), cached.to_numpy(dtype=np.float64)
         idx = self._index().get(metric)
         if idx is None:
-            return []
-        return sorted(set(self._df["raw_tag"].to_numpy()[idx].tolist()))
+            return np.empty(0, np.int64), np.empty(0, np.float64)
+        if self._columns is None:  # DataFrame.__getitem__ costs tens of microseconds a call
+            self._columns = (self._df["step"].to_numpy(dtype=np.int64), self._df["value"].to_numpy(dtype=np.float64))
+        steps, values = self._columns[0][idx], self._columns[1][idx]
+        # stable sort keeps file order among equal steps, so the last logged value wins
+        order = np.argsort(steps, kind="stable")
+        steps, values = steps[order], values[order]
+        if len(steps) > 1:
+            keep = np.append(steps[1:] != steps[:-1], True)
+            steps, values = steps[keep], values[keep]
+        return steps, values
+
+    def raw_tags(self, metric: str) -> list[str]:
+        if self._tags is None:
+            self._tags = self._tags_by_metric()
+        return list(self._tags.get(metric, ()))
+
+    def _tags_by_metric(self) -> dict[str, list[str]]:
+        """The raw tags of every metric, from one pass over the (metric, raw_tag) code pairs."""
+        m_codes, m_names = _codes(self._df["metric"])
+        t_codes, t_names = _codes(self._df["raw_tag"])
+        ok = (m_codes >= 0) & (t_codes >= 0)  # -1: a missing value in a hand-made frame
+        pairs = np.unique(m_codes[ok].astype(np.int64) << 32 | t_codes[ok].astype(np.int64))
+        out: dict[str, list[str]] = {}
+        for m, t in zip((pairs >> 32).tolist(), (pairs & 0xFFFFFFFF).tolist()):
+            out.setdefault(m_names[m], []).append(t_names[t])
+        return {m: sorted(tags) for m, tags in out.items()}
 
     def step_range(self) -> tuple[int, int] | None:
         if not len(self._df):
             return None
         s = self._df["step"].to_numpy()
         return int(s.min()), int(s.max())
+
+
+def _codes(col: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """A string column as (integer codes, names): its own when categorical (``from_series``)."""
+    cat = col.cat if isinstance(col.dtype, pd.CategoricalDtype) else pd.Categorical(col)
+    return np.asarray(cat.codes), cat.categories.tolist()
 
 
 @dataclass

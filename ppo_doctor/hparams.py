@@ -61,7 +61,7 @@ FOREIGN_COMPONENTS = frozenset(
 
 # Frameworks that train classic-control / game policies, where e.g. lr 3e-4 and 10 PPO
 # epochs are the normal recipe (CleanRL defaults, 37-details blog; thresholds-and-peers §4.2).
-CLASSIC_RL_FRAMEWORKS = frozenset({"sb3", "cleanrl"})
+CLASSIC_RL_FRAMEWORKS = frozenset({"sb3", "sb2", "cleanrl"})
 
 # Estimator spellings in configs -> MetricInfo estimator ids (formats.md §8).
 ESTIMATOR_NAMES = {
@@ -320,6 +320,12 @@ HPARAMS: tuple[HParam, ...] = (
         ),
     ),
     HParam("ref_model", "str", "reference policy checkpoint for the KL term", ("ref_pretrain", "ref_model_path", "ref_model_name", "ref_model")),
+    HParam(
+        "adv_estimator",
+        "str",
+        "advantage estimator: gae (with a critic) or a critic-free one (grpo, rloo, reinforce_plus_plus, group_norm ...)",
+        ("algorithm.adv_estimator", "adv_estimator", "algo.advantage.estimator", "advantage_estimator"),
+    ),
 )
 
 HPARAM_KEYS = tuple(h.key for h in HPARAMS)

@@ -25,13 +25,15 @@ from __future__ import annotations
 
 import logging
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 import numpy as np
 
+from .design import by_design
 from .frame import RawRun, RawSeries, ReadIssue, RunFrame
 from .hparams import HPARAMS, flatten_config, normalize_config
+from .name_tokens import entropy_sign, infer_canonical
 from .run import MetricInfo, Run
 
 log = logging.getLogger(__name__)
@@ -43,17 +45,26 @@ CANONICAL: dict[str, str] = {
     "reward/kl_penalty": "non-score reward = -beta*KL (usually <= 0)",
     "reward/std": "std of the score across the batch",
     "reward/zero_std_frac": "fraction of prompt groups whose rewards are all equal (no GRPO signal)",
+    "reward/fn/*/mean": "mean of one reward function (one per function: TRL ``rewards/<fn>/mean``)",
+    "reward/fn/*/std": "std of one reward function across the batch",
+    "reward/score_margin": "score of the chosen minus the rejected completion (online DPO)",
     "kl/ref": "KL of the policy from the reference (SFT) policy; see estimator and reduction",
     "kl/coef": "KL coefficient beta in use (fixed or adaptive)",
     "kl/old": "approx KL between the rollout policy and the updated policy (trust region)",
     "policy/entropy": "policy entropy (token mean unless noted)",
     "policy/clipfrac": "fraction of tokens/samples where the PPO ratio clip is active",
+    "policy/clipfrac_low": "fraction of tokens clipped at 1 - epsilon_low (negative advantage)",
+    "policy/clipfrac_high": "fraction of tokens clipped at 1 + epsilon_high (positive advantage)",
+    "policy/clipfrac_low_min": "smallest per-sequence low-clip fraction in the batch",
+    "policy/clipfrac_high_max": "largest per-sequence high-clip fraction in the batch",
+    "policy/entropy_coef": "entropy-bonus coefficient in use (fixed or adaptive)",
     "policy/ratio_mean": "mean importance ratio pi/pi_old",
     "policy/ratio_var": "variance of the importance ratio",
     "loss/policy": "policy-gradient (clipped surrogate) loss",
     "loss/value": "value-function loss",
     "loss/total": "total optimised loss",
     "loss/entropy": "entropy loss term (sign: see MetricInfo.sign)",
+    "loss/aux": "auxiliary loss (mixture-of-experts router load balancing)",
     "value/clipfrac": "fraction of value predictions clipped",
     "value/explained_var": "explained variance of the returns by the critic (1 = perfect, < 0 = worse than the mean)",
     "value/mean": "mean value prediction",
@@ -64,13 +75,41 @@ CANONICAL: dict[str, str] = {
     "grad/norm": "policy gradient norm (pre-clip unless noted)",
     "grad/norm_critic": "critic gradient norm",
     "opt/lr": "policy learning rate",
+    "opt/lr_critic": "critic learning rate",
     "len/response_mean": "mean generated response length (tokens)",
     "len/response_max": "longest generated response in the batch (tokens)",
+    "len/response_min": "shortest generated response in the batch (tokens)",
+    "len/terminated_mean": "mean length of the responses that ended with EOS (not truncated)",
+    "len/terminated_min": "shortest response that ended with EOS",
+    "len/terminated_max": "longest response that ended with EOS",
+    "len/eos_frac": "fraction of responses that contain an EOS token",
     "len/response_clip_ratio": "fraction of responses that hit the length cap",
     "progress/epoch": "data epoch (bookkeeping)",
     "progress/episode": "cumulative samples/episodes (bookkeeping)",
     "progress/step": "trainer step counter logged as a metric (bookkeeping)",
+    "progress/tokens_seen": "input tokens seen so far, cumulative (bookkeeping)",
+    "progress/gen_batches": "generation batches drawn to fill one training batch (DAPO dynamic sampling: grows as all-equal-reward groups are filtered out)",
+    "progress/step_time": "seconds per training step (bookkeeping)",
+    "mismatch/kl": "KL between the inference engine's and the trainer's token distributions (off-policy mismatch), not the ref-KL",
+    "mismatch/logp_diff_mean": "mean |logp| difference between the inference engine (vLLM) and the trainer at the same weights: numerical mismatch, not a KL",
+    "mismatch/logp_diff_max": "largest such difference",
+    "mismatch/is_ratio_mean": "mean truncated importance-sampling ratio trainer/inference engine",
+    "mismatch/is_ratio_min": "smallest such ratio",
+    "mismatch/is_ratio_max": "largest such ratio",
+    "dpo/chosen": "implicit DPO reward of the chosen completion, beta * (logp - ref_logp) summed",
+    "dpo/rejected": "implicit DPO reward of the rejected completion",
+    "dpo/margin": "implicit reward margin chosen - rejected",
+    "dpo/accuracy": "fraction of pairs whose implicit reward prefers the chosen completion",
+    "dpo/logp_chosen": "sequence log-probability of the chosen completion",
+    "dpo/logp_rejected": "sequence log-probability of the rejected completion",
+    "tools/call_frac": "tool calls per completion (agentic GRPO)",
+    "tools/failure_frac": "fraction of tool calls that failed",
 }
+
+# Keys the HF Trainer logs once, on its last row (transformers ``speed_metrics`` and
+# ``train_loss``): run totals, not series.  A tag of this name with at most one point is moved
+# into the run's config (formats.md §1e); one logged every step stays a series.
+FINAL_TOTALS = ("train_runtime", "train_samples_per_second", "train_steps_per_second", "total_flos", "train_loss", "train_tokens_per_second")
 
 # Estimators whose value cannot be negative (formats.md §8): a negative value from one of them
 # is not "negative KL" from generation settings but a bug or a misread log.
@@ -81,12 +120,15 @@ FRAMEWORKS: dict[str, str] = {
     "trl": "TRL PPOv2 / new PPOTrainer 0.9-1.12 (objective/*, policy/*_avg, loss/*_avg, val/*)",
     "trl_rloo": "TRL RLOOTrainer (<= 0.21 like PPOv2 without a critic; >= 0.22 GRPO-style, k1 kl)",
     "trl_grpo": "TRL GRPOTrainer (reward, reward_std, kl (k3), completions/*, clip_ratio/*)",
+    "trl_async_grpo": "TRL AsyncGRPOTrainer (experimental): GRPO names, but kl is to the rollout policy; perf/*, sample/*",
+    "trl_online_dpo": "TRL OnlineDPOTrainer (objective/* like PPOv2, rewards/{chosen,rejected,margins,accuracies})",
     "openrlhf": "OpenRLHF PPO/GRPO (train/<key>, console short names)",
     "verl": "veRL (actor/*, critic/*, response_length/*, timing_s/*)",
     "trlx": "CarperAI trlx PPO (losses/*, policy/sqrt_kl, kl_ctl_value)",
     "deepspeed_chat": "DeepSpeed-Chat step 3 (reward, actor_loss, critic_loss)",
     "cleanrl": "CleanRL ppo*.py (charts/*, losses/*)",
     "sb3": "Stable-Baselines3 PPO (rollout/*, train/*, time/*)",
+    "sb2": "Stable-Baselines 2 (TensorFlow) PPO2 (loss/*, input_info/*, episode_reward)",
     "other": "other LLM RL loops with known names: Tinker cookbook, prime-rl",
     "unknown": "anything else: generic names (reward_mean, kl, policy_loss, ...)",
 }
@@ -216,29 +258,83 @@ _HF_LOOP = (
 
 
 def _grpo_like(kl: Alias) -> tuple[Alias, ...]:
+    """GRPOTrainer and RLOOTrainer >= 0.22 (TRL 1.16 grpo_trainer.py / rloo_trainer.py, ``self._metrics``)."""
     return (
-        _a("reward", "reward/score", note="weighted sum of the reward functions, no KL term"),
-        _a("reward_std", "reward/std"),
-        _a("frac_reward_zero_std", "reward/zero_std_frac"),
+        _a("reward", "reward/score", note="weighted sum of the reward functions (nan-mean over the batch), no KL term"),
+        _a("reward_std", "reward/std", note="std of the summed reward over the whole batch, not per group"),
+        _a("frac_reward_zero_std", "reward/zero_std_frac", note="groups whose rewards are all equal: zero advantage, no signal"),
+        _a("rewards/*/mean", "reward/fn/*/mean", note="one reward function, before its weight; NaN rows (not applicable) excluded"),
+        _a("rewards/*/std", "reward/fn/*/std"),
         kl,
-        _a("entropy", "policy/entropy", reduction=_TOK),
-        _a("clip_ratio/region_mean", "policy/clipfrac"),
-        _a("clip_ratio", "policy/clipfrac"),
-        _a("completions/mean_length", "len/response_mean"),
-        _a("completion_length", "len/response_mean"),
+        _a("entropy", "policy/entropy", reduction=_TOK, note="full-distribution entropy, masked token mean"),
+        _a("clip_ratio/region_mean", "policy/clipfrac", reduction=_TOK, note="low or high clip active; token mean"),
+        _a("clip_ratio", "policy/clipfrac", note="TRL 0.14-0.17 name"),
+        _a("cispo_clip_ratio", "policy/clipfrac", reduction=_TOK, note="loss_type cispo: ratio above 1 + epsilon_high with A > 0"),
+        _a("clip_ratio/low_mean", "policy/clipfrac_low", reduction=_TOK, note="ratio < 1 - epsilon_low with A < 0"),
+        _a("clip_ratio/high_mean", "policy/clipfrac_high", reduction=_TOK, note="ratio > 1 + epsilon_high with A > 0"),
+        _a("clip_ratio/low_min", "policy/clipfrac_low_min", note="min over sequences of the per-sequence low-clip fraction"),
+        _a("clip_ratio/high_max", "policy/clipfrac_high_max", note="max over sequences of the per-sequence high-clip fraction"),
+        _a("entropy_coef", "policy/entropy_coef", note="entropy bonus in use (adaptive when use_adaptive_entropy)"),
+        _a("completions/mean_length", "len/response_mean", note="tokens per completion"),
+        _a("completion_length", "len/response_mean", note="TRL <= 0.15 name"),
+        _a("completions/min_length", "len/response_min"),
         _a("completions/max_length", "len/response_max"),
-        _a("completions/clipped_ratio", "len/response_clip_ratio"),
-        _a("policy_loss", "loss/policy"),
-        *_HF_LOOP,
+        _a("completions/clipped_ratio", "len/response_clip_ratio", note="completions cut at max_completion_length (no EOS)"),
+        _a("completions/mean_terminated_length", "len/terminated_mean", note="0 when every completion was truncated"),
+        _a("completions/min_terminated_length", "len/terminated_min"),
+        _a("completions/max_terminated_length", "len/terminated_max"),
+        _a("policy_loss", "loss/policy", note="surrogate loss before the entropy bonus"),
+        _a("aux_loss", "loss/aux", note="MoE router loss (output_router_logits)"),
+        _a("sampling/sampling_logp_difference/mean", "mismatch/logp_diff_mean", note="vLLM vs trainer |logp| difference (use_vllm)"),
+        _a("sampling/sampling_logp_difference/max", "mismatch/logp_diff_max"),
+        _a("sampling/importance_sampling_ratio/mean", "mismatch/is_ratio_mean", note="vllm_importance_sampling_correction weights"),
+        _a("sampling/importance_sampling_ratio/min", "mismatch/is_ratio_min"),
+        _a("sampling/importance_sampling_ratio/max", "mismatch/is_ratio_max"),
+        _a("tools/call_frequency", "tools/call_frac"),
+        _a("tools/failure_frequency", "tools/failure_frac"),
+        _a("num_tokens", "progress/tokens_seen", note="state.num_input_tokens_seen (prompt + completion), cumulative"),
+        _a("step_time", "progress/step_time", note="seconds per optimizer step"),
+        _a("loss", "loss/total", note="the optimised loss incl. beta*KL when beta > 0, averaged over logging_steps"),
+        _a("grad_norm", "grad/norm", note="global norm before clipping (max_grad_norm)"),
+        *_HF_LOOP[2:],
     )
 
 
 _TRL_GRPO = _grpo_like(
-    _a("kl", "kl/ref", estimator="k3", reduction=_TOK, between="ref", note="k3, >= 0; only logged when beta != 0")
+    _a("kl", "kl/ref", estimator="k3", reduction=_TOK, between="ref", note="k3 = exp(ref - logp) - (ref - logp) - 1, >= 0, masked token mean; logged only when beta != 0 (default 0)")
 )
 # RLOO <= 0.21 logs the PPOv2 names (KL k1 seq-sum); >= 0.22 the GRPO names with a k1 token-mean kl.
 _TRL_RLOO = _TRL_PPO + _grpo_like(
-    _a("kl", "kl/ref", estimator="k1", reduction=_TOK, between="ref", note="k1 token mean (RLOO >= 0.22): can be < 0")
+    _a("kl", "kl/ref", estimator="k1", reduction=_TOK, between="ref", note="k1 = old_logp - ref_logp, token mean (RLOO >= 0.22): can be < 0; logged when beta != 0 (default 0.05)")
+)
+
+# TRL's experimental AsyncGRPOTrainer (trl/experimental/async_grpo/async_grpo_trainer.py) logs
+# GRPO's names, but its ``kl`` is (ratio - 1) - log(ratio) with ratio = pi/pi_old: the k3 KL to
+# the rollout policy (the trust region), not to the reference.
+_TRL_ASYNC_GRPO = (
+    _a("kl", "kl/old", estimator="k3", reduction=_TOK, between="old", note="k3 of pi vs the rollout policy pi_old, token mean"),
+    _a("ratio", "policy/ratio_mean", reduction=_TOK, note="mean importance ratio pi/pi_old over tokens"),
+    *_TRL_GRPO,
+)
+
+# TRL OnlineDPOTrainer (trl/experimental/online_dpo, ``self.stats``): PPOv2-style objective/*
+# plus the DPO implicit rewards, which are beta-scaled log-ratios and not task rewards.
+_TRL_ONLINE_DPO = (
+    _a("objective/scores", "reward/score", note="reward function / reward model score of the completions"),
+    _a("objective/scores_margin", "reward/score_margin", note="score(chosen) - score(rejected)"),
+    _a("objective/rlhf_reward", "reward/total", note="score + non_score_reward"),
+    _a("objective/non_score_reward", "reward/kl_penalty", reduction=_SEQ, note="-beta * seq-sum k1"),
+    _a("objective/kl", "kl/ref", estimator="k1", reduction=_SEQ, between="ref", note="sum over tokens of logp - ref_logp, batch mean: can be < 0"),
+    _a("objective/entropy", "policy/entropy", reduction=_SEQ, note="seq-sum of -logp of the sampled tokens: a length-dependent proxy"),
+    _a("beta", "kl/coef", note="DPO beta in use (a schedule when beta is a list)"),
+    _a("rewards/chosen", "dpo/chosen"),
+    _a("rewards/rejected", "dpo/rejected"),
+    _a("rewards/margins", "dpo/margin"),
+    _a("rewards/accuracies", "dpo/accuracy"),
+    _a("logps/chosen", "dpo/logp_chosen"),
+    _a("logps/rejected", "dpo/logp_rejected"),
+    _a("val/contain_eos_token", "len/eos_frac"),
+    *_HF_LOOP,
 )
 
 _OPENRLHF = (
@@ -247,6 +343,7 @@ _OPENRLHF = (
     _a("rollout/reward_mean", "reward/score"),
     _a("rm", "reward/score", note="console short name (0.5)"),
     _a("rollout/reward_std", "reward/std"),
+    _a("group_reward_std", "reward/std", note="mean within-group reward std (group_norm / dr_grpo advantages)"),
     _a("return", "reward/total", note="sum of token rewards incl. the KL penalty"),
     _a("ret", "reward/total", note="console short name (0.5)"),
     _a(
@@ -259,6 +356,7 @@ _OPENRLHF = (
         note="token mean of compute_approx_kl (k1 default; --kl_estimator / --use_kl_estimator_k3)",
     ),
     _a("ppo_kl", "kl/old", estimator="k1", reduction=_TOK, between="old"),
+    _a("logprobs_diff", "mismatch/logp_diff_mean", note="vLLM vs trainer log-prob difference (experience_maker.py)"),
     _a("policy_loss", "loss/policy"),
     _a("act_loss", "loss/policy", note="console short name"),
     _a("pg", "loss/policy", note="console short name (0.5)"),
@@ -271,6 +369,7 @@ _OPENRLHF = (
     _a("actor_grad_norm", "grad/norm"),
     _a("grad_norm", "grad/norm"),
     _a("critic_grad_norm", "grad/norm_critic"),
+    _a("critic_lr", "opt/lr_critic"),
     _a("ppo_clip_ratio", "policy/clipfrac"),
     _a("entropy_loss", "policy/entropy", reduction=_TOK, note="despite the name, the entropy value"),
     _a("ent_loss", "policy/entropy", reduction=_TOK, note="console short name"),
@@ -279,6 +378,7 @@ _OPENRLHF = (
     _a("glen", "len/response_mean", note="console short name (0.5)"),
     _a("gen_len", "len/response_mean", note="console short name"),
     _a("response_clip_ratio", "len/response_clip_ratio"),
+    _a("truncated", "len/response_clip_ratio", note="fraction of generations that hit max_tokens (Experience.truncated)"),
     _a("rollout/truncated_rate", "len/response_clip_ratio"),
 )
 
@@ -310,7 +410,8 @@ _VERL = (
     _a("actor/ppo_kl", "kl/old", estimator="k1", reduction=_TOK, between="old", note="mean(old - new logp): can be < 0"),
     _a("actor/entropy", "policy/entropy", reduction=_TOK),
     _a("actor/entropy_loss", "policy/entropy", reduction=_TOK, note="0.3.x: entropy from the update pass"),
-    _a("actor/pg_clipfrac", "policy/clipfrac"),
+    _a("actor/pg_clipfrac", "policy/clipfrac", reduction=_TOK),
+    _a("actor/pg_clipfrac_lower", "policy/clipfrac_low", reduction=_TOK, note="dual-clip: tokens with A < 0 clipped at clip_ratio_c (core_algos.compute_policy_loss)"),
     _a("actor/pg_loss", "loss/policy"),
     _a("critic/vf_loss", "loss/value"),
     _a("critic/vf_clipfrac", "value/clipfrac"),
@@ -322,11 +423,19 @@ _VERL = (
     _a("actor/grad_norm", "grad/norm"),
     _a("critic/grad_norm", "grad/norm_critic"),
     _a("actor/lr", "opt/lr", note="console <= 0.4 prints 3 decimals: small LRs read 0.000"),
+    _a("critic/lr", "opt/lr_critic"),
     _a("response_length/mean", "len/response_mean"),
+    _a("response_length/min", "len/response_min"),
     _a("response_length/max", "len/response_max"),
     _a("response_length/clip_ratio", "len/response_clip_ratio"),
     _a("training/epoch", "progress/epoch"),
     _a("training/global_step", "progress/step"),
+    _a("train/num_gen_batches", "progress/gen_batches", note="DAPO recipe (algorithm.filter_groups): 1 when no group was filtered"),
+    # algorithm.rollout_correction (rollout_corr_helper.py): trainer vs rollout-engine mismatch
+    _a("rollout_corr/kl", "mismatch/kl", estimator="k1", reduction=_TOK, note="rollout vs training policy at the same weights, not the ref-KL"),
+    _a("rollout_corr/rollout_is_mean", "mismatch/is_ratio_mean"),
+    _a("rollout_corr/rollout_is_min", "mismatch/is_ratio_min"),
+    _a("rollout_corr/rollout_is_max", "mismatch/is_ratio_max"),
 )
 
 _TRLX = (
@@ -383,6 +492,25 @@ _SB3 = (
     _a("train/loss", "loss/total", note="last minibatch total"),
     _a("train/explained_variance", "value/explained_var"),
     _a("train/learning_rate", "opt/lr"),
+)
+
+# Stable-Baselines 2 (TensorFlow) PPO2, stable_baselines/ppo2/ppo2.py: the scalars of the "loss"
+# and "input_info" variable scopes, one point per minibatch, and the per-episode reward that
+# total_episode_reward_logger writes at num_timesteps + the done index of each environment.
+_SB2 = (
+    _a("episode_reward", "reward/score", note="one point per finished episode and environment (steps go back between environments)"),
+    _a("environment_info/episode_reward", "reward/score"),
+    _a("loss/approximate_kullback-leibler", "kl/old", estimator="k2", between="old", note="0.5 * mean((neglogp - old_neglogp)^2)"),
+    _a("loss/entropy_loss", "policy/entropy", note="despite the name, the positive mean entropy (self.entropy)"),
+    _a("loss/policy_gradient_loss", "loss/policy", note="clipped surrogate of one minibatch"),
+    _a("loss/value_function_loss", "loss/value", note="0.5 * clipped MSE of one minibatch"),
+    _a("loss/clip_factor", "policy/clipfrac", note="SB2 >= 2.4 name of the clip fraction"),
+    _a("loss/clipfrac", "policy/clipfrac"),
+    _a("loss/loss", "loss/total", note="pg_loss - ent_coef * entropy + vf_coef * vf_loss"),
+    _a("input_info/discounted_rewards", "return/mean", note="mean of the returns fed to the value loss"),
+    _a("input_info/advantage", "adv/mean", note="normalised advantages: about 0"),
+    _a("input_info/old_value_pred", "value/mean"),
+    _a("input_info/learning_rate", "opt/lr"),
 )
 
 # Tinker cookbook and prime-rl.  env/all/reward/total is the environment's episode reward:
@@ -470,6 +598,9 @@ _GENERIC_RL = (
     _a("explained_variance", "value/explained_var"),
     _a("learning_rate", "opt/lr"),
     _a("lr", "opt/lr"),
+    # SB3's logger names, for a run too short to carry the sb3 markers or written by another
+    # loop that borrowed them (formats.md §7)
+    *_SB3,
 )
 
 ALIASES: dict[str, tuple[Alias, ...]] = {
@@ -483,6 +614,9 @@ ALIASES: dict[str, tuple[Alias, ...]] = {
     "deepspeed_chat": _DEEPSPEED_CHAT,
     "cleanrl": _CLEANRL,
     "sb3": _SB3,
+    "sb2": _SB2,
+    "trl_online_dpo": _TRL_ONLINE_DPO,
+    "trl_async_grpo": _TRL_ASYNC_GRPO,
     "other": _OTHER,
     "unknown": _GENERIC,
     "unknown_rl": _GENERIC_RL,
@@ -524,8 +658,19 @@ MARKERS: dict[str, dict[str, float]] = {
         "completions/clipped_ratio": 1,
         "clip_ratio/region_mean": 2,
         "clip_ratio/low_mean": 1,
+        "clip_ratio/high_max": 1,
+        "completions/mean_terminated_length": 2,
         "num_tokens": 1,
         "rewards/*": 2,
+    },
+    "trl_async_grpo": {"perf/weight_sync_s": 3, "sample/staleness_mean": 3, "batch/packing_ratio": 2, "perf/rollout_wait_s": 2},
+    "trl_online_dpo": {
+        "objective/scores_margin": 3,
+        "val/contain_eos_token": 3,
+        "rewards/margins": 2,
+        "rewards/accuracies": 2,
+        "logps/chosen": 1,
+        "objective/non_score_reward": 1,
     },
     "openrlhf": {
         "actor_lr": 3,
@@ -552,6 +697,7 @@ MARKERS: dict[str, dict[str, float]] = {
         "response_length/mean": 2,
         "timing_s/*": 2,
         "training/global_step": 2,
+        "train/num_gen_batches": 2,
         "actor/entropy": 1,
     },
     "trlx": {
@@ -580,6 +726,15 @@ MARKERS: dict[str, dict[str, float]] = {
         "train/clip_fraction": 3,
         "rollout/ep_rew_mean": 2,
         "train/n_updates": 1,
+    },
+    "sb2": {
+        "loss/approximate_kullback-leibler": 4,
+        "loss/value_function_loss": 3,
+        "loss/policy_gradient_loss": 3,
+        "loss/clip_factor": 3,
+        "input_info/*": 2,
+        "loss/entropy_loss": 1,
+        "episode_reward": 1,
     },
     "other": {
         "env/all/reward/total": 3,
@@ -618,7 +773,7 @@ MIN_FRAMEWORK_SCORE = 3.0
 # A synonym tag with this many times the points of the preferred spelling is read instead.
 DENSER_SYNONYM = 10
 # Tags showing a classic-RL (episodes) log rather than an LLM one, for the generic table.
-_EPISODE_MARKERS = ("episode_reward", "eprewmean", "mean 100 episode reward", "mean_episode_rewards", "Rewards/mean_episodes", "ep_rew_mean")
+_EPISODE_MARKERS = ("episode_reward", "eprewmean", "mean 100 episode reward", "mean_episode_rewards", "Rewards/mean_episodes", "ep_rew_mean", "rollout/ep_rew_mean")
 
 HF_PREFIX = "train/"
 EVAL_PREFIXES = ("eval/", "eval_", "test/")
@@ -751,17 +906,22 @@ def map_tags(
 
     table = table_for(framework, tags)
     index: dict[str, tuple[int, Alias]] = {}
+    patterns: list[tuple[int, Alias]] = []
     for i, a in enumerate(table):
-        index.setdefault(a.raw, (i, a))
+        if "*" in a.raw:
+            patterns.append((i, a))
+        else:
+            index.setdefault(a.raw, (i, a))
     for name in CANONICAL:  # identity: a tag already named canonically (lowest priority)
-        index.setdefault(name, (len(table), Alias(name, name)))
+        if "*" not in name:
+            index.setdefault(name, (len(table), Alias(name, name)))
 
     candidates: list[tuple[int, int, str, Alias]] = []
     for order, tag in enumerate(tags):
         if tag in mapping:
             continue
         for key in candidate_keys(tag):
-            hit = index.get(key)
+            hit = index.get(key) or _pattern_hit(key, patterns)
             if hit is not None:
                 prio, alias = hit
                 candidates.append((-1 if key == alias.canonical else prio, order, tag, alias))
@@ -783,7 +943,29 @@ def map_tags(
     for canonical, (_prio, _order, tag, alias) in best.items():
         mapping[tag] = canonical
         info[canonical] = _metric_info(alias, tag, framework, cfg)
+    for tag in tags:
+        if tag in mapping:
+            continue
+        guess = infer_canonical(tag)
+        if guess is not None and guess.canonical not in info:
+            mapping[tag] = guess.canonical
+            info[guess.canonical] = MetricInfo(
+                canonical=guess.canonical, raw_tag=tag, framework=framework, sign=guess.sign, note=guess.note, inferred=True
+            )
     return MappingResult(mapping, info, notes)
+
+
+def _pattern_hit(key: str, patterns: list[tuple[int, Alias]]) -> tuple[int, Alias] | None:
+    """A ``*`` alias (one path segment, e.g. ``rewards/*/mean``) matching ``key``, made concrete."""
+    parts = key.split("/")
+    for prio, a in patterns:
+        pat = a.raw.split("/")
+        if len(pat) != len(parts):
+            continue
+        seg = [p for p, q in zip(parts, pat) if q == "*"]
+        if all(q == "*" or p == q for p, q in zip(parts, pat)) and all(seg):
+            return prio, replace(a, raw=key, canonical=a.canonical.replace("*", seg[0]))
+    return None
 
 
 def _metric_info(alias: Alias, tag: str, framework: str, config: dict[str, Any]) -> MetricInfo:
@@ -845,23 +1027,25 @@ def build_run(
     """Canonicalise one run: framework, tag mapping, meanings, normalised config, frames."""
     issues = list(raw.issues)
     cfg_notes: list[str] = []
-    flat = flatten_config(raw.config, cfg_notes)
-    tags = list(dict.fromkeys(s.tag for s in raw.series))
+    series, totals = _split_totals(raw.series)
+    flat = flatten_config({**totals, **raw.config}, cfg_notes)
+    tags = list(dict.fromkeys(s.tag for s in series))
     framework = guess_framework(tags, flat)
 
     if framework == "trl_grpo":
         # GRPO logs k3 (>= 0, formats.md §8); a clearly negative ``kl`` can only be RLOO >= 0.22's k1.
         kl_tag = next((t for t in tags if "kl" in candidate_keys(t)), None)
-        low = _min_value(raw.series, kl_tag) if kl_tag else None
+        low = _min_value(series, kl_tag) if kl_tag else None
         if low is not None and low < -1e-4:
             framework = "trl_rloo"
             cfg_notes.append(f"{kl_tag} goes below 0 ({low:.3g}), impossible for GRPO's k3 estimator: read as RLOO (k1)")
 
     config = normalize_config(flat, framework)
     counts: dict[str, int] = {}
-    for s in raw.series:
+    for s in series:
         counts[s.tag] = counts.get(s.tag, 0) + len(s)
     result = map_tags(tags, framework, config, aliases, counts)
+    _sign_inferred_entropy(result.info, series)
     log.debug("run %s: framework %s, %d of %d tags mapped", run_id, framework, len(result.mapping), len(tags))
     mapping = result.mapping
     claimed = set(mapping.values())
@@ -873,8 +1057,11 @@ def build_run(
         # an unmapped tag spelled like a claimed canonical name must not merge into it
         return f"raw:{tag}" if tag in claimed else tag
 
-    frame = RunFrame.from_series((metric_of(s.tag), s) for s in raw.series)
+    frame = RunFrame.from_series((metric_of(s.tag), s) for s in series)
     eval_frame = _eval_frame(raw.eval_series, framework, config, aliases) if raw.eval_series else None
+    restarts = sorted(set(int(r) for r in raw.restarts))
+    if framework == "sb2" and restarts:
+        issues, restarts = _sb2_steps(issues, restarts, str(path))
 
     for note in cfg_notes + result.notes:
         issues.append(ReadIssue(path=str(path), message=note, level="warning"))
@@ -892,9 +1079,54 @@ def build_run(
         metric_info=result.info,
         texts=list(raw.texts),
         issues=issues,
-        restarts=sorted(set(int(r) for r in raw.restarts)),
+        restarts=restarts,
         eval_frame=eval_frame,
+        by_design=by_design(framework, config, frame.has),
     )
+
+
+def _split_totals(series: list[RawSeries]) -> tuple[list[RawSeries], dict[str, float]]:
+    """The series without the final-row totals (:data:`FINAL_TOTALS`, at most one point each),
+    and those totals by name: HF's TensorBoard/W&B callbacks log ``train/train_runtime`` ... once."""
+    keep: list[RawSeries] = []
+    totals: dict[str, float] = {}
+    for s in series:
+        key = next((k for k in candidate_keys(s.tag) if k in FINAL_TOTALS), None)
+        if key is not None and len(np.unique(s.steps)) <= 1:
+            if len(s):
+                totals[key] = float(s.values[-1])
+            continue
+        keep.append(s)
+    return keep, totals
+
+
+def _sign_inferred_entropy(info: dict[str, MetricInfo], series: list[RawSeries]) -> None:
+    """An inferred entropy *loss* takes the sign its values show (:func:`name_tokens.entropy_sign`)."""
+    meta = info.get("loss/entropy")
+    if meta is None or not meta.inferred:
+        return
+    vals = [s.values for s in series if s.tag == meta.raw_tag]
+    sign, why = entropy_sign(np.concatenate(vals) if vals else np.empty(0))
+    meta.sign, meta.note = sign, f"{meta.note}; {why}"
+
+
+def _sb2_steps(issues: list[ReadIssue], restarts: list[int], path: str) -> tuple[list[ReadIssue], list[int]]:
+    """Stable-Baselines 2 steps go back by design, not because the run restarted.
+
+    ppo2.py writes each minibatch's summary at ``(num_timesteps // update_fac + minibatch) *
+    update_fac`` and ``total_episode_reward_logger`` writes each environment's episodes at
+    ``num_timesteps + done index``: every rollout starts the environments' and the minibatches'
+    counters again.  The readers' "steps go back" notes are replaced by this one.
+    """
+    kept = [i for i in issues if not (i.level == "info" and "steps go back" in i.message) and "more restart(s) not listed" not in i.message]
+    kept.append(
+        ReadIssue(
+            path=path,
+            message=f"steps go back {len(restarts)} time(s): Stable-Baselines 2 counts steps per minibatch and per environment within each rollout (not a restarted log)",
+            level="info",
+        )
+    )
+    return kept, []
 
 
 def _strip_eval(tag: str) -> str:
@@ -944,6 +1176,18 @@ def render_markdown() -> str:
         "* Eval series (`eval/`, `eval_`, `test/`) are mapped the same way into `Run.eval_frame`.",
         "* Estimators chosen in the config (`kl_estimator`, TRL legacy `kl_penalty`, veRL",
         "  `kl_loss_type`/`algorithm.kl_penalty`, OpenRLHF `use_kl_estimator_k3`) override the defaults.",
+        "* A `*` in a raw tag stands for one path segment and is carried into the canonical name:",
+        "  TRL's `rewards/<function>/mean` becomes `reward/fn/<function>/mean`, one per reward function.",
+        "* A tag in no table is matched by the words of its name (`ppo_doctor/name_tokens.py`):",
+        "  `Loss/entropy`, `entropy_loss`, `policy_gradient_loss`, `total_loss`, `value_loss` ... take",
+        "  a canonical name marked *inferred* in `ppo-doctor metrics`; names with `std`/`min`/`max` or",
+        "  another model's word (`discriminator`) are left alone.  An inferred entropy *loss* takes the",
+        "  sign its values show: all <= 0 is -entropy (SB3 convention), all >= 0 the entropy itself.",
+        f"* Final-row totals ({', '.join(f'`{k}`' for k in FINAL_TOTALS)}) with at most one point are",
+        "  not series: they go to the run's config.",
+        "* Critic-free runs (GRPO, RLOO, REINFORCE++ ...: `ppo_doctor/design.py`) and runs whose KL",
+        "  coefficient is 0 say so once (`Run.by_design`); the value and KL rules are not listed as",
+        "  missing a metric there.",
         "",
         "## Frameworks",
         "",

@@ -26,9 +26,10 @@ class MetricInfo:
     sign: int = 1
     between: str | None = None
     note: str = ""
+    inferred: bool = False  # matched by the words of a home-made name, not by a table
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v not in (None, "")}
+        return {k: v for k, v in self.__dict__.items() if v not in (None, "") and not (k == "inferred" and not v)}
 
 
 @dataclass
@@ -48,6 +49,17 @@ class Run:
     issues: list[ReadIssue] = field(default_factory=list)
     restarts: list[int] = field(default_factory=list)
     eval_frame: RunFrame | None = None
+    # what the run lacks by design, family -> why (ppo_doctor.design): "critic" for a
+    # critic-free run (GRPO, RLOO, REINFORCE++), "kl" when the KL term is off by configuration
+    by_design: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def critic_free(self) -> bool:
+        return "critic" in self.by_design
+
+    @property
+    def kl_off(self) -> bool:
+        return "kl" in self.by_design
 
     @property
     def warnings(self) -> list[str]:

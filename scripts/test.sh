@@ -8,5 +8,5 @@ PY=${PYTHON:-python3}
 python -m pip install -q --upgrade pip
 # The exact CPU torch first, so the [reference] extra's torch range is already satisfied.
 python -m pip install -q torch==2.13.0
-python -m pip install -q -e ".[dev,reference]"
+python -m pip install -q -e ".[dev,reference,trl]"
 python -m pytest "$@"

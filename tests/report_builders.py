@@ -16,6 +16,7 @@ from ppo_doctor.findings import Finding, RankedCause
 from ppo_doctor.frame import RawSeries, ReadIssue, RunFrame, TextSample
 from ppo_doctor.report.model import NotApplicable, Report, RunReport
 from ppo_doctor.run import Run
+from ppo_doctor.rules.engine import verdict_for
 
 XSS = "<script>alert(1)</script>"
 N = 200
@@ -155,10 +156,13 @@ def lr_cause() -> RankedCause:
 def unhealthy_report(tmp: Path | None = None) -> RunReport:
     path = str(tmp / "kl_blowup") if tmp else "logs/kl_blowup"
     run = make_run("kl_blowup", kl_blowup_series(), path=path, config={"init_kl_coef": 0.001, "learning_rate": 1.41e-5})
+    findings = [kl_finding(), nan_finding(), warning_finding()]
+    verdict, reason = verdict_for(run, findings, [])
     return RunReport(
         run=run,
-        verdict="unhealthy",
-        findings=[kl_finding(), nan_finding(), warning_finding()],
+        verdict=verdict,
+        verdict_reason=reason,
+        findings=findings,
         causes=[kl_cause(), lr_cause()],
         not_applicable=[NotApplicable(code="PD301", name="explained-variance-negative", missing=["value/explained_var"])],
     )

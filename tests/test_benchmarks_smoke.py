@@ -132,3 +132,18 @@ def test_write_section_replaces_only_its_part(tmp_path):
     _common.write_section("mine", "Mine", "two", results=results)
     text = results.read_text()
     assert "keep" in text and "two" in text and "one" not in text
+
+
+def test_hostile_generators_make_what_they_say(tmp_path):
+    """bench_hostile's inputs at a tiny size: the readers see the records, tags and columns."""
+    from benchmarks import bench_hostile
+
+    tail = bench_hostile.zero_tail_file(tmp_path / "c3", 1 << 20, n_events=40)
+    assert tail.stat().st_size > 1 << 20
+    (run,) = load(tail.parent).runs
+    assert len(run.frame) == 40
+    (run,) = load(bench_hostile.many_tags(tmp_path / "c4", 300)).runs
+    assert len(run.frame.metrics) == 300
+    (run,) = load(bench_hostile.wide_csv(tmp_path / "c6", 123, 4, True)).runs
+    assert len(run.frame) == 4 * 122
+    assert len(load(bench_hostile.sparse_event_file(tmp_path / "c2", 1 << 30)).errors) == 1

@@ -25,6 +25,7 @@ def test_detectors_on_tiny_and_broken_series(name):
     assert detect.level_shifts(s, v, window=5) == []
     assert detect.oscillation(s, v).swings == 0
     assert detect.flat_spans(s, v) == []
+    assert detect.peak_drop(s, v) is None  # fewer than three windows of finite points
     assert isinstance(detect.summarize(s, v).n, int)
     assert detect.rolling_slope(s, v, 3).shape == v.shape
     assert detect.sustained_mask(detect.above(v, 0.0), 3, 5).shape == v.shape

@@ -12,6 +12,7 @@ from ppo_doctor.reference.validate import (
     Outcome,
     cause_accuracy,
     healthy_false_alarms,
+    merge_section,
     outcome_from_report,
     render_markdown,
     render_text,
@@ -118,6 +119,19 @@ def test_renderers_show_every_scenario_and_the_headline():
     assert "cause top-1 1/3" in text and "error findings on healthy runs: 1" in text
 
 
+def test_merge_section_replaces_its_own_suite_and_keeps_the_other():
+    ppo = render_markdown(OUTCOMES[:2], notes=["ppo run"])
+    trl = render_markdown(OUTCOMES[2:], title="GRPO scenario scorecard (real TRL GRPOTrainer)", notes=["trl run"])
+    both = merge_section(ppo, trl)
+    assert both.startswith(ppo) and both.endswith(trl) and both.count("\n# ") == 1
+    # writing either suite again replaces only its own section, in place
+    ppo2 = ppo.replace("ppo run", "ppo again")
+    assert merge_section(both, ppo2) == merge_section(ppo2, trl)
+    trl2 = trl.replace("trl run", "trl again")
+    assert merge_section(both, trl2) == merge_section(ppo, trl2)
+    assert merge_section("", trl) == trl
+
+
 @dataclass
 class _F:
     symptom: str
@@ -153,7 +167,7 @@ def test_scenario_registry_is_consistent():
     names = scenarios.names()
     assert {"healthy", "healthy-s1", "healthy-s2", "healthy-s3", "kl-coef-zero", "lr-x100", "too-many-ppo-epochs",
             "topk-sampling", "min-length", "reward-unnormalized-x100", "value-lr-high", "policy-not-from-sft",
-            "hackable-reward", "lr-tiny", "no-grad-clip-high-lr"} <= set(names)
+            "hackable-reward", "lr-tiny", "no-grad-clip-reward-outlier"} <= set(names)
     causes = {
         "kl-coef-too-low", "lr-too-high", "too-many-ppo-epochs", "batch-too-large", "no-grad-clipping",
         "policy-not-from-sft", "reward-model-flawed", "reward-not-normalized", "reward-not-clipped",

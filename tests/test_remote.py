@@ -34,8 +34,8 @@ def _same(doc: dict) -> tuple:
 def tree(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("remote")
     write_sweep(root, n_steps=80, n_metrics=6)  # JSONL, trainer_state and TensorBoard runs
-    # a sweep table joined through the run folder names
-    lines = ["kl,seed,max_kl"] + [f"{c:g},{s},{40 if c < 0.1 else 3}" for s in (1, 2, 3) for c in (0.02, 0.05, 0.2, 0.5)]
+    # a sweep table (a run name column) joined to the runs by their folder names
+    lines = ["run,kl"] + [f"kl{c:g}_seed{s},{c:g}" for s in (1, 2, 3) for c in (0.02, 0.05, 0.2, 0.5)]
     (root / "sweep.csv").write_text("\n".join(lines) + "\n")
     return root
 
@@ -101,7 +101,7 @@ def test_sweep_over_http_gives_the_local_report(http_url, local_report):
     remote = sweep(http_url).to_dict()
     assert _same(remote) == _same(local_report)
     assert remote["attribution"]["splits"][0]["label"] == "kl_coef <= 0.05: 6/6 runs unhealthy; >= 0.2: 0/6"
-    assert remote["attribution"]["splits"][0]["same_values"] == ["kl"]  # the table's column, joined by folder names
+    assert remote["attribution"]["splits"][0]["same_values"] == ["kl"]  # the table's column
     assert remote["runs"][0]["path"].startswith(http_url.rstrip("/"))
     assert remote["tables"] == [http_url + "sweep.csv"]
 

@@ -13,6 +13,7 @@ import pytest
 from ppo_doctor.report import FORMATS, RenderOptions, render
 from ppo_doctor.report.github import escape_data, escape_property
 from ppo_doctor.report.model import Report
+from ppo_doctor.rules.engine import verdict_for
 from ppo_doctor.report import rulemeta
 from ppo_doctor.report.rulemeta import RuleMeta
 from ppo_doctor.report.sarif import to_sarif
@@ -53,7 +54,8 @@ def report_validator() -> jsonschema.Draft202012Validator:
 # -- text ---------------------------------------------------------------------------------
 def test_text_report_has_verdicts_onsets_causes_and_read_errors():
     out = render(sample_report(), "text")
-    assert "UNHEALTHY: kl_blowup from step 120, nan from step 190" in out
+    assert ("UNHEALTHY: kl_blowup from step 120 (PD101 kl-runaway, error): KL to the reference rose from 0.05 to 40 "
+            "after step 120; also gradient_explosion from step 121, nan from step 190") in out
     assert "run healthy  HEALTHY\n" in out
     assert "UNKNOWN: the run logs no reward or KL" in out
     assert "PD101 kl-runaway" in out and "onset 120" in out
@@ -63,10 +65,12 @@ def test_text_report_has_verdicts_onsets_causes_and_read_errors():
     assert "\x1b[" not in out  # no colour unless asked
 
 
-def test_healthy_run_with_warnings_says_so():
+def test_a_run_with_a_warning_on_a_training_symptom_is_never_called_healthy():
     rr = healthy_report()
     rr.findings = [warning_finding()]
-    assert "HEALTHY (warnings: gradient_explosion from step 121)" in render(Report(runs=[rr]), "text")
+    rr.verdict, rr.verdict_reason = verdict_for(rr.run, rr.findings, [])
+    out = render(Report(runs=[rr]), "text")
+    assert "UNHEALTHY: gradient_explosion from step 121" in out and "HEALTHY (" not in out
 
 
 def test_text_report_colours_only_when_asked():

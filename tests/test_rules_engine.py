@@ -141,22 +141,29 @@ def test_healthy_without_kl_says_kl_was_not_judged():
     assert [(f.code, f.severity) for f in findings if f.code == "PD902"] == [("PD902", "info")]
 
 
-def test_three_warning_symptoms_make_a_run_unhealthy():
+def test_warnings_make_a_run_unhealthy_with_a_one_sentence_reason():
     n = 200
     run = example_run(
         Example(
             series={
-                "reward/score": saturating(n, 0, 2, sd=0.1),
-                "policy/clipfrac": flat(n, 0.45, 0.02),  # kl_blowup warning
-                "policy/entropy": saturating(n, 2.0, 0.5, sd=0.01),  # entropy_collapse warning
-                "value/explained_var": flat(n, -0.5, 0.05),  # value_instability warning
+                "reward/score": flat(n, 1.0, 0.1, seed=3),  # stagnation warning
+                "policy/clipfrac": flat(n, 0.45, 0.02),  # unstable_updates warning
+                "policy/entropy": np.r_[flat(100, 2.0, 0.01, seed=4), flat(100, 0.5, 0.01, seed=5)],  # entropy_collapse from ~100
             }
         )
     )
     findings, na = run_rules(run, {})
     assert not [f for f in findings if f.severity == "error"]
     verdict, reason = verdict_for(run, findings, na)
-    assert verdict == "unhealthy" and "warnings on 3 symptoms" in reason
+    # one warning decides; the reason is the earliest worst finding with its message, the other
+    # symptoms follow in step order
+    first = min((f for f in findings if f.severity == "warning"), key=lambda f: (f.start_step, f.code))
+    assert verdict == "unhealthy" and reason.startswith(f"{first.symptom} from step {first.start_step} ({first.code}")
+    assert first.message in reason
+    also = reason.split("; also ")[1].split(", ")
+    steps = [int(x.rsplit(" ", 1)[1]) for x in also]
+    assert steps == sorted(steps) and any(x.startswith("entropy_collapse from step") for x in also)
+    assert {x.split(" ")[0] for x in also} | {first.symptom} == {"stagnation", "unstable_updates", "entropy_collapse"}
 
 
 def test_findings_are_sorted_and_json_ready():

@@ -20,13 +20,13 @@ DOC_SECTIONS = ("**What it detects.**", "**Why it matters.**", "**Known false po
 # PD203's reward spread collapsing after the reward fell is a policy collapse)
 FAMILY = {
     "1": {"kl_blowup", "negative_kl"},
-    "2": {"reward_spike", "reward_hacking", "stagnation", "entropy_collapse"},
+    "2": {"reward_spike", "reward_hacking", "reward_collapse", "stagnation", "entropy_collapse"},
     "3": {"stagnation"},
     "4": {"value_instability"},
     "5": {"oscillation"},
     "6": {"nan", "gradient_explosion"},
     "7": {"entropy_collapse", "reward_hacking"},
-    "8": {"kl_blowup"},
+    "8": {"unstable_updates"},
     "9": {"log_quality", "reward_hacking", "entropy_collapse"},
 }
 

@@ -6,7 +6,7 @@ returns an empty or neutral result when there is too little data to judge.
 
 Modules: :mod:`.spans` (mask <-> spans), :mod:`.threshold`, :mod:`.sustained`,
 :mod:`.spike`, :mod:`.level_shift`, :mod:`.trend`, :mod:`.flatline`,
-:mod:`.oscillation`, :mod:`.nonfinite`, :mod:`.onset`; robust statistics (``robust_sd``,
+:mod:`.oscillation`, :mod:`.peak_drop`, :mod:`.nonfinite`, :mod:`.onset`; robust statistics (``robust_sd``,
 ``noise_sd``, ``quantiles``, ``approx_median``) that subsample very long series.
 """
 
@@ -17,6 +17,7 @@ from .level_shift import LevelShift, level_shifts
 from .nonfinite import NonFinite, nonfinite
 from .onset import Onset, onset, onset_step
 from .oscillation import Oscillation, oscillation
+from .peak_drop import PeakDrop, peak_drop
 from .spans import Span, longest, mask_to_spans, spans_to_mask
 from ._util import approx_median, noise_sd, quantiles, robust_sd
 from .spike import default_window, robust_z, spike_scores, spikes
@@ -59,6 +60,8 @@ __all__ = [
     "is_flat",
     "Oscillation",
     "oscillation",
+    "PeakDrop",
+    "peak_drop",
     "NonFinite",
     "nonfinite",
     "Onset",

@@ -24,6 +24,10 @@ class Cause:
     fixes: tuple[str, ...]
     source: str  # where in the guides (or the peer threads) this cause comes from
     knobs: tuple[str, ...] = field(default=())  # canonical hyper-parameters involved
+    # (fix index, canonical knob, "raise" | "lower", low, high): that fix moves the knob into
+    # [low, high]; diagnosis drops it for a run whose config already sits there or beyond
+    # (a run with kl_coef 0.2 is not told to "raise it toward 0.05-0.2").
+    fix_ranges: tuple[tuple[int, str, str, float, float], ...] = field(default=())
 
 
 CAUSES: tuple[Cause, ...] = (
@@ -44,6 +48,7 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 1 (KL problems: beta too low); FAQ 003 'why a reference model'",
         ("kl_coef", "adaptive_kl", "target_kl"),
+        ((0, "kl_coef", "raise", 0.05, 0.2),),
     ),
     Cause(
         "adaptive-kl-target-too-high",
@@ -76,6 +81,22 @@ CAUSES: tuple[Cause, ...] = (
         ("lr",),
     ),
     Cause(
+        "no-lr-annealing",
+        "Learning rate not annealed",
+        "Classic-RL PPO decays its learning rate linearly to 0 over training (CleanRL `anneal_lr=True`, the "
+        "baselines Atari and MuJoCo settings). Held constant, late updates are as large as the first ones "
+        "while the policy is already good, and a run that learned well can fall off its peak and stay down "
+        "(the 'performance collapse' of long PPO runs).",
+        (
+            "Decay the learning rate linearly to 0 over the run (CleanRL `--anneal-lr`, SB3 "
+            "`learning_rate=lambda progress: lr * progress`, HF `lr_scheduler_type='linear'`).",
+            "Keep the best checkpoint by reward and stop when the reward has plateaued.",
+        ),
+        "Engstrom et al. 2020 'Implementation Matters' (LR annealing is one of PPO's code-level optimisations); "
+        "Huang et al. 2022 '37 implementation details of PPO' (detail 4)",
+        ("lr",),
+    ),
+    Cause(
         "too-many-ppo-epochs",
         "Too many optimisation passes per rollout batch",
         "Every extra epoch or minibatch step over the same rollouts pushes the policy further from the one "
@@ -90,6 +111,7 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 1 (too many PPO epochs); fix 'reduce PPO iterations'",
         ("ppo_epochs", "num_mini_batches"),
+        ((0, "ppo_epochs", "lower", 1.0, 4.0),),
     ),
     Cause(
         "batch-too-large",
@@ -119,6 +141,7 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 1 fix 'use gradient clipping'; diagnostics 'check gradients'",
         ("max_grad_norm",),
+        ((0, "max_grad_norm", "lower", 0.5, 1.0),),
     ),
     Cause(
         "policy-not-from-sft",
@@ -360,6 +383,10 @@ SYMPTOM_CAUSES: dict[str, dict[str, float]] = {
     "gradient_explosion": {"no-grad-clipping": 1.0, "lr-too-high": 0.7, "reward-not-normalized": 0.4},
     "nan": {"implementation-bug": 0.8, "lr-too-high": 0.5, "no-grad-clipping": 0.5},
     "entropy_collapse": {"lr-too-high": 0.6, "kl-coef-too-low": 0.6, "too-many-ppo-epochs": 0.4, "reward-hacking-length": 0.3},
+    # the update itself is too large (ratio, clip fraction, approx KL to the old policy)
+    "unstable_updates": {"lr-too-high": 0.9, "too-many-ppo-epochs": 0.8, "batch-too-large": 0.3, "no-grad-clipping": 0.3},
+    # reward climbed, then fell far below its peak and stayed there (classic-RL "performance collapse")
+    "reward_collapse": {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.6, "no-lr-annealing": 0.6, "value-undertrained": 0.4},
     "log_quality": {},
 }
 

@@ -28,7 +28,7 @@ from ..hparams import CLASSIC_RL_FRAMEWORKS
 from ..metrics import NONNEGATIVE_ESTIMATORS
 from ..run import Run
 
-LLM_FRAMEWORKS = frozenset({"trl_legacy", "trl", "trl_rloo", "trl_grpo", "openrlhf", "verl", "trlx", "deepspeed_chat", "other"})
+LLM_FRAMEWORKS = frozenset({"trl_legacy", "trl", "trl_rloo", "trl_grpo", "trl_async_grpo", "trl_online_dpo", "openrlhf", "verl", "trlx", "deepspeed_chat", "other"})
 
 
 @dataclass(frozen=True)
@@ -95,8 +95,8 @@ class _View:
             return True
         if self.has_cfg("value_lr") or self.has_cfg("vf_coef") or self.has_cfg("cliprange_value"):
             return True
-        if self.run.framework in ("trl_grpo", "trl_rloo", "other"):
-            return False  # critic-free algorithms (GRPO/RLOO, Tinker, prime-rl)
+        if self.run.critic_free or self.run.framework in ("trl_grpo", "trl_rloo", "other"):
+            return False  # critic-free algorithms (GRPO/RLOO/REINFORCE++, Tinker, prime-rl: ppo_doctor.design)
         return None
 
 
@@ -250,6 +250,23 @@ def weak_learning_signal(v: _View) -> list[Evidence]:
     if beta is not None and beta >= 0.5 and v.domain != "classic":
         out.append(Evidence(0.4, f"{where}: a strong KL penalty can outweigh the reward"))
     return out
+
+
+def no_lr_annealing(v: _View) -> list[Evidence]:
+    """A logged learning rate that never decays supports it, one that decays argues against it;
+    a config ``anneal_lr`` flag (CleanRL) says so directly."""
+    flag = v.cfg("anneal_lr")
+    if isinstance(flag, bool):
+        return [Evidence(0.6, "anneal_lr = False") if not flag else Evidence(-0.8, "anneal_lr = True")]
+    vals = v.values("opt/lr")
+    if len(vals) < 3 or not vals.max() > 0:
+        return []
+    peak, late = float(vals.max()), float(vals[-max(1, len(vals) // 10) :].mean())
+    if late >= 0.99 * peak:
+        return [Evidence(0.5, f"logged {v.raw('opt/lr')} stays at {_fmt(peak)} to the end: not annealed")]
+    if late <= 0.5 * peak:
+        return [Evidence(-0.6, f"logged {v.raw('opt/lr')} decays from {_fmt(peak)} to {_fmt(late)}")]
+    return []
 
 
 def too_many_ppo_epochs(v: _View) -> list[Evidence]:
@@ -459,6 +476,7 @@ EVIDENCE: dict[str, Callable[[_View], list[Evidence]]] = {
     "lr-too-low": lr_too_low,
     "weak-learning-signal": weak_learning_signal,
     "too-many-ppo-epochs": too_many_ppo_epochs,
+    "no-lr-annealing": no_lr_annealing,
     "batch-too-large": batch_too_large,
     "no-grad-clipping": no_grad_clipping,
     "policy-not-from-sft": policy_not_from_sft,

@@ -26,7 +26,7 @@ from collections import defaultdict
 
 from ..findings import Finding, RankedCause
 from ..run import Run
-from .catalog import CAUSE_IDS, SYMPTOM_CAUSES, get_cause
+from .catalog import CAUSE_IDS, SYMPTOM_CAUSES, Cause, get_cause
 from .evidence import Evidence, collect
 
 log = logging.getLogger(__name__)
@@ -45,10 +45,28 @@ def finding_causes(f: Finding) -> dict[str, float]:
 
 
 def _describe(f: Finding) -> str:
+    """A finding named by its rule, symptom, metric and steps; its message is shown once, with
+    the finding itself, not again under every cause it supports."""
     where = ""
     if f.start_step is not None:
         where = f" from step {f.start_step}" + (f" to {f.end_step}" if f.end_step not in (None, f.start_step) else "")
-    return f"{f.code} {f.name} ({f.severity}, {f.symptom} on {f.metric}{where}): {f.message}"
+    return f"{f.code} {f.name} ({f.severity}, {f.symptom} on {f.metric or 'the run'}{where})"
+
+
+def applicable_fixes(cause: Cause, run: Run) -> tuple[list[str], list[str]]:
+    """``(fixes, notes)``: the cause's fixes minus those that would move a knob into a range the
+    run's config already sits in (``Cause.fix_ranges``), with a note for each one dropped."""
+    dropped: dict[int, str] = {}
+    for idx, knob, direction, lo, hi in cause.fix_ranges:
+        value = run.config.get(knob)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            continue
+        if knob == "max_grad_norm" and value <= 0:
+            continue  # 0 or less means clipping is off (common.clipping_off): the fix applies
+        if (direction == "raise" and value >= lo) or (direction == "lower" and value <= hi):
+            dropped[idx] = f"{knob} = {value:g} already sits in or beyond the {lo:g}-{hi:g} a fix would set"
+    fixes = [fx for i, fx in enumerate(cause.fixes) if i not in dropped]
+    return fixes, list(dropped.values())
 
 
 def _group(f: Finding) -> tuple[str, str]:
@@ -96,6 +114,9 @@ def rank_causes(findings: list[Finding], run: Run) -> list[RankedCause]:
     ranked = []
     for cid, score in scores.items():
         cause = get_cause(cid)
+        assert cause is not None  # _support keeps catalog ids only
+        fixes, fix_notes = applicable_fixes(cause, run)
+        ev = sorted(config_ev.get(cid, []), key=lambda e: -e.weight)
         conf = (1.0 - math.exp(-STRENGTH_RATE * score)) * (score / best if best > 0 else 0.0)
         ranked.append(
             (
@@ -108,8 +129,9 @@ def rank_causes(findings: list[Finding], run: Run) -> list[RankedCause]:
                     confidence=conf,
                     explanation=cause.explanation,
                     evidence=[text for _, text in finding_ev[cid]],
-                    config_evidence=[e.render() for e in sorted(config_ev.get(cid, []), key=lambda e: -e.weight)],
-                    fixes=list(cause.fixes),
+                    config_evidence=[e.text for e in ev if e.weight >= 0],
+                    config_against=[e.text for e in ev if e.weight < 0] + fix_notes,
+                    fixes=fixes,
                 ),
             )
         )

@@ -111,15 +111,20 @@ def _read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run]
             continue
         rel = subruns.get(str(fpath))
         (main if rel is None else by_sub.setdefault(rel, [])).append((fmt, str(fpath), raws))
+    sessions = _split_sessions(main)
+    main = sessions[-1]
     separate: list[tuple[str, Path, list[tuple[str, str, list[RawRun]]]]] = []
     for rel, items in sorted(by_sub.items()):
         if _rename_add_scalars(items, rel):
             main.extend(items)
         else:
             separate.append((f"{source.id}/{rel}", as_path(source.root) / rel, items))
+    first = [(source.id, as_path(source.root), main)]
+    if len(sessions) > 1:  # several runs in one folder: one run per session, named by its first event file
+        first = [(f"{source.id}/{as_path(items[0][1]).name}", as_path(source.root), items) for items in sessions]
 
     runs: list[Run] = []
-    for rid, root, items in [(source.id, as_path(source.root), main)] + separate:
+    for rid, root, items in first + separate:
         parts = _assemble(items)
         filled = [p for p in parts if p[1].series or p[1].eval_series]
         for name, raw, formats, files in parts:
@@ -139,6 +144,41 @@ def _read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run]
     return runs, errors
 
 
+def _split_sessions(items: list[tuple[str, str, list[RawRun]]]) -> list[list[tuple[str, str, list[RawRun]]]]:
+    """The files of one folder as training sessions: event files whose steps start again from the
+    beginning are separate runs, one per file; a file that continues the steps stays with them.
+
+    Several runs written into one log folder (one ``SummaryWriter`` per launch, TensorBoard draws
+    them over each other) each start at the first step of the first file (usually 0); a resumed run
+    starts later, at its checkpoint's step, and stays one run (its overlap is reported as a
+    restart).  Other formats in the folder (a ``progress.csv`` rewritten by each launch) go with
+    the last session.  The event files are in name order, which is their creation time.
+    """
+    tb = [it for it in items if it[0] == "tensorboard"]
+    if len(tb) < 2:
+        return [items]
+    sessions: list[list[tuple[str, str, list[RawRun]]]] = [[]]
+    origin: int | None = None  # first step of the first file
+    reach: int | None = None  # last step of the current session
+    for it in tb:
+        first, end = _step_span(it[2])
+        if first is not None and origin is not None and reach is not None and first <= origin < reach:
+            sessions.append([])  # back to the beginning the earlier files went past
+        sessions[-1].append(it)
+        if first is not None:
+            origin = first if origin is None else origin
+            reach = end if reach is None or len(sessions[-1]) == 1 else max(reach, end)
+    sessions[-1].extend(it for it in items if it[0] != "tensorboard")
+    return sessions
+
+
+def _step_span(raws: list[RawRun]) -> tuple[int | None, int]:
+    """First and last step of a file's series (None, 0 when it holds none)."""
+    firsts = [int(s.steps.min()) for r in raws for s in r.series if len(s)]
+    lasts = [int(s.steps.max()) for r in raws for s in r.series if len(s)]
+    return (min(firsts), max(lasts)) if firsts else (None, 0)
+
+
 def _printable(raw: RawRun) -> None:
     """Make every string a reader produced encodable as UTF-8: the frame's string columns
     (pyarrow-backed) and every output format need it.
@@ -147,8 +187,11 @@ def _printable(raw: RawRun) -> None:
     lone surrogates inside log content (JSON ``"\\ud800"`` escapes, undecodable bytes a reader
     kept with ``surrogateescape``) become U+FFFD.
     """
+    shown: dict[str, str] = {}  # every series of a file has the same source
     for s in raw.series + raw.eval_series:
-        s.source = display(s.source)
+        if s.source not in shown:
+            shown[s.source] = display(s.source)
+        s.source = shown[s.source]
         s.tag = _utf8(s.tag)
     for t in raw.texts:
         t.source = display(t.source)

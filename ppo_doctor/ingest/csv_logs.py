@@ -36,23 +36,37 @@ import pandas as pd
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue
+from . import filebytes
+from .base import HEAD_BYTES
 from .jsonl import EPOCH_FLOOR, is_eval_key, to_wall_seconds, usable_steps
-from .storage import size_of
+from .storage import as_path, size_of
 
 NAME = "csv_logs"
 log = logging.getLogger(__name__)
 
-# Step columns in order of preference (SB3 first; then baselines, generic, Lightning).
+# Step columns in order of preference: the cumulative environment-step / trainer-step counters
+# first (SB3 ``time/total_timesteps``, baselines ``total_timesteps`` / ``total timesteps``, HF
+# ``global_step``, Lightning ``step``), then update and episode counters, which advance by
+# another unit and only stand in when no cumulative step is logged.
 STEP_COLUMNS = (
     "time/total_timesteps",
     "total_timesteps",
+    "total timesteps",
+    "total_steps",
     "timesteps",
+    "timestep",
+    "env_steps",
+    "serial_timesteps",
     "global_step",
     "train/global_step",
     "step",
     "iteration",
     "iter",
+    "time/iterations",
     "nupdates",
+    "n_updates",
+    "train/n_updates",
+    "updates",
     "num episodes",
     "num_episodes",
     "episodes",
@@ -62,8 +76,11 @@ WALL_COLUMNS = ("wall_time", "timestamp", "time")
 _DELIMITERS = (",", ";", "\t")
 _WANDB_PANEL = re.compile(r".+ - .+")
 _BLANK = re.compile(rb"\s*\Z")
-# Bytes searched for the header line's end.
-_EDGE_BYTES = 1 << 16
+# Longest line read, header included (16 MiB: ~200,000 columns of SB3-style names). Sniffing
+# reads on past the 4 KiB head until the header and first row end (an SB3 progress.csv with
+# 123 columns has a 4.6 KB header, issue 19); a longer header is refused with a message saying
+# so, a longer row (the zero-filled tail a killed writer leaves) is skipped as the file streams in.
+MAX_LINE_BYTES = 16 << 20
 
 
 def _split_header(line: str, delim: str) -> list[str]:
@@ -79,7 +96,19 @@ def _is_number(cell: str) -> bool:
 
 
 def sniff(path: Path, head: bytes) -> bool:
-    """A header line of names, then a row with numbers, in one of the known delimiters."""
+    """A header line of names, then a row with numbers, in one of the known delimiters.
+
+    When the head holds less than the two lines, the file is read on up to the end of its
+    first row (at most :data:`MAX_LINE_BYTES`); a named ``.csv``/``.tsv`` file whose header
+    is longer than that is claimed so that the reader can say why it is not read.
+    """
+    if len(head) >= HEAD_BYTES and head.count(b"\n") < 2 and b"\0" not in head and _delimiter(head.decode("utf-8", "replace")):
+        try:
+            head = filebytes.read_lines_head(path, 2, MAX_LINE_BYTES)
+        except OSError:
+            return False
+        if b"\n" not in head and len(head) >= MAX_LINE_BYTES:
+            return as_path(path).suffix.lower() in (".csv", ".tsv")
     text = head.decode("utf-8", "replace").lstrip("\ufeff")
     lines = [l for l in text.splitlines() if l.strip()]
     # NUL bytes in the two lines looked at mean a binary file; later ones are damage the reader reports
@@ -109,16 +138,19 @@ def read(path: Path) -> list[RawRun]:
         return [fast]
     try:
         # One read: a file that grows while it is parsed (a live run) is parsed as one snapshot.
-        data = path.read_bytes()
+        data, long = filebytes.read_capped_lines(path, MAX_LINE_BYTES)
     except OSError as exc:
         raise LogReadError(str(path), f"cannot read file ({exc.strerror or exc})") from exc
-    snapshot = _Snapshot(path, len(data))
+    if long and long[0].number == 1:
+        raise LogReadError(str(path), f"header line longer than {MAX_LINE_BYTES} bytes (MAX_LINE_BYTES): not read", offset=0)
+    # pandas may parse the file itself while it is what was read: not when lines were left out
+    snapshot = _Snapshot(path, len(data)) if not long else None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     if _BLANK.match(data):
         raise LogReadError(str(path), "empty file")
-    end = data.find(b"\n", 0, _EDGE_BYTES)
-    first = data[: end if end >= 0 else _EDGE_BYTES].decode("utf-8", "replace").rstrip("\r")
+    end = data.find(b"\n")
+    first = data[: end if end >= 0 else len(data)].decode("utf-8", "replace").rstrip("\r")
     delim = _delimiter(first)
     if delim is None:
         raise LogReadError(str(path), "no delimiter (, ; or tab) in the header line", offset=0)
@@ -136,6 +168,10 @@ def read(path: Path) -> list[RawRun]:
     issues: list[ReadIssue] = []
     if table is None:
         table, issues = _careful_table(path, data, delim)
+    issues[:0] = [
+        ReadIssue(str(path), f"line {ln.number} skipped: {ln.length} bytes, over the {MAX_LINE_BYTES}-byte line limit (MAX_LINE_BYTES)", offset=ln.offset)
+        for ln in long
+    ]
     return [_table_to_run(path, table, issues, empty=empty, block=block)]
 
 
@@ -157,9 +193,9 @@ def _arrow_run(path: Path) -> RawRun | None:
     try:
         with path.open("rb") as fh:
             size = size_of(fh)
-            head = fh.read(_EDGE_BYTES)
             fh.seek(max(size - 1, 0))
             last = fh.read(1)
+        head = filebytes.read_lines_head(path, 2, MAX_LINE_BYTES)
     except OSError:
         return None  # the main path reports it
     plain = _plain_header(head)

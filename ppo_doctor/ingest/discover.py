@@ -2,9 +2,11 @@
 
 Every file is recognised by content (``ppo_doctor.ingest.sniff``), then files are grouped:
 
-* files of one folder belong to one run (several TensorBoard event files = restarts or
-  continuations, read in the order of the timestamp in their names; a ``progress.csv`` or
-  ``trainer_state.json`` beside them is the same run in another format);
+* files of one folder belong to one run (several TensorBoard event files are read in the order
+  of the timestamp in their names; a ``progress.csv`` or ``trainer_state.json`` beside them is the
+  same run in another format).  Event files whose steps start again from the beginning are
+  several runs in one folder and become one run each once read (``ingest._split_sessions``);
+  a file that continues the steps is a resumed run and stays with it;
 * HF Trainer's ``runs/<Mon DD_HH-MM-SS>_<host>/`` and the hparams sub-run ``<run>/<float time>/``
   belong to their parent run (``reference/formats.md`` §1a, §1e, §10);
 * ``checkpoint-N/trainer_state.json`` copies hold a prefix of the same history: only the newest is
@@ -20,6 +22,11 @@ Every file is recognised by content (``ppo_doctor.ingest.sniff``), then files ar
   looks beside it for ``files/config.yaml``); MLflow ``mlruns/<exp>/<run>/`` folders are one run each;
 * a single file passed directly is one run.
 
+Not every file that parses is a training log: W&B's own side files (``debug.log``,
+``debug-internal.log``, ``wandb-summary.json``, ``wandb-metadata.json``, ``requirements.txt``, and the
+captured console ``output.log`` of a W&B run folder) are never runs, and a CSV with one row per
+run is a sweep table (:mod:`.sweep_table`): it is skipped with a note.
+
 Symbolic links to folders are followed only when their target lies outside the walked tree and
 was not visited yet (``wandb/latest-run`` is not counted twice; loops end).  Unreadable files and
 folders, empty log files and undecodable names become :class:`ReadIssue` entries, never errors.
@@ -30,6 +37,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -59,6 +67,9 @@ _COMPRESSED = (
     (re.compile(rb"PK\x03\x04"), "zip", "unzip"),
 )
 _COMPRESSED_SUFFIX = re.compile(r"\.(?:gz|bz2|xz|zst|zip)$", re.IGNORECASE)
+# Files W&B writes beside a run's history (wandb/sdk: internal/internal.py, lib/filenames.py):
+# logs of the client and its service, the summary and system metadata, the pip freeze.
+WANDB_SIDE_FILES = frozenset({"debug.log", "debug-internal.log", "debug-core.log", "debug-cli.log", "wandb-summary.json", "wandb-metadata.json", "requirements.txt", "conda-environment.yaml"})
 _LOG_LIKE = re.compile(r"(tfevents|\.jsonl$|\.ndjson$|\.csv$|\.tsv$|\.wandb$|trainer_state\.json$|progress\.json$|metrics\.json$)")
 
 
@@ -92,7 +103,7 @@ def discover(path: str | Path) -> tuple[list[RunSource], list[ReadIssue]]:
     if root.is_file():
         return walker.single_file(root)
     if not root.is_dir():
-        return [], [ReadIssue(display(root), "no such file or directory" if not root.is_symlink() else "broken symbolic link")]
+        return [], [ReadIssue(display(root), _not_a_log(root))]
     walker.run()
     return walker.sources(), walker.issues
 
@@ -113,7 +124,7 @@ class _Walker:
     # -- walking ------------------------------------------------------------------------------
     def single_file(self, file: Path) -> tuple[list[RunSource], list[ReadIssue]]:
         fmt = self._sniff(file, quiet=False)
-        if fmt is None:
+        if fmt is None or self._not_a_run(file, fmt):
             return [], self.issues
         return [RunSource(id=display(file.name), root=file, files=[(fmt, file)])], self.issues
 
@@ -128,40 +139,71 @@ class _Walker:
             if realpath(link) not in self.seen_files:
                 self._file(link)
 
-    def _walk(self, folder: Path) -> None:
-        real = realpath(folder)
+    def _walk(self, top: Path) -> None:
+        """Depth-first through ``top`` in name order, with a stack of folder listings instead of
+        recursion: a tree thousands of folders deep is walked (issue 19), as deep as the
+        operating system's path calls go (past that, a folder is reported as unreadable)."""
+        # real paths are joined on the way down (os.path.realpath costs one lstat per path
+        # component: quadratic in depth); only the top and the symlinks are resolved
+        real_top = realpath(top)
+        stack = [(iter(self._list(top, real_top)), real_top)]
+        while stack:
+            listing, real = stack[-1]
+            entry = next(listing, None)
+            if entry is None:
+                stack.pop()
+                continue
+            sub = self._entry(entry, real)
+            if sub is not None:
+                real_sub = os.path.join(real, entry.name)
+                stack.append((iter(self._list(sub, real_sub)), real_sub))
+
+    def _list(self, folder: Path, real: str) -> list[os.DirEntry]:
+        """The entries of a folder to walk (``real``: its real path): none when it was
+        visited, cannot be listed, or is handled whole (``_special``)."""
         if real in self.visited:
-            return
+            return []
         self.visited.add(real)
         try:
             entries = sorted(scandir(folder), key=lambda e: e.name)
         except OSError as exc:
             self.issues.append(ReadIssue(display(folder), f"cannot list folder ({exc.strerror or exc})", level="warning"))
-            return
+            return []
         try:
             if self._special(folder, entries):
-                return
+                return []
         except OSError as exc:
             self.issues.append(ReadIssue(display(folder), f"cannot inspect folder ({exc.strerror or exc})", level="warning"))
-            return
-        for entry in entries:
-            p = as_path(entry.path)
-            try:
-                if entry.is_symlink():
-                    if entry.is_dir():
-                        self.dir_links.append(p)
-                    elif entry.is_file():
-                        self.file_links.append(p)
-                    elif _LOG_LIKE.search(entry.name):
-                        self.issues.append(ReadIssue(display(p), "broken symbolic link", level="warning"))
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in SKIP_DIRS:
-                        self._walk(p)
-                elif entry.is_file(follow_symlinks=False):
-                    self._file(p)
-            except OSError as exc:
-                self.issues.append(ReadIssue(display(p), f"cannot inspect ({exc.strerror or exc})", level="warning"))
+            return []
+        return entries
+
+    def _entry(self, entry: os.DirEntry, parent_real: str) -> Path | None:
+        """Record one folder entry; return it when it is a folder to walk into."""
+        p = as_path(entry.path)
+        try:
+            if entry.is_symlink():
+                try:
+                    to_dir = entry.is_dir()
+                    to_file = not to_dir and entry.is_file()
+                except OSError:  # a link loop, whatever its name
+                    self.issues.append(ReadIssue(display(p), _link_problem(p), level="warning"))
+                    return None
+                if to_dir:
+                    self.dir_links.append(p)
+                elif to_file:
+                    self.file_links.append(p)
+                elif _LOG_LIKE.search(entry.name):
+                    self.issues.append(ReadIssue(display(p), _link_problem(p), level="warning"))
+                return None
+            if entry.is_dir(follow_symlinks=False):
+                return p if entry.name not in SKIP_DIRS else None
+            if entry.is_file(follow_symlinks=False):
+                self._file(p, os.path.join(parent_real, entry.name))
+            elif _LOG_LIKE.search(entry.name):  # never opened: reading a FIFO would block
+                self.issues.append(ReadIssue(display(p), _not_a_log(p), level="warning"))
+        except OSError as exc:
+            self.issues.append(ReadIssue(display(p), f"cannot inspect ({exc.strerror or exc})", level="warning"))
+        return None
 
     def _special(self, folder: Path, entries: list[os.DirEntry]) -> bool:
         """W&B run folders, MLflow run folders and checkpoint folders: handled whole."""
@@ -193,12 +235,28 @@ class _Walker:
             return True
         return False
 
-    def _file(self, file: Path) -> None:
-        fmt = self._sniff(file, quiet=True)
-        if fmt is not None:
+    def _file(self, file: Path, real: str | None = None) -> None:
+        if _wandb_side_file(file):
+            return  # W&B's logs and metadata: never a run, and not worth a note in a W&B folder
+        fmt = self._sniff(file, quiet=True, real=real)
+        if fmt is not None and not self._not_a_run(file, fmt):
             self.by_dir.setdefault(file.parent, []).append((fmt, file))
 
-    def _sniff(self, file: Path, *, quiet: bool) -> str | None:
+    def _not_a_run(self, file: Path, fmt: str) -> bool:
+        """A readable file that is not a training log: a W&B side file, a sweep table (noted)."""
+        from .sweep_table import sweep_table_reason
+
+        if _wandb_side_file(file):
+            self.issues.append(ReadIssue(display(file), "a W&B side file (logs / metadata of the run), not a training log: skipped", level="info"))
+            return True
+        if fmt == "csv_logs":
+            why = sweep_table_reason(file)
+            if why is not None:
+                self.issues.append(ReadIssue(display(file), f"sweep table ({why}), not a training log: skipped (ppo-doctor sweep reads it)", level="info"))
+                return True
+        return False
+
+    def _sniff(self, file: Path, *, quiet: bool, real: str | None = None) -> str | None:
         """The format NAME of a file, recording why not when it is a log that cannot be read."""
         shown = display(file)
         if shown != str(file) and _LOG_LIKE.search(shown):
@@ -210,7 +268,7 @@ class _Walker:
             if not quiet or _LOG_LIKE.search(file.name):
                 self.issues.append(ReadIssue(shown, f"cannot read file ({exc.strerror or exc})"))
             return None
-        real = realpath(file)
+        real = real or realpath(file)
         if real in self.seen_files:
             return None
         if not head:
@@ -252,7 +310,10 @@ class _Walker:
         return out
 
     def _within(self, p: Path) -> bool:
-        return p == self.root or self.root in p.parents
+        # comparing parts, not ``self.root in p.parents``: one Path comparison per ancestor
+        # made deep trees quadratic
+        n = len(self.root.parts)
+        return p.parts[:n] == self.root.parts
 
     def _newest_trainer_state(self, groups: dict[Path, _Group]) -> None:
         for parent, cps in self.checkpoints.items():
@@ -299,22 +360,85 @@ class _Walker:
             parent.files.extend(g.files)
 
     def _merge_role_dirs(self, groups: dict[Path, _Group]) -> None:
-        tops = {a for r in groups for a in r.parents if self._within(a)}
-        for top in sorted(tops, key=lambda p: -len(p.parts)):
-            if top in groups:
-                continue
-            children: dict[str, list[Path]] = {}
-            for r in groups:
-                if top in r.parents:
-                    children.setdefault(r.relative_to(top).parts[0], []).append(r)
-            if len(children) < 2 or not all(name in ROLE_DIRS and len(rs) == 1 for name, rs in children.items()):
+        # below[top][name]: the groups under top's child folder ``name``, kept up to date as
+        # groups merge (one pass over each group's ancestors, not one per ancestor and group)
+        below: dict[Path, dict[str, list[Path]]] = {}
+        for r in groups:
+            self._index_below(below, r, add=True)
+        for top in sorted(below, key=lambda p: -len(p.parts)):
+            children = below[top]
+            if top in groups or len(children) < 2 or not all(name in ROLE_DIRS and len(rs) == 1 for name, rs in children.items()):
                 continue
             merged = _Group(root=top)
-            for (r,) in children.values():
+            for (r,) in list(children.values()):
                 part = groups.pop(r)
+                self._index_below(below, r, add=False)
                 merged.files.extend(part.files)
                 merged.subruns.update(part.subruns)
             groups[top] = merged
+            self._index_below(below, top, add=True)
+
+    def _index_below(self, below: dict[Path, dict[str, list[Path]]], r: Path, *, add: bool) -> None:
+        """Add (or remove) group ``r`` to the entries of its ancestors within the root."""
+        if not self._within(r):
+            return
+        child = r
+        for anc in r.parents:
+            if not self._within(anc):
+                break
+            names = below.setdefault(anc, {})
+            if add:
+                names.setdefault(child.name, []).append(r)
+            else:
+                names[child.name].remove(r)
+                if not names[child.name]:
+                    del names[child.name]
+            child = anc
+
+
+def _kind(mode: int) -> str | None:
+    """What a file that is neither a regular file nor a folder is, by its ``st_mode``."""
+    for test, name in (
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return None
+
+
+def _not_a_log(path: Path) -> str:
+    """Why ``path`` (neither a regular file nor a folder) is not read: say what it is."""
+    if path.is_symlink():
+        return _link_problem(path)
+    try:
+        kind = _kind(os.stat(path).st_mode)
+    except OSError as exc:
+        return "no such file or directory" if isinstance(exc, FileNotFoundError) else f"cannot inspect ({exc.strerror or exc})"
+    return f"{kind}, not a log file or folder: not read" if kind else "not a regular file or folder: not read"
+
+
+def _link_problem(link: Path) -> str:
+    """A symbolic link that leads to no file or folder: broken, a loop, or a link to a device."""
+    try:
+        kind = _kind(os.stat(link).st_mode)
+    except FileNotFoundError:
+        return "broken symbolic link"
+    except OSError as exc:
+        return f"symbolic link that cannot be followed ({exc.strerror or exc})"
+    return f"symbolic link to {kind or 'something that is not a regular file or folder'}: not read"
+
+
+def _wandb_side_file(file: Path) -> bool:
+    """W&B's own files; ``output.log`` only in a W&B run's ``files/`` (elsewhere it may be a console log)."""
+    if file.name in WANDB_SIDE_FILES:
+        return True
+    if file.name == "output.log" and file.parent.name == "files":
+        run_dir = file.parent.parent
+        return bool(_WANDB_RUN.match(run_dir.name)) or (file.parent / "wandb-metadata.json").exists()
+    return False
 
 
 def _has_tb(g: _Group) -> bool:

@@ -42,6 +42,7 @@ except ImportError:  # pragma: no cover - pandas without it: the standard parser
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
+from . import filebytes
 
 NAME = "jsonl"
 log = logging.getLogger(__name__)
@@ -100,6 +101,10 @@ MAX_DEPTH = 32
 # More concurrent writers to one file than this is not a plausible layout: treat as disorder.
 MAX_WRITERS = 8
 _CHUNK_LINES = 4096
+# Longest line read (16 MiB). Parsing a line costs about 14x its size in Python objects (a
+# 350 MB line of numbers took 4.8 GB, issue 19); a longer line is skipped with a message naming
+# the file and line (no metric logger writes one: a wide W&B-style record is ~100 KB).
+MAX_LINE_BYTES = 16 << 20
 
 _LEAD = re.compile(rb"(?:\xef\xbb\xbf)?\s*")
 _BLANK_REST = re.compile(rb"\s*\Z")
@@ -570,11 +575,24 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def read(path: Path) -> list[RawRun]:
     try:
-        data = path.read_bytes()
+        data, long = filebytes.read_capped_lines(path, MAX_LINE_BYTES)
     except OSError as exc:
         raise LogReadError(str(path), f"cannot read file ({exc.strerror or exc})") from exc
+    skipped = [
+        ReadIssue(str(path), f"line {ln.number} skipped: {ln.length} bytes, over the {MAX_LINE_BYTES}-byte limit for one JSON line (MAX_LINE_BYTES)", offset=ln.offset)
+        for ln in long
+    ]
+    runs = _read_data(path, data, skipped)
+    if skipped and runs:
+        runs[0].issues[:0] = skipped
+    return runs
+
+
+def _read_data(path: Path, data: bytes, skipped: list[ReadIssue]) -> list[RawRun]:
     start = _LEAD.match(data).end()  # type: ignore[union-attr]
     if start == len(data):
+        if skipped:
+            raise LogReadError(str(path), "no JSON object read: " + skipped[0].message, offset=skipped[0].offset)
         raise LogReadError(str(path), "empty file")
     nl = data.find(b"\n", start)
     first_line = data[start : nl if nl >= 0 else len(data)].strip()
@@ -589,7 +607,7 @@ def read(path: Path) -> list[RawRun]:
         return _columns_to_runs(path, cols, None, time_keys, list(range(1, cols.n + 1)), [])
     records, lines, issues = parse_lines(path, data)
     if not records:
-        first = issues[0] if issues else None
+        first = skipped[0] if skipped else issues[0] if issues else None
         raise LogReadError(str(path), "no JSON object found" + (f" ({first.message})" if first else ""), offset=first.offset if first else None)
     return _records_to_runs(path, records, lines, issues, data=data)
 

@@ -25,7 +25,7 @@ import yaml
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue
-from . import safe_yaml
+from . import filebytes, safe_yaml
 from .base import is_int64
 from .storage import as_path, open_binary, realpath, scandir
 
@@ -34,6 +34,9 @@ NAME = "mlflow"
 # mlflow.entities.RunStatus
 _STATUS = {1: "RUNNING", 2: "SCHEDULED", 3: "FINISHED", 4: "FAILED", 5: "KILLED"}
 _MAX_META_BYTES = 1 << 20
+# A metric file line is "<ts> <value> <step>" (~40 bytes): a longer one (a zero-filled tail) is
+# skipped as the file streams in (issue 19); the smallest limit filebytes.read_capped_lines takes.
+_MAX_LINE_BYTES = 1 << 20
 _NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 _INT = re.compile(r"[-+]?\d+")
 
@@ -151,10 +154,11 @@ def _param_value(text: str) -> Any:
 
 def _read_metric(key: str, file: Path, issues: list[ReadIssue]) -> RawSeries | None:
     try:
-        data = file.read_bytes()
+        data, long = filebytes.read_capped_lines(file, _MAX_LINE_BYTES)
     except OSError as exc:
         issues.append(ReadIssue(str(file), f"cannot read ({exc.strerror or exc})"))
         return None
+    issues.extend(ReadIssue(str(file), f"line {ln.number} skipped: {ln.length} bytes, over the {_MAX_LINE_BYTES}-byte line limit", offset=ln.offset) for ln in long)
     text = data.decode("utf-8", "replace")
     lines = text.split("\n")
     if lines and lines[-1] == "":

@@ -12,6 +12,7 @@ import json
 import math
 from typing import Any
 
+from ..report.escape import plain
 from ..run import Run
 from . import LoadResult, display
 
@@ -32,9 +33,10 @@ def summary_line(run: Run) -> str:
     rng = run.frame.step_range()
     steps = f"steps {rng[0]}..{rng[1]}" if rng else "no train steps"
     metrics = run.frame.metrics
-    mapped = sum(1 for m in metrics if m in set(run.mapping.values()))
+    canonical = set(run.mapping.values())
+    mapped = sum(1 for m in metrics if m in canonical)
     return (
-        f"run {_clean(run.id)}: {run.format}, {run.framework}, {steps}, {len(metrics)} metrics ({mapped} mapped), "
+        f"run {_shown(run.id)}: {run.format}, {run.framework}, {steps}, {len(metrics)} metrics ({mapped} mapped), "
         f"{len(run.frame)} points, {len(run.issues)} warning{'s' if len(run.issues) != 1 else ''}"
     )
 
@@ -67,6 +69,8 @@ def _run_dict(run: Run) -> dict[str, Any]:
         "metrics": metrics,
         "mapping": {_clean(k): v for k, v in sorted(run.mapping.items())},
         "unmapped": [_clean(t) for t in run.unmapped],
+        "inferred": sorted(k for k, v in run.metric_info.items() if v.inferred),
+        "by_design": dict(run.by_design),
         "meanings": {k: v.to_dict() for k, v in sorted(run.metric_info.items())},
         "eval": {m: ev.count(m) for m in ev.metrics} if ev is not None else {},
         "config": _plain(run.config),
@@ -81,24 +85,29 @@ def _text(result: LoadResult) -> str:
     out: list[str] = []
     for run in result.runs:
         out.append(summary_line(run))
-        out.append(f"  path: {_clean(run.path)}")
+        out.append(f"  path: {_shown(run.path)}")
         if len(run.files) > 1 or (run.files and run.files[0] != run.path):
-            out.append("  files: " + ", ".join(_clean(f) for f in run.files))
+            out.append("  files: " + ", ".join(_shown(f) for f in run.files))
         canonical = set(run.mapping.values())
         if run.frame.metrics:
             out.append("  metrics (points, raw tags):")
             width = max(len(m) for m in run.frame.metrics)
             for m in run.frame.metrics:
-                tags = [_clean(t) for t in run.frame.raw_tags(m)]
-                src = "" if tags == [m] else "  <- " + ", ".join(tags)
+                tags = run.frame.raw_tags(m)
+                src = "" if tags == [m] else "  <- " + ", ".join(_shown(t) for t in tags)
+                meaning = run.metric_info.get(m)
                 mark = "" if m in canonical else "  (unmapped)"
-                out.append(f"    {_clean(m):<{width}}  {run.frame.count(m):>8}{src}{mark}")
+                if meaning is not None and meaning.inferred:
+                    mark = f"  (inferred from the name{': ' + _shown(meaning.note) if meaning.note else ''})"
+                out.append(f"    {_shown(m):<{width}}  {run.frame.count(m):>8}{src}{mark}")
+        for why in run.by_design.values():
+            out.append(f"  {_shown(why)}")
         if run.eval_frame is not None and run.eval_frame.metrics:
             ev = run.eval_frame
-            out.append(f"  eval: {len(ev.metrics)} metrics, {len(ev)} points ({', '.join(_clean(m) for m in ev.metrics[:6])}{' ...' if len(ev.metrics) > 6 else ''})")
+            out.append(f"  eval: {len(ev.metrics)} metrics, {len(ev)} points ({', '.join(_shown(m) for m in ev.metrics[:6])}{' ...' if len(ev.metrics) > 6 else ''})")
         if run.config:
             keys = sorted(run.config)
-            shown = ", ".join(f"{k}={_short(run.config[k])}" for k in keys[:_TEXT_CONFIG_KEYS])
+            shown = ", ".join(f"{_shown(k)}={_short(run.config[k])}" for k in keys[:_TEXT_CONFIG_KEYS])
             more = f" ... (+{len(keys) - _TEXT_CONFIG_KEYS})" if len(keys) > _TEXT_CONFIG_KEYS else ""
             out.append(f"  config: {shown}{more}")
         elif run.raw_config:
@@ -110,25 +119,33 @@ def _text(result: LoadResult) -> str:
         if run.restarts:
             out.append(f"  restarts at steps: {', '.join(str(s) for s in run.restarts[:10])}{' ...' if len(run.restarts) > 10 else ''}")
         for issue in run.issues:
-            out.append(f"  {issue.level}: {_clean(str(issue))}")
+            out.append(f"  {issue.level}: {_shown(str(issue))}")
         out.append("")
     if result.errors:
         out.append(f"errors ({len(result.errors)}):")
         for e in result.errors:
-            out.append(f"  {_clean(str(e))}")
+            out.append(f"  {_shown(str(e))}")
     elif not result.runs:
         out.append("no runs found")
     return "\n".join(out).rstrip("\n")
 
 
 def _clean(text: str) -> str:
-    """Printable on any terminal: undecodable file-name bytes become ``\\xNN`` escapes."""
+    """Encodable text for the JSON document: undecodable file-name bytes become ``\\xNN``
+    escapes (``json.dumps`` escapes every control character itself)."""
     return display(text) if isinstance(text, str) else str(text)
+
+
+def _shown(text: Any) -> str:
+    """Text from a log made safe for a terminal, as ``report`` does (:func:`..report.escape.plain`):
+    no escape sequence (an OSC title, a colour), no control byte, no newline that could spoof
+    an output line (issue 19)."""
+    return plain(_clean(text))
 
 
 def _short(value: Any) -> str:
     s = repr(value) if not isinstance(value, str) else value
-    return _clean(s if len(s) <= 40 else s[:37] + "...")
+    return _shown(s if len(s) <= 40 else s[:37] + "...")
 
 
 def _plain(value: Any) -> Any:

@@ -45,7 +45,8 @@ import numpy as np
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
-from . import tfrecord
+from . import filebytes, tfrecord
+from .base import HEAD_BYTES
 from .storage import as_path, open_binary, size_of
 from .protowire import (
     WIRE_I32,
@@ -530,13 +531,20 @@ class _Collector:
     def _restarts(self, series: list[tuple[str, _Piece]]) -> list[int]:
         """Steps at which the log goes back (per tag), plus SessionLog.START after data."""
         found: dict[int, tuple[int, int | None]] = {}  # new step -> (record index, previous step)
-        for _, p in series:
-            back = np.flatnonzero(p.step[1:] < p.step[:-1]) + 1
-            for i in back:
-                new, rec = int(p.step[i]), int(p.pos[i]) >> _SLOT_BITS
+        first_rec = None
+        if series:
+            # all tags in one pass (a numpy call per tag made 100,000 one-point tags cost seconds)
+            step = np.concatenate([p.step for _, p in series])
+            pos = np.concatenate([p.pos for _, p in series])
+            firsts = np.cumsum([0] + [len(p.step) for _, p in series[:-1]])
+            back = np.zeros(len(step), dtype=bool)
+            back[1:] = step[1:] < step[:-1]
+            back[firsts] = False  # a tag's first point does not go back from the previous tag's last
+            for i in np.flatnonzero(back).tolist():
+                new, rec = int(step[i]), int(pos[i]) >> _SLOT_BITS
                 if new not in found or rec < found[new][0]:
-                    found[new] = (rec, int(p.step[i - 1]))
-        first_rec = min((int(p.pos[0]) >> _SLOT_BITS for _, p in series), default=None)
+                    found[new] = (rec, int(step[i - 1]))
+            first_rec = int(pos[firsts].min()) >> _SLOT_BITS
         for rec, step in self.session_starts:
             if first_rec is not None and rec > first_rec and (step not in found or rec < found[step][0]):
                 found[step] = (rec, None)
@@ -556,7 +564,7 @@ def _merge_pieces(pieces: list[_Piece]) -> _Piece:
     """Join the pieces of one tag in file order (each piece is already in file order)."""
     if len(pieces) == 1:
         p = pieces[0]
-        return _Piece(*(np.ascontiguousarray(getattr(p, f)) for f in ("pos", "step", "value", "wall")))
+        return _Piece(np.ascontiguousarray(p.pos), np.ascontiguousarray(p.step), np.ascontiguousarray(p.value), np.ascontiguousarray(p.wall))
     pieces = sorted(pieces, key=lambda p: int(p.pos[0]) if len(p.pos) else -1)
     cat = _Piece(*(np.concatenate([getattr(p, f) for p in pieces]) for f in ("pos", "step", "value", "wall")))
     if len(cat.pos) > 1 and np.any(cat.pos[1:] < cat.pos[:-1]):
@@ -719,6 +727,7 @@ _GATHER_BYTES = 1 << 20  # file bytes gathered at once: fits the CPU cache
 _BLOCK_BYTES = 1 << 20  # bytes of equal-length records decoded at once: fits the CPU cache
 _MIN_GROUP = 32  # smaller equal-length groups are not worth a template
 _MAX_FAST_LENGTH = 4096  # longer records (graphs, histograms, images) take the reference path
+_MAX_PEELED = 16  # distinct tag rows split off one pass each before the rest is sorted
 _MAX_TEMPLATES = 16  # per group: distinct layouts tried before the rest goes the slow way
 
 
@@ -969,7 +978,7 @@ def _split_equal_rows(block: np.ndarray) -> list[np.ndarray | slice]:
     parts: list[np.ndarray] = []
     assigned = np.zeros(n, dtype=bool)
     first = 0
-    while True:
+    while len(parts) < _MAX_PEELED:
         eq = words[:, 0] == words[first, 0]
         for k in range(1, words.shape[1]):
             eq &= words[:, k] == words[first, k]
@@ -978,6 +987,14 @@ def _split_equal_rows(block: np.ndarray) -> list[np.ndarray | slice]:
         first = int(np.argmin(assigned))
         if assigned[first]:
             return parts
+    # many distinct rows (thousands of tags of one layout): peeling costs a pass per tag,
+    # quadratic in tags (issue 19); group the rest by sorting them as opaque byte strings
+    rest = np.flatnonzero(~assigned)
+    keys = np.ascontiguousarray(packed[rest]).view(np.dtype((np.void, packed.shape[1]))).ravel()
+    _, inverse = np.unique(keys, return_inverse=True)
+    order = np.argsort(inverse.ravel(), kind="stable")
+    groups = np.split(rest[order], np.flatnonzero(np.diff(inverse.ravel()[order])) + 1)
+    return parts + sorted(groups, key=lambda g: int(g[0]))
 
 
 # -- the reader protocol -----------------------------------------------------------------------------
@@ -1003,36 +1020,38 @@ def sniff(path: Path, head: bytes) -> bool:
 def _load(path: Path) -> tuple[memoryview, np.ndarray]:
     """The whole file as a memoryview, and the same bytes in a numpy array with spare zero
     bytes after the end (see :func:`_decode_fast`). Numpy-owned memory gets transparent huge
-    pages, which makes the fast path's scattered row gathers cheaper."""
+    pages, which makes the fast path's scattered row gathers cheaper.
+
+    The first record header is checked on the file's first bytes before anything else is
+    read (a 20 GB file of zeros named like an event file is refused after 4 KiB), and the rest
+    is read by :func:`.filebytes.load_padded`: runs of zero bytes (a pre-allocated or crashed
+    writer's tail) commit no memory.
+    """
+    spath = str(path)
     try:
         with open_binary(path) as fh:
             size = size_of(fh)
-            padded = np.empty(size + _MAX_FAST_LENGTH + tfrecord.FOOTER_BYTES, dtype=np.uint8)
-            got = fh.readinto(memoryview(padded)[:size])
-            padded[got:] = 0
+            problem = tfrecord.first_header_problem(fh.read(HEAD_BYTES), size)
+            if problem:
+                raise LogReadError(spath, f"not a readable TensorBoard event file: {problem}", 0)
+            fh.seek(0)
+            padded, got = filebytes.load_padded(fh, _MAX_FAST_LENGTH + tfrecord.FOOTER_BYTES)
     except OSError as exc:
-        raise LogReadError(str(path), f"cannot read file: {exc.strerror or exc}") from None
+        raise LogReadError(spath, f"cannot read file: {exc.strerror or exc}") from None
     except MemoryError:
-        raise LogReadError(str(path), "file too large to load into memory") from None
-    if not got:
-        raise LogReadError(str(path), "empty file: no TensorBoard event in it")
+        raise LogReadError(spath, "file too large to load into memory") from None
     # a file still being written may have changed since fstat: use what was read
-    return memoryview(padded)[:got], padded
-
-
-def _check_start(buf: memoryview, path: str) -> None:
-    """A file whose first record header is unusable holds nothing readable: an error, not an
-    empty run (and no reason to scan megabytes of foreign bytes for a record)."""
+    buf = memoryview(padded)[:got]
     problem = tfrecord.first_header_problem(buf)
-    if problem:
-        raise LogReadError(path, f"not a readable TensorBoard event file: {problem}", 0)
+    if problem:  # it shrank under us
+        raise LogReadError(spath, f"not a readable TensorBoard event file: {problem}", 0)
+    return buf, padded
 
 
 def read(path: Path) -> list[RawRun]:
     """Read one event file into one RawRun (every scalar, texts, config, restarts, issues)."""
     spath = str(path)
     buf, padded = _load(path)
-    _check_start(buf, spath)
     framing = tfrecord.frame_fast(buf, spath, lead_byte=_WALL_TIME_KEY)
     col = _Collector(spath, framing.starts)
     _decode_fast(buf, padded, framing, col)
@@ -1046,7 +1065,6 @@ def read_reference(path: Path) -> list[RawRun]:
     """
     spath = str(path)
     buf, _ = _load(path)
-    _check_start(buf, spath)
     framing = tfrecord.frame_reference(buf, spath)
     col = _Collector(spath, framing.starts)
     for rec, (start, length) in enumerate(zip(framing.starts.tolist(), framing.lengths.tolist())):

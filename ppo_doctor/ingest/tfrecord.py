@@ -40,6 +40,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..frame import ReadIssue
+from . import filebytes
 
 HEADER_BYTES = 12  # uint64 length + uint32 masked crc of the length
 FOOTER_BYTES = 4  # uint32 masked crc of the data
@@ -96,17 +97,23 @@ def _read_header(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
     return _OK, length
 
 
-def first_header_problem(buf: bytes | memoryview) -> str | None:
-    """Why the record at offset 0 cannot be framed, or None when it can."""
-    status, length = _read_header(buf, 0)
-    if status == _OK:
-        return None
-    return {
-        _END: "empty file",
-        _SHORT: f"only {len(buf)} bytes, less than one record header",
-        _BAD_LENGTH_CRC: "the first record header has a bad length checksum (not a TFRecord file)",
-        _TRUNCATED: f"the first record declares {length} bytes but the file has {len(buf)}",
-    }[status]
+def first_header_problem(buf: bytes | memoryview, size: int | None = None) -> str | None:
+    """Why the record at offset 0 cannot be framed, or None when it can.
+
+    ``buf`` may be only the file's first bytes (at least a header's worth when the file has
+    them) when ``size``, the file's size, is given: a file is checked before it is read.
+    """
+    total = len(buf) if size is None else size
+    if total == 0:
+        return "empty file"
+    if len(buf) < HEADER_BYTES:
+        return f"only {total} bytes, less than one record header"
+    status, length = _read_header(buf[:HEADER_BYTES], 0)
+    if status == _BAD_LENGTH_CRC:
+        return "the first record header has a bad length checksum (not a TFRecord file)"
+    if length > total - OVERHEAD:
+        return f"the first record declares {length} bytes but the file has {total}"
+    return None
 
 
 def _stop_issue(path: str, buf: bytes | memoryview, pos: int, status: int, length: int) -> ReadIssue:
@@ -356,6 +363,12 @@ def find_next_header(arr: np.ndarray, start: int) -> int | None:
     pos = start
     window = 4096
     while pos + OVERHEAD <= n:
+        # every valid header holds a non-zero byte (the masked CRC of a zero length is
+        # 0x07980329), so none starts more than 11 bytes before the next non-zero byte: a zero
+        # run (a pre-allocated or crashed writer's tail) is skipped at memory speed
+        pos = max(pos, filebytes.next_nonzero(arr, pos) - (HEADER_BYTES - 1))
+        if pos + OVERHEAD > n:
+            break
         stop = min(pos + window, n - OVERHEAD + 1)
         window = min(window * 2, _RESYNC_WINDOW)
         offs = np.arange(pos, stop, dtype=np.int64)

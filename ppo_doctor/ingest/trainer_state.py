@@ -30,6 +30,7 @@ import numpy as np
 
 from ..errors import LogReadError
 from ..frame import RawRun, ReadIssue
+from . import filebytes
 from .jsonl import Columns, StepInfo, arrow_records, arrow_table_columns, build_raw_run, choose_steps, collect_columns, column_notes, parse_int
 
 NAME = "trainer_state"
@@ -57,11 +58,18 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def read(path: Path) -> list[RawRun]:
     try:
-        data = path.read_bytes()
+        data, tail = filebytes.read_content(path)  # a zero tail (crashed writer) is not loaded
     except OSError as exc:
         raise LogReadError(str(path), f"cannot read file ({exc.strerror or exc})") from exc
     if _LEAD.match(data).end() == len(data):  # type: ignore[union-attr]
-        raise LogReadError(str(path), "empty file")
+        raise LogReadError(str(path), "empty file" if not tail else filebytes.zero_tail_message(tail), offset=len(data) if tail else None)
+    runs = _read_data(path, data)
+    if tail:
+        runs[0].issues.append(ReadIssue(str(path), filebytes.zero_tail_message(tail), offset=len(data), level="warning"))
+    return runs
+
+
+def _read_data(path: Path, data: bytes) -> list[RawRun]:
     fast = _arrow_history(path, data)
     if fast is not None:
         return [fast]

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
+from . import filebytes
 from .base import is_int64
 from .storage import open_binary
 
@@ -43,6 +44,9 @@ _SAMPLE_TAG = re.compile(r"^\[(prompt|response|ground_truth|score)\]\s?(.*)$")
 SNIFF_BYTES = 16 << 20
 _CONSOLE_SUFFIXES = frozenset({"", ".log", ".txt", ".out", ".err"})
 _MAX_CONFIG_LINES = 20000
+# Longest line read (16 MiB; a step line of a few hundred metrics is ~20 KB): a longer one, such
+# as the zero-filled tail a killed job leaves, is skipped as the file streams in (issue 19).
+MAX_LINE_BYTES = 16 << 20
 EVAL_PREFIXES = ("val-core/", "val-aux/", "val/")
 
 
@@ -80,7 +84,7 @@ def _value(text: str) -> float | None:
 def read(path: Path) -> list[RawRun]:
     src = str(path)
     try:
-        data = path.read_bytes()
+        data, long = filebytes.read_capped_lines(path, MAX_LINE_BYTES)
     except OSError as exc:
         raise LogReadError(src, f"cannot read file ({exc.strerror or exc})") from exc
     text = data.decode("utf-8", "replace")
@@ -173,6 +177,10 @@ def read(path: Path) -> list[RawRun]:
     if len(back):
         run.restarts = [int(arr[i]) for i in back]
         run.issues.append(ReadIssue(src, f"step goes back {len(back)} time(s) (restarted job appended to the same log?); the last value wins", level="warning"))
+    run.issues[:0] = [
+        ReadIssue(src, f"line {ln.number} skipped: {ln.length} bytes, over the {MAX_LINE_BYTES}-byte line limit (MAX_LINE_BYTES)", offset=ln.offset, level="warning")
+        for ln in long
+    ]
     return [run]
 
 

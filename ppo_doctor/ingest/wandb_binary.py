@@ -41,7 +41,7 @@ import pandas as pd
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
-from . import numparse, wandb_files
+from . import filebytes, numparse, wandb_files
 from .jsonl import parse_int
 from .wandb_files import EVAL_PREFIXES, TableRef
 from .storage import as_path, has_fileno, open_binary, size_of
@@ -729,12 +729,18 @@ def read(path: Path) -> list[RawRun]:
     path = as_path(path)
     try:
         with open_binary(path) as fh:
-            # mmap: a multi-GB log is paged in as it is scanned instead of copied into memory
-            # (a remote file, which has no descriptor, is streamed into memory once)
-            if not has_fileno(fh):
-                data: bytes | mmap.mmap = fh.read()
+            size = size_of(fh)
+            if not has_fileno(fh):  # a remote file, which has no descriptor: streamed into memory once
+                whole = fh.read()
+                size = len(whole)
+                end = min(size, -(-filebytes.content_end_of(whole) // _BLOCK) * _BLOCK)
+                data: bytes | mmap.mmap = whole[:end]
             else:
-                data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size_of(fh) else b""
+                # a zero tail (crashed writer) is not mapped; the block holding the last non-zero
+                # byte is, whole: its zero bytes may be a record's or the block's padding
+                end = min(size, -(-filebytes.content_end(fh.fileno(), size) // _BLOCK) * _BLOCK)
+                # mmap: a multi-GB log is paged in as it is scanned instead of copied into memory
+                data = mmap.mmap(fh.fileno(), end, access=mmap.ACCESS_READ) if end else b""
     except (OSError, ValueError) as exc:
         raise LogReadError(str(path), f"cannot read file: {getattr(exc, 'strerror', None) or exc}") from None
     try:
@@ -743,6 +749,8 @@ def read(path: Path) -> list[RawRun]:
         if isinstance(data, mmap.mmap):
             data.close()
     raw = decoded.run
+    if end < size:
+        raw.issues.append(ReadIssue(str(path), filebytes.zero_tail_message(size - end), offset=end, level="warning"))
     side = wandb_files.read_side_files(path.parent / "files", decoded.tables)
     wandb_files.merge_side_files(raw, side)
     issue = wandb_files.summary_step_issue(side.summary, decoded.last_step, str(path.parent / "files" / "wandb-summary.json"))

@@ -35,6 +35,7 @@ from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
 from . import wandb_files
 from .wandb_files import EVAL_PREFIXES
+from . import filebytes
 from .base import HEAD_BYTES
 from .storage import as_path, open_binary
 
@@ -72,7 +73,14 @@ def sniff(path: Path, head: bytes) -> bool:
     """
     if head.startswith(b"PAR1"):
         return _parquet_has_step(path)
-    header = _header(head, complete=len(head) < HEAD_BYTES)
+    complete = len(head) < HEAD_BYTES
+    if not complete and b"\n" not in head and b"\0" not in head:
+        try:  # a header longer than the head: read the whole line (csv_logs does the same)
+            head = filebytes.read_lines_head(path, 1, _MAX_HEADER)
+        except OSError:
+            return False
+        complete = b"\n" in head or len(head) < _MAX_HEADER
+    header = _header(head, complete=complete)
     if header is None:
         return False
     return "_step" in header or _is_panel(header)

@@ -17,6 +17,7 @@ import click
 
 from . import scenarios as scenario_registry
 from .logwriters import FORMATS
+from .trl_scenarios import TRL_SCENARIOS
 
 log = logging.getLogger(__name__)
 
@@ -37,14 +38,22 @@ SUMMARY_METRICS = (
 )
 
 
-def _require_torch() -> None:
+# validate --suite: the scenarios, the scorecard section's title and the extra they need
+SUITES = {
+    "ppo": (scenario_registry.SCENARIOS, "Scenario scorecard", "reference"),
+    "trl": (TRL_SCENARIOS, "GRPO scenario scorecard (real TRL GRPOTrainer)", "trl"),
+}
+
+
+def _require_torch(extra: str = "reference") -> None:
+    modules = ("torch", "transformers") + (("trl", "datasets") if extra == "trl" else ())
     try:
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
+        for name in modules:
+            __import__(name)
     except ImportError as exc:
         click.echo(
-            f"the reference loop needs torch and transformers ({exc.name} is missing): "
-            "pip install 'ppo-doctor[reference]'",
+            f"the {'TRL suite' if extra == 'trl' else 'reference loop'} needs {', '.join(modules)} "
+            f"({exc.name} is missing): pip install 'ppo-doctor[{extra}]'",
             err=True,
         )
         sys.exit(EXIT_ERROR)
@@ -146,6 +155,13 @@ def simulate(
 
 @click.command()
 @click.option(
+    "--suite",
+    type=click.Choice(sorted(SUITES)),
+    default="ppo",
+    show_default=True,
+    help="ppo: the bundled reference PPO loop; trl: TRL's own GRPOTrainer ([trl] extra).",
+)
+@click.option(
     "--scenarios",
     "-s",
     "names",
@@ -153,7 +169,12 @@ def simulate(
     help="Scenario names (repeatable or comma-separated; default: all).",
 )
 @click.option("--steps", type=click.IntRange(min=1), help="PPO updates per scenario (default: each scenario's, 120 for most).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the Markdown scorecard here.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the suite's Markdown scorecard section here (other suites' sections in the file are kept).",
+)
 @click.option("--workdir", type=click.Path(file_okay=False), help="Keep the runs here (default: a temp dir).")
 @click.option(
     "--min-severity",
@@ -166,6 +187,7 @@ def simulate(
 @click.option("--strict", is_flag=True, help="Exit 1 unless every fault is found, its cause ranked first, "
               "and no healthy run has an error.")
 def validate(
+    suite: str,
     names: tuple[str, ...],
     steps: int | None,
     output: str | None,
@@ -175,10 +197,20 @@ def validate(
     strict: bool,
 ) -> None:
     """Run the fault scenarios, diagnose each, and score the doctor (confusion matrix, cause accuracy)."""
-    wanted = [n for item in names for n in item.split(",") if n] or list(scenario_registry.SCENARIOS)
-    chosen = [_resolve(n) for n in wanted]
-    _require_torch()
-    from .validate import render_markdown, render_text, run_suite, summarize
+    registry, title, extra = SUITES[suite]
+    wanted = [n for item in names for n in item.split(",") if n] or list(registry)
+    if suite == "ppo":
+        chosen = [_resolve(n) for n in wanted]
+    else:
+        unknown = [n for n in wanted if n not in registry]
+        if unknown:
+            raise click.BadParameter(
+                f"unknown {suite} scenario(s) {', '.join(unknown)}; choose from {', '.join(registry)}",
+                param_hint="--scenarios",
+            )
+        chosen = [registry[n] for n in wanted]
+    _require_torch(extra)
+    from .validate import merge_section, render_markdown, render_text, run_suite, summarize
 
     overrides = {"cache_dir": cache_dir} if cache_dir else {}
     t0 = time.time()
@@ -195,7 +227,20 @@ def validate(
             f"Steps per scenario: {steps or 'the scenario default'}; symptoms count from severity '{min_severity}' up; "
             f"suite time {elapsed:.0f}s."
         ]
-        Path(output).write_text(render_markdown(outcomes, notes=notes), encoding="utf-8")
+        if suite == "trl":
+            import torch
+            import transformers
+            import trl
+
+            notes.append(
+                f"TRL {trl.__version__}, transformers {transformers.__version__}, torch {torch.__version__}, "
+                "CPU, one torch thread per run; scenarios and what each run's curves show: "
+                "`ppo_doctor/reference/trl_scenarios.py`."
+            )
+        path = Path(output)
+        before = path.read_text(encoding="utf-8") if path.is_file() else ""
+        section = render_markdown(outcomes, title=title, notes=notes)
+        path.write_text(merge_section(before, section), encoding="utf-8")
         click.echo(f"scorecard written to {output}")
     if strict and not summarize(outcomes).passed:
         sys.exit(EXIT_FAIL)

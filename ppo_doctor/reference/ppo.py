@@ -13,7 +13,13 @@ reference, following TRL's ``PPOTrainer`` (``trl/trainer/ppo_trainer.py`` 0.12-0
 3. GAE(gamma, lam) advantages, whitened; returns = advantages + values;
 4. ``num_ppo_epochs`` passes over ``num_mini_batches`` shuffled minibatches: clipped policy
    loss, clipped value loss (``vf_coef``), gradient clipping (``max_grad_norm``);
-5. log the step under TRL's metric names (formats.md §1b) plus the ground truth TRL lacks.
+5. log the step under TRL's metric names (formats.md §1b) plus the ground truth TRL lacks;
+   the gradient norm is the one *before* clipping, at every optimizer step, as HF Trainer
+   logs it, summarised per PPO update as ``grad_norm`` (mean over the update's optimizer
+   steps) and ``grad_norm_max`` (the largest).
+
+Runs are deterministic (:func:`make_deterministic`): the same :class:`Args` write the same
+logs in any process (seeds everywhere, torch's deterministic algorithms, a fixed thread count).
 
 Fault scenarios (``scenarios.py``) each change a few fields of :class:`Args`.
 """
@@ -22,6 +28,8 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +94,10 @@ class Args:
     use_score_norm: bool = False
     """normalise scores by running mean/std (TRL legacy use_score_scaling + use_score_norm)"""
     score_clip: float | None = None
+    reward_outlier_steps: tuple[int, ...] = ()
+    """updates whose scores are multiplied by ``reward_outlier_scale``: a reward model that meets
+    out-of-distribution inputs for one batch"""
+    reward_outlier_scale: float = 1000.0
     missing_eos_penalty: float | None = 1.0
     """subtracted from the score of a response that never ends (N+ details recipe)"""
     scorer: str = "sentiment"
@@ -336,14 +348,31 @@ def build_policy(args: Args, tok: WordTokenizer, sft_model):
     return new_policy(tok, args.model, args.seed + 10_000)
 
 
+def make_deterministic(args: Args) -> None:
+    """Seed every generator and pin what else varies between processes and machines.
+
+    A scorecard measured on one machine did not reproduce on another (symptoms and suite time
+    changed): the thread count, unseeded generators and non-deterministic kernels let two runs
+    of one scenario differ.  Python's, numpy's and torch's generators get the run's seed,
+    torch uses its deterministic algorithms (CUDA needs a fixed cuBLAS workspace for that), and
+    the intra-op thread count is ``args.threads`` (float sums are reduced in a thread-count
+    dependent order).
+    """
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    random.seed(args.seed)
+    np.random.seed(args.seed % 2**32)
+    torch.manual_seed(args.seed)
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(args.threads)
+
+
 def run(args: Args, out_dir: str | Path) -> dict[str, list[float]]:
     """Train and log one run into ``out_dir``; returns the logged metrics (name -> values).
 
     A run whose weights become non-finite stops there, as a real run would crash; its last
     logged row shows the NaNs.
     """
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
+    make_deterministic(args)
     device = pick_device(args.device)
     tok = WordTokenizer()
     score_fn = SCORERS[args.scorer]
@@ -409,6 +438,8 @@ def run(args: Args, out_dir: str | Path) -> dict[str, list[float]]:
                 contain_eos = (responses == tok.eos_token_id).any(dim=1)
                 scores = torch.tensor([score_fn(w).value for w in words], dtype=torch.float32, device=device)
                 scores = scores * args.reward_scale
+                if update in args.reward_outlier_steps:
+                    scores = scores * args.reward_outlier_scale
                 if args.missing_eos_penalty is not None:
                     scores = scores - args.missing_eos_penalty * (~contain_eos).float()
                 train_scores = scores
@@ -531,7 +562,10 @@ def run(args: Args, out_dir: str | Path) -> dict[str, list[float]]:
                     "episode": update * args.batch_size,
                     # not logged by TRL's new PPOTrainer, but by its legacy trainer or HF Trainer:
                     "objective/kl_coef": kl_coef,
+                    # HF Trainer logs the pre-clip norm of each optimizer step; per PPO update we
+                    # log its mean and its largest value (one outlier minibatch shows in the max)
                     "grad_norm": float(np.mean(stats["grad"])),
+                    "grad_norm_max": float(np.max(stats["grad"])),
                     "tokens/responses_len_mean": valid.float().sum(1).mean().item(),
                     "ppo/std_scores": scores.std().item(),
                     "ppo/val/mean": masked_mean(values, vmask).item(),

@@ -7,6 +7,11 @@ detected is a false positive.  ``top_cause`` is the cause id the diagnosis must 
 Healthy scenarios expect no symptom and no cause.
 
 When a scenario does not show its fault, the scenario is changed, never its expectation.
+
+``suite`` says which trainer runs it: ``"ppo"`` (the reference loop, these scenarios) or
+``"trl"`` (TRL's own GRPOTrainer, ``trl_scenarios.py``); ``changes`` are fields of that
+suite's arguments (:class:`~ppo_doctor.reference.ppo.Args` or
+:class:`~ppo_doctor.reference.trl_suite.GrpoArgs`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ class Scenario:
     expected: frozenset[str] = frozenset()
     allowed: frozenset[str] = frozenset()
     top_cause: str | None = None
+    suite: str = "ppo"
 
     def __post_init__(self) -> None:
         bad = (self.expected | self.allowed) - set(SYMPTOMS)
@@ -35,11 +41,15 @@ class Scenario:
     def healthy(self) -> bool:
         return not self.expected
 
-    def args(self, **overrides: Any):
-        """The loop's :class:`Args` for this scenario (``overrides`` win, e.g. steps, seed)."""
+    def args(self, **overrides: Any) -> Any:
+        """The suite's arguments for this scenario (``overrides`` win, e.g. steps, seed)."""
+        fields = {"exp_name": self.name, **self.changes, **overrides}
+        if self.suite == "trl":
+            from .trl_suite import GrpoArgs
+
+            return GrpoArgs(**fields)
         from .ppo import Args
 
-        fields = {"exp_name": self.name, **self.changes, **overrides}
         return Args(**fields)
 
     def with_seed(self, seed: int) -> "Scenario":
@@ -51,7 +61,7 @@ def _s(*names: str) -> frozenset[str]:
 
 
 # Side effects that a run whose policy drifts far from the reference commonly shows as well.
-_DRIFT = _s("entropy_collapse", "reward_hacking", "oscillation")
+_DRIFT = _s("entropy_collapse", "reward_hacking", "oscillation", "reward_collapse")
 
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
@@ -72,7 +82,7 @@ SCENARIOS: dict[str, Scenario] = {
             "learning rate 100x the default (gradient clipping still on)",
             {"learning_rate": 1e-2},
             expected=_s("kl_blowup"),
-            allowed=_DRIFT | _s("gradient_explosion", "reward_spike", "value_instability", "nan", "stagnation"),
+            allowed=_DRIFT | _s("gradient_explosion", "reward_spike", "value_instability", "nan", "stagnation", "unstable_updates"),
             top_cause="lr-too-high",
         ),
         Scenario(
@@ -80,8 +90,9 @@ SCENARIOS: dict[str, Scenario] = {
             "24 PPO epochs per batch instead of 4 (60 steps by default, the run is 6x slower per step): "
             "each batch moves the policy far, approx-KL and clip fraction soar",
             {"num_ppo_epochs": 24, "steps": 60},
-            expected=_s("kl_blowup"),
-            allowed=_DRIFT | _s("value_instability"),
+            # the update itself is too large (ratio, clip fraction, approx KL to the old policy)
+            expected=_s("unstable_updates"),
+            allowed=_DRIFT | _s("value_instability", "kl_blowup"),
             top_cause="too-many-ppo-epochs",
         ),
         Scenario(
@@ -101,8 +112,10 @@ SCENARIOS: dict[str, Scenario] = {
             {"top_k": 2, "ent_coef": 0.2, "kl_coef": 0.2},
             expected=_s("negative_kl"),
             # as in min-length: the negative per-token KL is paid out as a noisy bonus, so the
-            # returns become hard to predict and the critic's loss rises (explained variance ~0)
-            allowed=_s("reward_hacking", "value_instability"),
+            # returns become hard to predict and the critic's loss rises (explained variance ~0),
+            # and the policy can trade score for that bonus (seed 2: the score climbed to 0.97,
+            # then fell to 0.75 once the KL turned negative)
+            allowed=_s("reward_hacking", "value_instability", "reward_collapse"),
             top_cause="generation-settings",
         ),
         Scenario(
@@ -112,7 +125,7 @@ SCENARIOS: dict[str, Scenario] = {
             "forced token looks less likely than under the reference",
             {"min_new_tokens": 15, "response_length": 16, "value_model": "shared"},
             expected=_s("negative_kl"),
-            allowed=_s("reward_hacking", "entropy_collapse", "value_instability"),
+            allowed=_s("reward_hacking", "entropy_collapse", "value_instability", "reward_collapse"),
             top_cause="generation-settings",
         ),
         Scenario(
@@ -136,7 +149,7 @@ SCENARIOS: dict[str, Scenario] = {
             "PPO starts from a randomly initialised policy; the reference is the SFT model",
             {"policy_init": "random"},
             expected=_s("kl_blowup"),
-            allowed=_DRIFT | _s("value_instability"),
+            allowed=_DRIFT | _s("value_instability", "unstable_updates"),
             top_cause="policy-not-from-sft",
         ),
         Scenario(
@@ -156,18 +169,21 @@ SCENARIOS: dict[str, Scenario] = {
             allowed=_s("value_instability"),
             top_cause="lr-too-low",
         ),
-        # Known failing (issue 5): this loop does not show the explosion.  Adam bounds each step
-        # to about lr, advantages are whitened and the policy saturates, so the logged norm
-        # peaks at 2-5x its early level (seeds 1-2), and the same lr WITH clipping at 1.0
-        # collapses the same way (KL peak 107 and 168 vs 86 and 160 without).  Tried: lr 1e-3
-        # to 3e-2, Adam eps 1e-8, a shared value head, one minibatch, 240 steps, SGD; the best
-        # (lr 2e-3, eps 1e-8) spiked 24x on one seed and 6-9x on two others.
+        # An unclipped outlier: the scorer returns 1000x its usual scores for one batch (a reward
+        # model meeting out-of-distribution inputs) while score normalisation, score clipping and
+        # gradient clipping are all off.  The critic's squared error on that batch makes the
+        # pre-clip gradient norm jump by orders of magnitude, and without clipping the whole
+        # gradient enters Adam's second moment, which then damps the critic's steps for hundreds
+        # of updates.  (The earlier no-grad-clip-high-lr scenario was dropped: in this Adam loop
+        # a learning rate 30x the default collapses the policy with clipping on as much as
+        # without, and its norm peaked at 2-5x its early level: no explosion to find.)
         Scenario(
-            "no-grad-clip-high-lr",
-            "no gradient clipping and a learning rate 30x the default",
-            {"max_grad_norm": None, "learning_rate": 3e-3},
+            "no-grad-clip-reward-outlier",
+            "one batch of scores 1000x too large, with score normalisation, score clipping and "
+            "gradient clipping off",
+            {"max_grad_norm": None, "reward_outlier_steps": (60,), "reward_outlier_scale": 1000.0},
             expected=_s("gradient_explosion"),
-            allowed=_DRIFT | _s("kl_blowup", "value_instability", "nan", "reward_spike"),
+            allowed=_s("reward_spike", "value_instability", "oscillation", "stagnation", "reward_collapse"),
             top_cause="no-grad-clipping",
         ),
     )

@@ -3,7 +3,8 @@ false alarms on healthy runs, and the Markdown scorecard.
 
 The scoring functions are pure (they take :class:`Outcome` records), so they are tested on
 hand-made expected/detected sets independently of the rules.  :func:`run_suite` is the only
-part that trains (it imports torch through ``ppo.py``) and analyses.
+part that trains (it imports torch through ``ppo.py``, or TRL through ``trl_suite.py`` for the
+scenarios of ``suite="trl"``) and analyses.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ..findings import SEVERITY_RANK, SYMPTOMS
 from .scenarios import Scenario
@@ -264,6 +265,24 @@ def render_markdown(outcomes: Sequence[Outcome], *, title: str = "Scenario score
     return "\n".join(parts) + "\n"
 
 
+def merge_section(document: str, section: str) -> str:
+    """``document`` with ``section`` in place of the section of the same ``# `` title.
+
+    A scorecard file holds one section per suite (the PPO reference loop, TRL's GRPOTrainer),
+    each starting at its own top-level heading and running to the next; writing one suite's
+    scorecard keeps the others.  A title not yet in the document is appended.
+    """
+    title = section.splitlines()[0] if section else ""
+    lines = document.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.rstrip("\n") == title), None)
+    if start is None:
+        sep = "" if not document or document.endswith("\n\n") else ("\n" if document.endswith("\n") else "\n\n")
+        return document + sep + section
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("# ")), len(lines))
+    tail = "".join(lines[end:])
+    return "".join(lines[:start]) + section + ("\n" + tail if tail else "")
+
+
 def _text_table(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
@@ -287,6 +306,17 @@ def render_text(outcomes: Sequence[Outcome]) -> str:
 
 
 # -- running -----------------------------------------------------------------------------------
+def _runner(suite: str) -> Callable[[Any, Path], Any]:
+    """The training function of a suite (imported here: both import torch)."""
+    if suite == "trl":
+        from .trl_suite import run as run_trl
+
+        return run_trl
+    from .ppo import run as run_ppo
+
+    return run_ppo
+
+
 def run_suite(
     scenarios: Sequence[Scenario],
     workdir: Path,
@@ -297,7 +327,6 @@ def run_suite(
 ) -> list[Outcome]:
     """Simulate each scenario into ``workdir/<name>`` and analyse it with ``ppo_doctor.analyze``."""
     from ..analyze import analyze
-    from .ppo import run
 
     outcomes = []
     for sc in scenarios:
@@ -307,7 +336,7 @@ def run_suite(
         out = Path(workdir) / sc.name
         t0 = time.time()
         try:
-            run(sc.args(**kw), out)
+            _runner(sc.suite)(sc.args(**kw), out)
             report = analyze(out)
         except Exception as exc:  # noqa: BLE001 - one broken scenario must not hide the others
             log.exception("scenario %s failed", sc.name)

@@ -191,7 +191,7 @@ def plot(path, out_dir, metrics, fmt, baseline, config_file, isolated) -> None:
     except OSError as exc:
         _fail(f"cannot write plots to {out_dir}: {exc.strerror or exc}")
     for p in written:
-        click.echo(str(p))
+        click.echo(plain(str(p)))
     if not written:
         click.echo("ppo-doctor: no plottable metric found", err=True)
 

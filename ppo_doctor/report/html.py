@@ -18,7 +18,7 @@ from .. import __version__
 from . import RenderOptions
 from .escape import fmt_num, html_text as e, step_span
 from .model import Report, RunReport
-from .summary import TOP_CAUSES, ordered_findings, severity_counts, verdict_line, verdict_tally
+from .summary import TOP_CAUSES, ordered_findings, severity_counts, split_not_applicable, verdict_line, verdict_tally
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ def _findings(rr: RunReport) -> str:
         ]
         for f in ordered_findings(rr)
     ]
-    return "<h3>Findings</h3>" + _table(["severity", "rule", "symptom", "metric", "onset", "steps", "peak", "message"], rows, {4, 6})
+    return "<h3>Findings</h3>" + _table(["severity", "rule", "symptom", "metric", "onset", "steps", "peak step", "message"], rows, {4, 6})
 
 
 def _causes(rr: RunReport) -> str:
@@ -94,6 +94,7 @@ def _causes(rr: RunReport) -> str:
     for i, c in enumerate(rr.causes, 1):
         evidence = "".join(f"<li>because {e(x)}</li>" for x in c.evidence)
         evidence += "".join(f"<li>config: {e(x)}</li>" for x in c.config_evidence)
+        evidence += "".join(f"<li>against: {e(x)}</li>" for x in c.config_against)
         fixes = "".join(f"<li><b>try:</b> {e(x)}</li>" for x in c.fixes)
         explanation = f"<div class=muted>{e(c.explanation)}</div>" if c.explanation else ""
         block = (
@@ -119,12 +120,14 @@ def _plots(rr: RunReport) -> str:
 
 
 def _not_applicable(rr: RunReport) -> str:
-    rows = [[f"<code>{e(n.code)}</code>", e(n.name), e(", ".join(n.missing))] for n in rr.not_applicable]
-    missing = sorted({m for n in rr.not_applicable for m in n.missing})
+    lacking, by_design = split_not_applicable(rr)
+    out = "<h3>Rules that could not run</h3>" + "".join(f"<p>{e(why)}</p>" for why in by_design)
+    if not lacking:
+        return out
+    rows = [[f"<code>{e(n.code)}</code>", e(n.name), e(", ".join(n.missing))] for n in lacking]
+    missing = sorted({m for n in lacking for m in n.missing})
     summary = f"{len(rows)} rule(s) could not run; missing: {e(', '.join(missing))}"
-    return f"<h3>Rules that could not run</h3><details><summary>{summary}</summary>" + _table(
-        ["rule", "name", "missing metrics"], rows
-    ) + "</details>"
+    return out + f"<details><summary>{summary}</summary>" + _table(["rule", "name", "missing metrics"], rows) + "</details>"
 
 
 def _config(rr: RunReport) -> str:
@@ -151,7 +154,6 @@ def _run(index: int, rr: RunReport, options: RenderOptions) -> str:
     parts = [
         f'<h2 id="run-{index}">{e(run.id)} {_badge(rr.verdict)}</h2>',
         f'<div class="verdict">{e(verdict_line(rr))}</div>',
-        f'<div class="muted">why: {e(rr.verdict_reason)}</div>' if rr.verdict_reason else "",
         f'<div class="muted">{e(run.path)} &middot; {e(run.framework)} &middot; {e(run.format)} &middot; '
         f"{steps} &middot; {len(run.frame)} points &middot; {len(run.files)} file(s)</div>",
     ]

@@ -40,7 +40,7 @@ def _run_suite(root: ET.Element, rr: RunReport, rules: list[RuleMeta], fail_on: 
     run = rr.run
     suite = _el(root, "testsuite", name=run.id)
     props = _el(suite, "properties")
-    for key, value in (("path", run.path), ("framework", run.framework), ("verdict", rr.verdict)):
+    for key, value in (("path", run.path), ("framework", run.framework), ("verdict", rr.verdict), ("verdict_reason", rr.verdict_reason)):
         _el(props, "property", name=key, value=value)
     na = {n.code: n for n in rr.not_applicable}
     by_code: dict[str, list[Finding]] = {}

@@ -13,7 +13,7 @@ from .. import __version__
 from . import RenderOptions
 from .escape import fmt_num, md, md_fenced, step_span
 from .model import Report, RunReport
-from .summary import TOP_CAUSES, ordered_findings, severity_counts, verdict_line, verdict_tally
+from .summary import TOP_CAUSES, ordered_findings, severity_counts, split_not_applicable, verdict_line, verdict_tally
 
 MAX_SAMPLES = 3
 MAX_SAMPLE_CHARS = 600
@@ -67,14 +67,18 @@ def _run(rr: RunReport) -> list[str]:
         out += ["### Likely causes", ""]
         for i, c in enumerate(rr.causes[:TOP_CAUSES], 1):
             out.append(f"{i}. **{md(c.title)}** ({md(c.id)}, confidence {fmt_num(c.confidence, 2)})")
-            for ev in c.evidence + [f"config: {e}" for e in c.config_evidence]:
+            for ev in c.evidence_for:
                 out.append(f"   - because {md(ev)}")
+            for ev in c.evidence_against:
+                out.append(f"   - against: {md(ev)}")
             for fix in c.fixes:
                 out.append(f"   - **try:** {md(fix)}")
         out.append("")
-    if rr.not_applicable:
+    missing, by_design = split_not_applicable(rr)
+    if missing or by_design:
         out += ["### Rules that could not run", ""]
-        out += [f"- {md(n.code)} {md(n.name)}: missing {md(', '.join(n.missing))}" for n in rr.not_applicable]
+        out += [f"- {md(why)}" for why in by_design]
+        out += [f"- {md(n.code)} {md(n.name)}: missing {md(', '.join(n.missing))}" for n in missing]
         out.append("")
     if run.warnings:
         out += ["### Reader warnings", ""] + [f"- {md(w)}" for w in run.warnings] + [""]

@@ -9,17 +9,26 @@ from ..findings import SEVERITY_RANK, Finding, RankedCause
 from ..frame import ReadIssue
 from ..run import Run
 
-SCHEMA_VERSION = 1
+# 2: symptoms unstable_updates and reward_collapse, cause evidence split into for / against,
+# the verdict contract of DESIGN.md (docs/report.schema.json describes each version).
+SCHEMA_VERSION = 2
 
 
 @dataclass
 class NotApplicable:
+    """A rule that did not run: the metrics it lacks and, when the run lacks them by design
+    (critic-free, KL off by configuration: ``Run.by_design``), why; reports say that once."""
+
     code: str
     name: str
     missing: list[str]
+    by_design: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "name": self.name, "missing": list(self.missing)}
+        out: dict[str, Any] = {"code": self.code, "name": self.name, "missing": list(self.missing)}
+        if self.by_design:
+            out["by_design"] = self.by_design
+        return out
 
 
 @dataclass
@@ -59,6 +68,7 @@ class RunReport:
             "points": len(run.frame),
             "metrics": dict(sorted(((c, r) for r, c in run.mapping.items()), key=lambda kv: kv[0])),
             "unmapped": list(run.unmapped),
+            "by_design": dict(run.by_design),
             "config": {k: _plain(v) for k, v in run.config.items()},
             "verdict": self.verdict,
             "verdict_reason": self.verdict_reason,

@@ -168,6 +168,7 @@ def to_sarif(report: Report, rules: list[RuleMeta] | None = None, root: Path | N
                             {
                                 "run": rr.run.id,
                                 "verdict": rr.verdict,
+                                "verdictReason": rr.verdict_reason,
                                 "symptoms": rr.symptoms,
                                 "topCauses": [c.id for c in rr.causes[:3]],
                             }

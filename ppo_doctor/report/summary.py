@@ -6,32 +6,20 @@ from collections import Counter
 
 from ..findings import SEVERITY_RANK, Finding
 from .escape import plain
-from .model import Report, RunReport
+from .model import NotApplicable, Report, RunReport
 
 TOP_CAUSES = 3
 
 
-def symptom_onsets(rr: RunReport) -> dict[str, int]:
-    """Earliest onset step of each symptom (symptoms whose findings have no step are left out)."""
-    onset: dict[str, int] = {}
-    for f in rr.findings:
-        if f.start_step is not None:
-            onset[f.symptom] = min(onset.get(f.symptom, f.start_step), f.start_step)
-    return onset
-
-
 def verdict_line(rr: RunReport) -> str:
-    """``UNHEALTHY: kl_blowup from step 410, nan from step 900`` (plain, log text stripped).
-
-    A healthy run with warnings says so in parentheses; an unknown one gives its reason.
-    """
-    onset = symptom_onsets(rr)
-    parts = ", ".join(s if s not in onset else f"{s} from step {onset[s]}" for s in rr.symptoms)
+    """``UNHEALTHY: kl_blowup from step 410 (PD101 ...): <message>`` (plain, log text stripped):
+    the verdict and its one-sentence reason, the same in every output."""
+    reason = plain(rr.verdict_reason)
     if rr.verdict == "healthy":
-        return "HEALTHY" + (f" (warnings: {parts})" if parts else "")
+        return "HEALTHY" + (f": {reason}" if reason else "")
     if rr.verdict == "unknown":
-        return "UNKNOWN: " + (plain(rr.verdict_reason) or "the run lacks the metrics to judge")
-    return f"{rr.verdict.upper()}: {parts or plain(rr.verdict_reason)}"
+        return "UNKNOWN: " + (reason or "the run lacks the metrics to judge")
+    return f"{rr.verdict.upper()}: {reason or ', '.join(rr.symptoms)}"
 
 
 def ordered_findings(rr: RunReport) -> list[Finding]:
@@ -49,3 +37,16 @@ def verdict_tally(report: Report) -> str:
     """``2 unhealthy, 1 healthy`` over every run of the report."""
     verdicts = Counter(rr.verdict for rr in report.runs)
     return ", ".join(f"{verdicts[v]} {v}" for v in ("unhealthy", "unknown", "healthy") if verdicts[v])
+
+
+def split_not_applicable(rr: RunReport) -> tuple[list[NotApplicable], list[str]]:
+    """The rules that lack a metric the log should have had, and one sentence per thing the run
+    lacks by design (``critic-free (...): the value-function rules do not apply``)."""
+    from ..design import FAMILY_RULES
+
+    missing = [n for n in rr.not_applicable if not n.by_design]
+    said: list[str] = []
+    for family, why in rr.run.by_design.items():
+        if any(n.by_design == why for n in rr.not_applicable):
+            said.append(f"{why}: {FAMILY_RULES.get(family, 'its rules')} do not apply")
+    return missing, said

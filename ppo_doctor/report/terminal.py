@@ -16,7 +16,7 @@ from ..findings import Finding
 from . import RenderOptions
 from .escape import fmt_num, plain, step_span
 from .model import Report, RunReport
-from .summary import TOP_CAUSES, ordered_findings, severity_counts, verdict_line, verdict_tally
+from .summary import TOP_CAUSES, ordered_findings, severity_counts, split_not_applicable, verdict_line, verdict_tally
 
 VERDICT_STYLE = {"healthy": {"fg": "green"}, "unhealthy": {"fg": "red", "bold": True}, "unknown": {"fg": "yellow"}}
 MAX_EVIDENCE = 3
@@ -42,7 +42,7 @@ def _finding(w: _Writer, f: Finding) -> None:
     where = f"onset {f.start_step}" if f.start_step is not None else "whole run"
     extra = f"steps {step_span(f.start_step, f.end_step)}"
     if f.peak_step is not None:
-        extra += f", peak {f.peak_step}"
+        extra += f", peak at step {f.peak_step}"
     w(f"    {sev} {w.style(plain(f.code), bold=True)} {plain(f.name):<24} {plain(f.metric):<22} {where}  ({extra})")
     w(f"            {plain(f.message)}")
 
@@ -64,10 +64,15 @@ def _run(w: _Writer, rr: RunReport) -> None:
             # config evidence first: it is what the run's own settings say, and short
             for ev in ([f"config: {e}" for e in c.config_evidence] + c.evidence)[:MAX_EVIDENCE]:
                 w(f"       because {plain(ev)}")
+            for ev in c.config_against[:MAX_EVIDENCE]:
+                w(f"       against: {plain(ev)}")
             for fix in c.fixes:
                 w(f"       try: {plain(fix)}")
-    if rr.not_applicable:
-        na = "; ".join(f"{plain(n.code)} ({plain(', '.join(n.missing))})" for n in rr.not_applicable)
+    missing, by_design = split_not_applicable(rr)
+    for why in by_design:
+        w(f"  {plain(why)}")
+    if missing:
+        na = "; ".join(f"{plain(n.code)} ({plain(', '.join(n.missing))})" for n in missing)
         w(f"  not applicable, missing metrics: {na}")
     for warning in run.warnings:
         w(w.style(f"  warning: {plain(warning)}", fg="yellow"))

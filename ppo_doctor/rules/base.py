@@ -47,8 +47,7 @@ class RuleContext:
         return self.run.frame.series(metric)
 
     def arrays(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
-        s = self.run.frame.series(metric)
-        return s.index.to_numpy(dtype=np.int64), s.to_numpy(dtype=np.float64)
+        return self.run.frame.arrays(metric)
 
     def has(self, metric: str) -> bool:
         return self.run.frame.has(metric)
@@ -92,7 +91,8 @@ class Rule:
 
     def finding(self, ctx: RuleContext, *, metric: str, observed: dict[str, float], **kw: Any) -> Finding:
         """Build a Finding with this rule's metadata and its message filled in."""
-        fmt = {**ctx.params, **observed, **kw.pop("fmt", {})}
+        steps = {k: kw[k] for k in ("start_step", "threshold_step", "peak_step", "end_step") if kw.get(k) is not None}
+        fmt = {**ctx.params, **observed, **steps, **kw.pop("fmt", {})}
         try:
             msg = self.message.format(**fmt)
         except (KeyError, IndexError, ValueError):

@@ -29,7 +29,7 @@ SEQ_KL_BAND = 10.0
 TOKEN_KL_BAND = 0.3
 
 # Frameworks of classic RL (SB3, CleanRL, baselines): no reference policy, so no ref-KL.
-CLASSIC_RL_MARKERS = ("sb3", "stable", "cleanrl", "baselines", "classic", "gym")
+CLASSIC_RL_MARKERS = ("sb3", "sb2", "stable", "cleanrl", "baselines", "classic", "gym")
 
 
 # -- run classification --------------------------------------------------------------------
@@ -132,7 +132,66 @@ def unclipped_causes(ctx: RuleContext, causes: dict[str, float]) -> tuple[dict[s
     note = unclipped_explosion(ctx)
     if note is None:
         return dict(causes), []
-    return {**causes, "no-grad-clipping": max(causes.get("no-grad-clipping", 0.0), UNCLIPPED_UPDATE_WEIGHT)}, [note]
+    # the unbounded gradient explains the finding at least as well as any cause the rule names
+    # by itself (a learning rate too high is then one of two explanations, not the better one)
+    weight = max([causes.get("no-grad-clipping", 0.0), UNCLIPPED_UPDATE_WEIGHT, *causes.values()])
+    return {**causes, "no-grad-clipping": weight}, [note]
+
+
+# -- a weak critic while the policy learns ---------------------------------------------------
+# How many noise standard errors of a window median the reward must rise by for "the policy
+# learns well" (PD203 and PD202 use 3 for a significant reward change).
+LEARNING_RISE = 3.0
+
+
+def learning_despite_critic(ctx: RuleContext, min_points: int = 20) -> str | None:
+    """Evidence text when the mean reward rose clearly over the run, else None.
+
+    A critic that explains little of the returns while the reward rises well is a note, not a
+    symptom (value rules PD403 and PD405 then report at info level, as PD702 does for answers
+    that got shorter but are more than EOS): the policy learns
+    regardless, and once a task is solved the returns sit at a cap, where they have almost no
+    variance left to explain (explained variance = 1 - Var(returns - values) / Var(returns)).
+    """
+    from ..detect import summarize
+
+    metric = ctx.first_present("reward/score", "reward/total")
+    if metric is None:
+        return None
+    s, v = finite_arrays(ctx, metric)
+    if len(v) < min_points:
+        return None
+    t = summarize(s, v)
+    if not (t.change > 0 and t.change_in_noise >= LEARNING_RISE):
+        return None
+    return f"the reward rose {fmt_num(t.first)} -> {fmt_num(t.last)} ({fmt_num(t.change_in_noise)} noise s.e.): the policy learns despite the critic"
+
+
+# A reward that kept this share of its way up to its 95th percentile ends "at the top": a noisy
+# bounded reward (accuracy over a small batch) wanders below its best points by chance.
+TOP_SHARE = 0.8
+
+
+def solved(ctx: RuleContext, min_points: int = 20) -> str | None:
+    """Evidence text when the reward rose clearly and its last window sits at the top of the run's
+    range (within two standard errors of its 95th percentile, or at least :data:`TOP_SHARE` of
+    the way from its first window to it), else None: a task the policy solved, where becoming
+    confident (lower entropy) is what learning looks like."""
+    from ..detect import summarize
+
+    metric = ctx.first_present("reward/score", "reward/total")
+    if metric is None:
+        return None
+    s, v = finite_arrays(ctx, metric)
+    if len(v) < min_points:
+        return None
+    t = summarize(s, v)
+    se = t.noise * math.sqrt(2.0 / max(1, t.window))
+    top = float(np.percentile(v, 95))
+    at_top = t.last >= top - 2 * se or t.last - t.first >= TOP_SHARE * (top - t.first)
+    if not (t.change > 0 and t.change_in_noise >= LEARNING_RISE and at_top):
+        return None
+    return f"the reward rose {fmt_num(t.first)} -> {fmt_num(t.last)} and ends at the top of its range: the policy solved its task"
 
 
 # -- series access ----------------------------------------------------------------------
@@ -330,6 +389,7 @@ def incident(
 
     ``threshold_step`` is the span's first step; ``start_step`` its onset (where the series
     departed from its baseline, estimated on the prefix; never after the threshold step);
+    messages name both through ``{since}``, so the message and the onset agree;
     ``peak_step`` and ``end_step`` default to the span's.  ``log_scale``: estimate the onset
     on log10 of a positive series (norms and losses blow up multiplicatively, and on a linear
     scale a geometric run-up looks flat until its last few points).
@@ -341,6 +401,9 @@ def incident(
     on = onset(steps, series, span.start_idx, direction)
     threshold_step = span.start_step
     start = min(on.step, threshold_step)
+    # messages say "{since}" so that the step they name agrees with the finding's onset
+    since = f"from step {threshold_step}" if start == threshold_step else f"from step {threshold_step} (departing from its baseline at step {start})"
+    kw["fmt"] = {"since": since, **kw.get("fmt", {})}
     return rule.finding(
         ctx,
         metric=metric,

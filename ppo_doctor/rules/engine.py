@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..design import family_of
 from ..findings import SEVERITY_RANK, SYMPTOMS, Finding
 from ..report.model import NotApplicable
 from ..run import Run
@@ -25,12 +26,15 @@ from .base import Rule
 
 log = logging.getLogger(__name__)
 
-# Symptoms about the run's dynamics (everything but log quality).  Warnings on this many of
-# them at once make a run unhealthy even without an error: one warning can be noise, three
-# independent symptoms agreeing (say KL drifting, entropy falling and value loss rising)
-# describe a run that is going wrong.
+# Symptoms about the run's dynamics (everything but log quality).  One warning- or error-level
+# finding with one of them makes a run unhealthy (DESIGN.md "Verdict contract"): a warning is a
+# claim the rule defends to the run's author, and severity says how bad it is.
 CORE_SYMPTOMS = tuple(s for s in SYMPTOMS if s != "log_quality")
-WARNING_SYMPTOMS_FOR_UNHEALTHY = 3
+# The fewest points the longest core metric needs before a run is judged at all: the trend and
+# stability rules need this much history (PD905 short-run uses the same figure), so a 2-step or
+# 4-row log is "unknown", not "healthy".
+MIN_POINTS_FOR_VERDICT = 20
+CORE_METRICS = ("reward/score", "reward/total", "kl/ref", "kl/old", "loss/policy", "loss/value", "loss/total")
 
 # The metric families a verdict needs at least one of (DESIGN.md "Report": unknown when the
 # run lacks the metrics to judge, e.g. SFT control runs or logs of timings only).  Only the RL
@@ -120,7 +124,7 @@ def run_rules(run: Run, config: dict[str, Any] | None = None) -> tuple[list[Find
     for rule_cls in registry.select(cfg.get("select"), cfg.get("ignore")):
         missing = rule_cls.missing(run)
         if missing:
-            not_applicable.append(NotApplicable(rule_cls.code, rule_cls.name, missing))
+            not_applicable.append(NotApplicable(rule_cls.code, rule_cls.name, missing, _by_design(run, missing)))
             continue
         rule = rule_cls()
         try:
@@ -135,39 +139,75 @@ def run_rules(run: Run, config: dict[str, Any] | None = None) -> tuple[list[Find
     return findings, not_applicable
 
 
+def _by_design(run: Run, missing: list[str]) -> str:
+    """Why the run lacks one of ``missing`` by design (``Run.by_design``), or ""."""
+    for group in missing:
+        family = family_of(group)
+        if family is not None and family in run.by_design:
+            return run.by_design[family]
+    return ""
+
+
 def _missing_families(run: Run) -> list[str]:
     return [fam for fam, metrics in JUDGING_FAMILIES.items() if not any(run.frame.has(m) for m in metrics)]
 
 
-def _where(f: Finding) -> str:
-    return f"{f.code} {f.name}" + (f" from step {f.start_step}" if f.start_step is not None else "")
+def core_points(run: Run) -> int:
+    """Points in the run's longest core metric (reward, KL, losses)."""
+    return max((run.frame.count(m) for m in CORE_METRICS if run.frame.has(m)), default=0)
+
+
+def decisive(findings: list[Finding]) -> list[Finding]:
+    """The findings that decide a verdict (warning or error on a training symptom), worst first,
+    then in step order."""
+    out = [f for f in findings if f.severity != "info" and f.symptom in CORE_SYMPTOMS]
+    return sorted(out, key=lambda f: (-SEVERITY_RANK[f.severity], f.start_step if f.start_step is not None else -1, f.code))
+
+
+def _at(f: Finding) -> str:
+    return f"{f.symptom}" + (f" from step {f.start_step}" if f.start_step is not None else "")
 
 
 def verdict_for(run: Run, findings: list[Finding], not_applicable: list[NotApplicable]) -> tuple[str, str]:
-    """``(verdict, reason)``: unhealthy, unknown or healthy (see module constants for the policy).
+    """``(verdict, reason)``, the one contract of every output (DESIGN.md "Verdict contract").
 
-    * unhealthy: any error-level finding, or warnings on at least
-      ``WARNING_SYMPTOMS_FOR_UNHEALTHY`` distinct core symptoms;
-    * unknown: the run logs no reward, no KL and no loss metric, so nothing can be judged;
-    * healthy otherwise; the reason names the families that were not logged (a run without
-      any KL metric is healthy on what it logs, never "healthy on KL").
+    * unhealthy: at least one warning- or error-level finding on a training symptom; the
+      reason is the worst one's message (errors first, then the earliest onset), and names the
+      other symptoms in step order;
+    * unknown: the log cannot support a judgement: no reward, no KL and no policy/value loss
+      metric, or fewer than :data:`MIN_POINTS_FOR_VERDICT` points in its longest core metric
+      (an error-level finding, e.g. NaN in the reward, still makes a short run unhealthy);
+    * healthy otherwise; the reason names the metric families that were not logged (a run
+      without any KL metric is healthy on what it logs, never "healthy on KL").
+
+    ``log_quality`` findings and info notes never decide a verdict.
     """
-    errors = [f for f in findings if f.severity == "error"]
-    if errors:
-        shown = "; ".join(_where(f) for f in errors[:3]) + (f"; +{len(errors) - 3} more" if len(errors) > 3 else "")
-        return "unhealthy", f"{len(errors)} error-level finding(s): {shown}"
+    bad = decisive(findings)
     missing = _missing_families(run)
-    if len(missing) == len(JUDGING_FAMILIES):
-        return "unknown", "cannot judge: the run logs no reward, no KL and no policy/value loss metric (an SFT or non-RL log?)"
-    warned = []
-    for f in sorted(findings, key=lambda f: -SEVERITY_RANK[f.severity]):
-        if f.severity == "warning" and f.symptom in CORE_SYMPTOMS and f.symptom not in warned:
-            warned.append(f.symptom)
-    if len(warned) >= WARNING_SYMPTOMS_FOR_UNHEALTHY:
-        return "unhealthy", f"warnings on {len(warned)} symptoms at once: {', '.join(warned)}"
-    reason = "no error-level finding"
-    if warned:
-        reason += f" ({len(warned)} warning symptom(s): {', '.join(warned)})"
+    points = core_points(run)
+    if not (bad and bad[0].severity == "error"):
+        if len(missing) == len(JUDGING_FAMILIES):
+            return "unknown", "cannot judge: the run logs no reward, no KL and no policy/value loss metric (an SFT or non-RL log?)"
+        if points < MIN_POINTS_FOR_VERDICT:
+            return "unknown", (
+                f"cannot judge: only {points} point(s) in the longest reward/KL/loss metric; "
+                f"a judgement needs at least {MIN_POINTS_FOR_VERDICT}"
+            )
+    if bad:
+        worst = bad[0]
+        reason = f"{_at(worst)} ({worst.code} {worst.name}, {worst.severity}): {worst.message}"
+        others: list[Finding] = []
+        for f in sorted(bad[1:], key=lambda f: (f.start_step if f.start_step is not None else -1, f.code)):
+            if f.symptom != worst.symptom and f.symptom not in {o.symptom for o in others}:
+                others.append(f)
+        if others:
+            reason += "; also " + ", ".join(_at(f) for f in others)
+        return "unhealthy", reason
+    reason = "no warning- or error-level finding on a training symptom"
+    off = [fam for fam in missing if fam == "KL" and run.kl_off]
+    if off:
+        reason += "; KL off by configuration"
+    missing = [fam for fam in missing if fam not in off]
     if missing:
         reason += f"; not judged: no {' / '.join(missing)} metric logged"
     return "healthy", reason

@@ -66,7 +66,7 @@ class NegativeKLSustained(Rule):
     params = {"seq_tol": 1.0, "token_tol": 0.01, "min_points": 5}
     causes = {"generation-settings": 1.0, "implementation-bug": 0.3, "policy-not-from-sft": 0.2, "reward-model-flawed": 0.2}
     message = (
-        "KL to the reference (k1 estimator) stays below -{tol_s} {unit} from step {threshold_step} "
+        "KL to the reference (k1 estimator) stays below -{tol_s} {unit} {since} "
         "(median {median_s} over the incident): samples are not drawn from the policy"
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import mask_to_spans, quantiles, summarize, sustained_spans
+from ..detect import quantiles, summarize, sustained_spans
 from .base import Example, Rule
 from .common import (
     SEQ_KL_BAND,
@@ -60,6 +60,9 @@ class RewardHacking(Rule):
     scores the policy ever higher while real quality falls; the guides' "rapid reward rise
     together with very high KL".  Read the samples.
 
+    The KL must stay above the band for a sustained stretch (PD101's window): isolated KL
+    spikes (left-padding artefacts, one bad batch) are not drift.
+
     **Known false positives.** A run whose KL budget is deliberately large; a reward that really
     keeps improving with a weak KL penalty (the slope ratio stays low and no other evidence
     agrees, so it stays a warning).
@@ -103,8 +106,7 @@ class RewardHacking(Rule):
         kk, w = sustain_window(len(kv))
         spans = sustained_spans(ks, kv > band, kk, w, values=kv)
         if not spans:
-            idx = int(np.argmax(kv > band))
-            spans = mask_to_spans(ks, np.arange(len(kv)) == idx, kv)
+            return  # KL points above the band that do not last are spikes (e.g. padding artefacts), not drift
         evidence = [f"reward {rmetric}: +{fmt_num(r.change)} ({fmt_num(r.change_in_noise)} noise s.e.)"]
         if ratio >= p["ratio"]:
             evidence.append(f"KL gain per reward gain {fmt_num(ratio)} >= {fmt_num(p['ratio'])} (PTT slope-ratio rule, unit-free)")

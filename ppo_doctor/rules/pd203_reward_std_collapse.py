@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..detect import mask_to_spans, summarize
 from .base import Example, Rule
 from .common import early_late, finite_arrays, fmt_num, incident, kl_view
-from .examples import decay, flat, saturating
+from .examples import decay, flat, ramp, saturating
 
 
 class RewardStdCollapse(Rule):
@@ -26,15 +28,18 @@ class RewardStdCollapse(Rule):
     * reward fell: entropy collapse, the policy degenerated into responses the reward cannot
       tell apart (typically after a KL blow-up).
 
-    Without a ``kl/ref`` metric a rising reward is read as hacking (nothing shows the policy
-    stayed near the reference).
+    Without a ``kl/ref`` metric (GRPO's default beta = 0 logs none), a rising reward whose last
+    window sits at the top of the run's reward range (within two standard errors of its 95th
+    percentile) is not reported either: every sample now gets the best score the run reached
+    (in GRPO every group at the ceiling has std 0: success); one still climbing is read as
+    hacking (nothing shows the policy stayed near the reference).
 
     **Why it matters.** Diversity has collapsed (trl#204: at the end every prompt gets the same
     response) or the policy has collapsed; either way the gradient signal from reward
     differences is gone.
 
-    **Known false positives.** Logs without a KL metric whose reward saturates at a cap once
-    solved (e.g. an accuracy reward reaching 1.0 everywhere): the run is done, not broken.
+    **Known false positives.** A reward that rose and whose spread collapsed while it still
+    climbs (not yet at its top) in a log without a KL metric.
 
     **Source.** PTT reward_std rules, rlwatch reward-variance detector; huggingface/trl#204;
     TRL GRPO ``frac_reward_zero_std`` (thresholds-and-peers.md §1.2, §4.1, §5; formats.md §1d).
@@ -58,6 +63,7 @@ class RewardStdCollapse(Rule):
         if not first > 0 or late > p["drop"] * first:
             return
         trend = 0  # +1 rose, -1 fell, 0 no significant change
+        at_ceiling = False
         rmetric = ctx.first_present("reward/score", "reward/total")
         if rmetric is not None:
             rs, rv = finite_arrays(ctx, rmetric)
@@ -65,10 +71,15 @@ class RewardStdCollapse(Rule):
                 r = summarize(rs, rv)
                 if abs(r.change_in_noise) >= p["min_change"]:
                     trend = 1 if r.change > 0 else -1
+                se = r.noise * np.sqrt(2.0 / max(1, r.window))
+                at_ceiling = r.last >= float(np.percentile(rv, 95)) - 2 * se
         if trend > 0:
             view = kl_view(ctx)
-            if view is not None and len(view.values) >= p["min_points"] and early_late(view.values)[1] <= view.band:
-                return  # the reward reached its ceiling with the policy near the reference
+            if view is not None and len(view.values) >= p["min_points"]:
+                if early_late(view.values)[1] <= view.band:
+                    return  # the reward reached its ceiling with the policy near the reference
+            elif at_ceiling:
+                return  # no KL logged, and every sample scores the best the run reached: success
             symptom, meaning = "reward_hacking", "responses converge on one high-scoring pattern"
             causes = {"reward-model-flawed": 0.8, "kl-coef-too-low": 0.7}
         elif trend < 0:
@@ -95,7 +106,11 @@ class RewardStdCollapse(Rule):
 
     @classmethod
     def bad_example(cls):
-        return Example(series={"reward/std": decay(150, 1.0, 0.02, sd=0.01, seed=17), "reward/score": saturating(150, 0.0, 3.0, sd=0.1)})
+        # the spread collapses while the KL runs far past its band
+        return Example(
+            series={"reward/std": decay(150, 1.0, 0.02, sd=0.01, seed=17), "reward/score": saturating(150, 0.0, 3.0, sd=0.1), "kl/ref": ramp(150, 0.0, 40.0, sd=1.0, seed=19)},
+            metric_info={"kl/ref": {"estimator": "k1", "reduction": "seq_sum"}},
+        )
 
     @classmethod
     def good_example(cls):

@@ -7,6 +7,7 @@ import numpy as np
 from ..detect import summarize
 from .base import Example, Rule
 from .common import cfg_float, early_late, finite_arrays, fmt_num, kl_view
+from .pd204_reward_collapse import RewardCollapse, collapsed
 from .examples import flat, saturating
 
 
@@ -36,6 +37,17 @@ def no_movement_evidence(ctx, kl_frac: float = 0.05) -> list[str]:
     return out
 
 
+def reached_ceiling(v: np.ndarray, window: int, limit: float) -> bool:
+    """The reward rose to its plateau inside the first window and sits at the top of its range:
+    the first point is well below the first window's median, and the last window's median is
+    within ``limit`` of the run's 95th percentile (a task solved early, not a stuck policy)."""
+    if len(v) <= window:
+        return False
+    early, late = float(np.median(v[:window])), float(np.median(v[-window:]))
+    top = float(np.percentile(v, 95))
+    return bool(v[0] < early - limit and late >= top - limit)
+
+
 class RewardNotImproving(Rule):
     """The mean reward does not improve over the whole run.
 
@@ -44,7 +56,11 @@ class RewardNotImproving(Rule):
     the point-to-point noise), and the Theil-Sen trend over the run is no larger.  Runs of
     fewer than ``min_points`` points are not judged.  The finding lists what else shows the
     policy is not moving: a KL to the reference under 5 % of its band, an approx KL per update
-    near 0, near-zero gradients, or a learning rate under 1e-8.
+    near 0, near-zero gradients, or a learning rate under 1e-8; with such evidence it is an
+    error (no learning over the whole run), without it a warning.  Not reported when the reward
+    reached its plateau inside the first window (its first point is far below the first
+    window, and it ends at the top of its range: a task solved early), nor when it rose and then
+    fell back (PD204 reward-collapse).
 
     **Why it matters.** The guide's "vanishing gradients / stalled training": reward plateaus,
     KL stays very low, the policy stops improving.  With a tiny KL the updates are too small
@@ -77,6 +93,11 @@ class RewardNotImproving(Rule):
         limit = p["min_rise"] * max(se, 1e-12)
         if t.change >= limit or t.fitted_change >= limit or t.change <= -limit:
             return  # improving, or clearly falling (a different problem)
+        if reached_ceiling(v, t.window, limit):
+            return  # it rose to its plateau within the first window and stayed there: solved, not stuck
+        rc = RewardCollapse.params
+        if collapsed(ctx, metric, rc["min_gain"], rc["drop"], rc["min_points"]) is not None:
+            return  # it did improve, then lost it: PD204 reward-collapse
         evidence = no_movement_evidence(ctx)
         causes = dict(self.causes)
         if evidence:
@@ -92,6 +113,8 @@ class RewardNotImproving(Rule):
             end_step=int(s[-1]),
             evidence=evidence,
             causes=causes,
+            # no learning over the whole run, and the policy visibly not moving: the run is wasted
+            severity="error" if evidence else "warning",
             fmt={
                 "n": len(v),
                 "first_s": fmt_num(t.first),

@@ -15,7 +15,9 @@ class VanishingGradients(Rule):
 
     **What it detects.** ``grad/norm`` (and ``grad/norm_critic``) whose late median (last 10 %)
     is below ``factor`` times its early median (first 10 %), with a sustained stretch below
-    that level.  Each logged norm is judged separately.
+    that level.  Each logged norm is judged separately.  Exact zeros amid ordinary norms are
+    steps with no signal at all (a GRPO batch whose prompt groups all got equal rewards gives no
+    gradient) and are left out, unless the whole last window is zero.
 
     **Why it matters.** Near-zero gradients mean the update no longer changes the model:
     stalled training, the guide's "vanishing gradients".  Causes include a detached graph or
@@ -46,6 +48,14 @@ class VanishingGradients(Rule):
             s, v = finite_arrays(ctx, metric)
             if len(v) < p["min_points"]:
                 continue
+            _, _, w0 = early_late(v)
+            if np.any(v[-w0:] != 0):
+                # exact zeros amid ordinary norms are steps with no signal at all (a GRPO batch whose
+                # groups all got equal rewards), not a gradient shrinking: judge the others
+                keep = v != 0
+                s, v = s[keep], v[keep]
+                if len(v) < p["min_points"]:
+                    continue
             first, late, _ = early_late(v)
             if not first > 0 or late >= p["factor"] * first:
                 continue

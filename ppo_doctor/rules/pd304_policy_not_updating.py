@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Example, Rule
-from .common import cfg_int, finite_arrays, fmt_num
+from ..findings import Finding
+from .base import Example, Rule, RuleContext
+from .common import cfg_int, entropy_view, finite_arrays, fmt_num
 from .examples import flat
+from .pd301_reward_not_improving import no_movement_evidence
 
 
 class PolicyNotUpdating(Rule):
@@ -23,6 +25,16 @@ class PolicyNotUpdating(Rule):
     (DAPO#11, verl#791: "clip_ratio has no effect").  It also stays silent when the config
     does not say how many updates a batch gets.
 
+    A clip fraction of 0 without an approx KL near 0 counts only when something else shows the
+    policy not moving (a KL to the reference under 5 % of its band, near-zero gradients, a
+    learning rate under 1e-8; PD301's list): small updates keep every ratio inside the clip
+    range, e.g. GRPO's ``num_iterations=2`` at a learning rate of 1e-6, and the config's update
+    count is then no reason for stagnation.
+
+    **A frozen policy.** Whatever the config says, approx KL exactly 0 and an entropy that
+    never changes over at least ``frozen_points`` (100) updates mean the policy does not move
+    between batches either: an error (no learning over the whole run).
+
     **Why it matters.** A run that never updates its policy cannot learn (stagnation): a
     learning rate of 0, frozen parameters, or a loss that does not reach the policy.
 
@@ -38,12 +50,16 @@ class PolicyNotUpdating(Rule):
     symptom = "stagnation"
     severity = "warning"
     requires = (("policy/clipfrac", "kl/old"),)
-    params = {"share": 0.9, "kl_floor": 1e-9, "min_points": 10}
+    params = {"share": 0.9, "kl_floor": 1e-9, "min_points": 10, "frozen_points": 100}
     causes = {"lr-too-low": 0.8, "implementation-bug": 0.6}
-    message = "{what} although each batch gets {updates} updates: the optimiser step does not change the policy"
+    message = "{what}{although}: the optimiser step does not change the policy"
 
     def evaluate(self, ctx):
         p = ctx.params
+        frozen = self._frozen(ctx)
+        if frozen is not None:
+            yield frozen
+            return
         epochs = cfg_int(ctx.run, "ppo_epochs")
         minibatches = cfg_int(ctx.run, "num_mini_batches")
         if epochs is None and minibatches is None:
@@ -65,6 +81,15 @@ class PolicyNotUpdating(Rule):
                 steps.append(s)
         if not what:
             return
+        evidence = [f"config: ppo_epochs={epochs}, num_mini_batches={minibatches}"]
+        if len(what) == 1 and what[0].startswith("clip fraction"):
+            # a clip fraction of 0 alone is what small updates log (GRPO's num_iterations=2 at a
+            # learning rate of 1e-6 keeps every ratio inside the clip range): it says the policy
+            # does not move only when something else says so too
+            moving = no_movement_evidence(ctx)
+            if not moving:
+                return
+            evidence.extend(moving)
         all_steps = np.concatenate(steps)
         first, last = int(all_steps.min()), int(all_steps.max())
         yield self.finding(
@@ -75,8 +100,35 @@ class PolicyNotUpdating(Rule):
             threshold_step=first,
             peak_step=first,
             end_step=last,
-            evidence=[f"config: ppo_epochs={epochs}, num_mini_batches={minibatches}"],
-            fmt={"what": " and ".join(what), "updates": updates},
+            evidence=evidence,
+            fmt={"what": " and ".join(what), "although": f" although each batch gets {updates} updates"},
+        )
+
+    def _frozen(self, ctx: RuleContext) -> Finding | None:
+        """An error finding when approx KL is exactly 0 and the entropy exactly constant over at
+        least ``frozen_points`` updates: whatever the update schedule, a policy that changes
+        between batches changes its entropy, so this one never moves."""
+        p = ctx.params
+        ent = entropy_view(ctx)
+        if not ctx.has("kl/old") or ent is None:
+            return None
+        s, kl = finite_arrays(ctx, "kl/old")
+        if len(kl) < p["frozen_points"] or len(ent.values) < p["frozen_points"] or np.any(kl != 0):
+            return None
+        spread = float(np.max(ent.values) - np.min(ent.values))
+        if spread > 1e-9 * max(1.0, abs(float(ent.values[0]))):
+            return None
+        return self.finding(
+            ctx,
+            metric="kl/old",
+            observed={"points": len(kl), "entropy": float(ent.values[0])},
+            start_step=int(s[0]),
+            threshold_step=int(s[0]),
+            peak_step=int(s[0]),
+            end_step=int(s[-1]),
+            severity="error",
+            evidence=[f"entropy ({ent.metric}) is exactly {fmt_num(float(ent.values[0]))} on all {len(ent.values)} points"],
+            fmt={"what": f"approx KL per update is exactly 0 on all {len(kl)} points and the entropy never changes", "although": ""},
         )
 
     @classmethod

@@ -21,7 +21,10 @@ class ValueLossRising(Rule):
     growth is divided by the growth of the squared reward scale (|median reward| + spread,
     first vs last window).  The trough is floored at 1 % of the run's median value loss: a
     critic that was ~0 while the returns were constant would make any later loss look like
-    infinite growth.  A warning: value trouble degrades the advantages, it is rarely fatal alone.
+    infinite growth.  The late loss must also be material: at least ``min_share`` (0.1) of the
+    squared late reward scale, as PD402 asks of a spike (a critic that fit the returns to 3e-5
+    and now misses by 0.016 on rewards of about 1 is 500x its best, and still nearly exact).
+    A warning: value trouble degrades the advantages, it is rarely fatal alone.
 
     **Why it matters.** "Value loss too high: stays high or swings wildly; bad advantages
     destabilise the policy."  A critic whose error keeps growing feeds noise into the
@@ -40,7 +43,7 @@ class ValueLossRising(Rule):
     symptom = "value_instability"
     severity = "warning"
     requires = ("loss/value",)
-    params = {"factor": 4.0, "trough_floor": 0.01, "min_points": 20}
+    params = {"factor": 4.0, "trough_floor": 0.01, "min_share": 0.1, "min_points": 20}
     causes = {"value-lr-mistuned": 0.8, "reward-not-normalized": 0.7, "value-undertrained": 0.4, "gae-lambda": 0.2}
     message = (
         "value loss rose {growth_s}x above its best level ({trough_s} -> {late_s}){scale_note}: the critic is diverging"
@@ -73,6 +76,8 @@ class ValueLossRising(Rule):
         adjusted = growth / max(scale_growth, 1.0)
         if adjusted < p["factor"]:
             return
+        if s1 and late < p["min_share"] * s1 * s1:
+            return  # far above its best, yet a small error against the rewards: not diverging
         span = mask_to_spans(s, (v >= p["factor"] * trough) & (np.arange(n) > trough_idx), v)
         if not span:
             return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..detect import approx_median, sustained_spans
 from .base import Example, Rule
-from .common import finite_arrays, fmt_num, incident, sustain_window
+from .common import finite_arrays, fmt_num, incident, learning_despite_critic, sustain_window
 from .examples import ramp, saturating
 
 
@@ -23,6 +23,11 @@ class ExplainedVarianceNegative(Rule):
     **Why it matters.** EV = 1 - Var(returns - values) / Var(returns).  Below 0 the value
     predictions add error instead of removing it, so the advantages are noisier than with no
     critic at all.  Typical causes: value learning rate, no critic warm-up, unscaled rewards.
+
+    **While the policy learns.** When the mean reward rises clearly over the run (3 noise
+    standard errors), the finding is an info note, not a symptom: a weak critic has not stopped
+    the policy, and once a task is solved the returns sit at a cap with little variance left to
+    explain (``common.learning_despite_critic``).
 
     **Known false positives.** Sparse-reward or saturated-reward tasks whose returns have
     almost no variance: EV divides by that variance and swings to -10 or -40 on a critic whose
@@ -58,6 +63,8 @@ class ExplainedVarianceNegative(Rule):
         if not spans:
             return
         worst = min(spans, key=lambda sp: sp.peak_value)
+        learning = learning_despite_critic(ctx)
+        severity = "error" if median < p["error_below"] else "warning"
         yield incident(
             self,
             ctx,
@@ -69,7 +76,8 @@ class ExplainedVarianceNegative(Rule):
             observed={"median": median, "min": worst.peak_value},
             peak_step=worst.peak_step,
             end_step=spans[-1].end_step,
-            severity="error" if median < p["error_below"] else "warning",
+            severity="info" if learning else severity,
+            evidence=[learning] if learning else [],
             fmt={"median_s": fmt_num(median), "min_s": fmt_num(worst.peak_value)},
         )
 

@@ -20,6 +20,19 @@ BENIGN_NAN = frozenset({"value/explained_var"})
 GRAD_NORMS = frozenset({"grad/norm", "grad/norm_critic"})
 
 
+def _where_it_ends(steps, nf) -> str:
+    """The truth about the end of the run: non-finite to the end (from which step), or finite
+    after the last non-finite stretch; with the number of stretches when there are several."""
+    spans = nf.spans(steps)
+    last = spans[-1]
+    stretches = f" in {len(spans)} stretches" if len(spans) > 1 else ""
+    if last.end_step == int(steps[-1]):
+        if len(spans) == 1:
+            return " and never finite again"
+        return f"{stretches}, and non-finite from step {last.start_step} to the end of the run"
+    return f"{stretches}, the last at step {last.end_step}; finite after it"
+
+
 class NonFiniteValues(Rule):
     """A metric contains NaN or infinite values.
 
@@ -97,7 +110,7 @@ class NonFiniteValues(Rule):
             start = onset(s[: first_idx + 1], logmag, first_idx, "up").step
         counts = nf.counts()
         kinds = ", ".join(f"{k}: {c}" for k, c in counts.items() if c)
-        recovered = f", finite again by step {nf.last_finite_step}" if nf.recovered else " and never finite again"
+        recovered = _where_it_ends(s, nf)
         bad_steps = s[nf.any]
         causes, unclipped = unclipped_causes(ctx, self.causes)
         return self.finding(

@@ -23,13 +23,18 @@ def clipping_evidence(run) -> tuple[list[str], float]:
 
 
 class GradientExplosion(Rule):
-    """Gradient norms far above their early baseline.
+    """Gradient norms far above their typical level.
 
     **What it detects.** ``grad/norm`` (policy) and ``grad/norm_critic`` (critic) points at
-    least ``factor`` (10) times the median of the first 10 % of the run.  Error when the
-    excess is sustained (3 of any 5 consecutive points) or reaches ``error_factor`` (100x);
-    warning for isolated spikes.  The baseline is each norm's own, so units and model size do
-    not matter.
+    least ``factor`` (10) times the run's typical norm: the larger of the median of the first
+    10 % and the median of the whole run (the first steps of a GRPO run whose groups all get
+    equal rewards carry no gradient, so their norms near 0 are no baseline).  With clipping
+    configured (``max_grad_norm`` > 0) the limit is also at least ``factor`` times the clip
+    value: HF Trainer and TRL log the norm before clipping, and a pre-clip norm a few times
+    the clip value is clipping at work.  Error when the peak reaches ``error_factor`` (100x, orders of
+    magnitude) or the excess is sustained (3 of any 5 consecutive points) with clipping off;
+    warning when sustained, or isolated with clipping off; an info note for isolated spikes
+    that the configured clipping cut down.  Non-finite norms are PD601's.
 
     **Why it matters.** Gradient-norm spikes precede loss, reward and KL spikes (OLMo 2; Spike
     No More); the policy takes steps far larger than intended.  Causes: learning rate too high,
@@ -50,7 +55,7 @@ class GradientExplosion(Rule):
     requires = (("grad/norm", "grad/norm_critic"),)
     params = {"factor": EXPLODE_FACTOR, "error_factor": 100.0, "min_points": 10}
     causes = {"lr-too-high": 0.7, "no-grad-clipping": 0.5, "reward-not-normalized": 0.4, "reward-not-clipped": 0.3, "implementation-bug": 0.2}
-    message = "{metric} reached {peak_s}, {ratio_s}x its early level of {base_s} ({count} point(s) over {factor:g}x)"
+    message = "{metric} reached {peak_s} at step {peak_step}, {ratio_s}x its typical level of {base_s} ({count} point(s) over the limit {limit_s})"
 
     def evaluate(self, ctx):
         p = ctx.params
@@ -60,21 +65,36 @@ class GradientExplosion(Rule):
             s, v = finite_arrays(ctx, metric)
             if len(v) < p["min_points"]:
                 continue
-            base, _, _ = early_late(v)
+            early, _, _ = early_late(v)
+            # the run's typical norm: the first steps alone can sit near 0 when they carry no
+            # learning signal (GRPO groups whose rewards are all equal give no gradient)
+            base = max(early, float(np.median(v)))
             if not base > 0:
                 continue
-            over = v > p["factor"] * base
+            limit = p["factor"] * base
+            clip = cfg_float(ctx.run, "max_grad_norm")
+            if clip is not None and clip > 0:
+                # a pre-clip norm a few times the clip value is clipping at work (HF Trainer and
+                # TRL log the norm before clipping)
+                limit = max(limit, p["factor"] * clip)
+            over = v > limit
             if not over.any():
                 continue
             spans = mask_to_spans(s, over, v)
             worst = max(spans, key=lambda sp: sp.peak_value)
             ratio = worst.peak_value / base
             sustained = bool(sustained_mask(over, 3, 5).any())
-            severe = sustained or ratio >= p["error_factor"]
+            unclipped = clipping_off(ctx.run)
+            if ratio >= p["error_factor"] or (sustained and unclipped):
+                severity = "error"
+            elif sustained or unclipped:
+                severity = "warning"
+            else:
+                severity = "info"  # isolated spikes the configured clipping cut down
             evidence, no_clip = clipping_evidence(ctx.run)
             causes = dict(CRITIC_CAUSES if metric == "grad/norm_critic" else self.causes)
             causes["no-grad-clipping"] = no_clip if metric == "grad/norm" else min(no_clip, causes["no-grad-clipping"])
-            evidence.append(f"{int(over.sum())} of {len(v)} points over {fmt_num(p['factor'])}x the baseline" + ("; sustained" if sustained else ""))
+            evidence.append(f"{int(over.sum())} of {len(v)} points over {fmt_num(limit)}" + ("; sustained" if sustained else ""))
             yield incident(
                 self,
                 ctx,
@@ -87,10 +107,10 @@ class GradientExplosion(Rule):
                 observed={"baseline": base, "peak": worst.peak_value, "ratio": ratio, "count": int(over.sum())},
                 peak_step=worst.peak_step,
                 end_step=spans[-1].end_step,
-                severity="error" if severe else "warning",
+                severity=severity,
                 causes=causes,
                 evidence=evidence,
-                fmt={"metric": metric, "peak_s": fmt_num(worst.peak_value), "ratio_s": fmt_num(ratio), "base_s": fmt_num(base), "count": int(over.sum())},
+                fmt={"metric": metric, "peak_s": fmt_num(worst.peak_value), "ratio_s": fmt_num(ratio), "base_s": fmt_num(base), "count": int(over.sum()), "limit_s": fmt_num(limit)},
             )
 
     @classmethod

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..detect import sustained_spans
 from .base import Example, Rule
-from .common import early_late, entropy_view, fmt_num, incident, is_classic_rl, sustain_window
+from .common import early_late, entropy_view, fmt_num, incident, is_classic_rl, solved, sustain_window
 from .examples import decay, saturating
 
 
@@ -18,8 +18,15 @@ class EntropyCollapse(Rule):
     median (last 10 %) is at least ``drop`` (60 %) below its early median (first 10 %), with a
     sustained stretch below that level.  Error when the drop reaches ``error_drop`` (90 %) or the
     late entropy is under ``floor`` nats per token after the drop, except for classic-RL runs,
-    where a near-deterministic policy at convergence is expected (warning at most).  Entropies
-    that start at or below 0 (differential entropy of continuous actions) are not judged.
+    where a near-deterministic policy at convergence is expected (warning at most).  An entropy
+    that goes below 0 is the differential entropy of continuous actions (a Gaussian's is
+    ``0.5 ln(2 pi e sigma^2)`` per dimension), where a percentage means nothing: it is judged by
+    its absolute fall, at least ``abs_drop`` nats (4.6 = ln 100: the action std shrank 100-fold
+    in one dimension, or 10-fold in each of two), and is a warning at most.
+
+    When the reward rose clearly and ends at the top of its range (``common.solved``), the
+    fall is an info note: a policy that solved its task (a math answer, a game) should become
+    confident.
 
     **Why it matters.** The policy puts all its mass on a few outputs: mode collapse, repeated
     answers, no exploration; with RLHF often the footprint of reward hacking.
@@ -38,9 +45,9 @@ class EntropyCollapse(Rule):
     symptom = "entropy_collapse"
     severity = "warning"
     requires = (("policy/entropy", "loss/entropy"),)
-    params = {"drop": 0.6, "error_drop": 0.9, "floor": 0.05, "min_points": 20}
+    params = {"drop": 0.6, "error_drop": 0.9, "floor": 0.05, "abs_drop": 4.6, "min_points": 20}
     causes = {"kl-coef-too-low": 0.6, "lr-too-high": 0.6, "reward-model-flawed": 0.4, "too-many-ppo-epochs": 0.3}
-    message = "policy entropy fell {pct} ({first_s} -> {late_s})"
+    message = "policy entropy fell {change} ({first_s} -> {late_s})"
 
     def evaluate(self, ctx):
         p = ctx.params
@@ -49,19 +56,32 @@ class EntropyCollapse(Rule):
             return
         s, v = view.steps, view.values
         first, late, _ = early_late(v)
-        if not first > 0:
-            return
-        drop = 1.0 - late / first
-        if drop < p["drop"]:
-            return
+        differential = min(first, late) < 0  # a discrete entropy is never negative (window medians: noise aside)
+        if differential:
+            # continuous actions: a percentage of a quantity that crosses 0 means nothing; judge
+            # the absolute change (ln of how far the action std shrank, summed over dimensions)
+            drop = first - late
+            if drop < p["abs_drop"]:
+                return
+            level = first - p["abs_drop"]
+            change = f"by {fmt_num(drop)} nats (differential entropy of continuous actions, judged by its absolute change)"
+        else:
+            if not first > 0:
+                return
+            drop = 1.0 - late / first
+            if drop < p["drop"]:
+                return
+            level = (1.0 - p["drop"]) * first
+            change = f"{drop:.0%}"
         k, w = sustain_window(len(v))
-        level = (1.0 - p["drop"]) * first
         spans = sustained_spans(s, v < level, k, w, values=v, peak="min")
         if not spans:
             return
-        severe = drop >= p["error_drop"] or late < p["floor"]
+        severe = not differential and (drop >= p["error_drop"] or late < p["floor"])
         if is_classic_rl(ctx.run):
             severe = False  # a deterministic policy at convergence is normal in classic RL
+        done = solved(ctx)
+        evidence = ([view.note] if view.note else []) + ([done] if done else [])
         yield incident(
             self,
             ctx,
@@ -73,9 +93,9 @@ class EntropyCollapse(Rule):
             observed={"first": first, "late": late, "drop": drop, "min": float(np.min(v))},
             peak_step=min(spans, key=lambda sp: sp.peak_value).peak_step,
             end_step=int(s[-1]),
-            severity="error" if severe else "warning",
-            evidence=[view.note] if view.note else [],
-            fmt={"pct": f"{drop:.0%}", "first_s": fmt_num(first), "late_s": fmt_num(late)},
+            severity="info" if done else ("error" if severe else "warning"),
+            evidence=evidence,
+            fmt={"change": change, "first_s": fmt_num(first), "late_s": fmt_num(late)},
         )
 
     @classmethod

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import sustained_spans
-from .base import Example, Rule
-from .common import early_late, finite_arrays, fmt_num, incident, sustain_window
+from .base import Example, Rule, RuleContext
+from .common import learning_despite_critic, early_late, finite_arrays, fmt_num, incident, sustain_window
 from .examples import decay, saturating
 
 
@@ -16,7 +16,12 @@ class ResponseLengthCollapse(Rule):
     **What it detects.** ``len/response_mean`` whose late median (last 10 %) is below
     ``ratio`` (50 %) of its early median (first 10 %), with a sustained stretch below that
     level.  Error when the late median is at most ``empty`` tokens (the policy answers with
-    nothing but EOS).
+    nothing but EOS); a late median of at most ``eos_only`` tokens is reported whatever the
+    early length and the message says so.  When most early responses were truncated at the
+    length cap (``len/response_clip_ratio`` >= 50 % early), the early length is the cap, not
+    the policy's: answers that learn to end by themselves are not a collapse, and only an
+    EOS-only end is reported.  While the reward rises clearly (3 noise standard errors) a
+    shorter answer that is more than EOS is an info note: the policy learned to answer briefly.
 
     **Why it matters.** A collapse of length is a collapse of behaviour: the policy found that
     short (or empty) answers avoid penalties, e.g. a KL penalty summed over tokens, a reward
@@ -35,9 +40,9 @@ class ResponseLengthCollapse(Rule):
     symptom = "entropy_collapse"
     severity = "warning"
     requires = ("len/response_mean",)
-    params = {"ratio": 0.5, "empty": 1.0, "min_points": 20}
+    params = {"ratio": 0.5, "empty": 1.0, "eos_only": 3.0, "min_points": 20}
     causes = {"reward-model-flawed": 0.5, "kl-coef-too-low": 0.4, "generation-settings": 0.4, "implementation-bug": 0.3}
-    message = "responses shrank to {pct} of their early length ({first_s} -> {late_s} tokens)"
+    message = "responses shrank to {pct} of their early length ({first_s} -> {late_s} tokens){what}"
 
     def evaluate(self, ctx):
         p = ctx.params
@@ -45,8 +50,13 @@ class ResponseLengthCollapse(Rule):
         if len(v) < p["min_points"]:
             return
         first, late, _ = early_late(v)
-        if not first > 0 or late >= p["ratio"] * first:
+        eos_only = late <= p["eos_only"]
+        if not first > 0 or (late >= p["ratio"] * first and not eos_only):
             return
+        truncated = self._truncated_early(ctx)
+        if truncated is not None and not eos_only:
+            return  # early answers were cut at the cap: shorter ones that end by themselves are learning to stop
+        learning = None if eos_only else learning_despite_critic(ctx)
         k, w = sustain_window(len(v))
         spans = sustained_spans(s, v < p["ratio"] * first, k, w, values=v, peak="min")
         if not spans:
@@ -62,9 +72,26 @@ class ResponseLengthCollapse(Rule):
             observed={"first": first, "late": late, "min": float(np.min(v))},
             peak_step=min(spans, key=lambda sp: sp.peak_value).peak_step,
             end_step=int(s[-1]),
-            severity="error" if late <= p["empty"] else "warning",
-            fmt={"pct": f"{late / first:.0%}", "first_s": fmt_num(first), "late_s": fmt_num(late)},
+            severity="error" if late <= p["empty"] else ("info" if learning else "warning"),
+            evidence=[e for e in (truncated, learning) if e],
+            fmt={
+                "pct": f"{late / first:.0%}",
+                "first_s": fmt_num(first),
+                "late_s": fmt_num(late),
+                "what": ": the policy answers with little more than EOS" if eos_only else "",
+            },
         )
+
+    @staticmethod
+    def _truncated_early(ctx: RuleContext) -> str | None:
+        """Evidence when most early responses hit the length cap (``len/response_clip_ratio``)."""
+        if not ctx.has("len/response_clip_ratio"):
+            return None
+        _, c = finite_arrays(ctx, "len/response_clip_ratio")
+        if len(c) < 3:
+            return None
+        early, _, _ = early_late(c)
+        return f"{early:.0%} of the early responses were truncated at the length cap" if early >= 0.5 else None
 
     @classmethod
     def bad_example(cls):

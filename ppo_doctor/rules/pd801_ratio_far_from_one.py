@@ -31,12 +31,12 @@ class RatioFarFromOne(Rule):
 
     code = "PD801"
     name = "ratio-far-from-one"
-    symptom = "kl_blowup"
+    symptom = "unstable_updates"
     severity = "warning"
     requires = ("policy/ratio_mean",)
     params = {"low": 0.5, "high": 2.0, "ratio_threshold": 10.0, "min_points": 5}
     causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.8, "batch-too-large": 0.3, "implementation-bug": 0.2}
-    message = "PPO ratio reached {peak_s} (healthy: about 1; {band}) from step {threshold_step}"
+    message = "PPO ratio reached {peak_s} (healthy: about 1; {band}) {since}; peak at step {peak_step}"
 
     def evaluate(self, ctx):
         p = ctx.params
@@ -72,7 +72,7 @@ class RatioFarFromOne(Rule):
             severity=severity,
             causes=causes,
             evidence=evidence,
-            fmt={"peak_s": fmt_num(peak), "band": band, "threshold_step": spans[0].start_step},
+            fmt={"peak_s": fmt_num(peak), "band": band},
         )
 
     @classmethod

@@ -32,12 +32,12 @@ class ClipfracHigh(Rule):
 
     code = "PD802"
     name = "clipfrac-high"
-    symptom = "kl_blowup"
+    symptom = "unstable_updates"
     severity = "warning"
     requires = ("policy/clipfrac",)
     params = {"max_clipfrac": 0.3, "error_clipfrac": 0.6, "min_points": 5}
     causes = {"lr-too-high": 0.7, "too-many-ppo-epochs": 0.7, "batch-too-large": 0.2}
-    message = "clip fraction stays above {max_clipfrac:g} from step {threshold_step} (median {median_s} there, peak {peak_s})"
+    message = "clip fraction stays above {max_clipfrac:g} {since} (median {median_s} there, peak value {peak_s})"
 
     def evaluate(self, ctx):
         p = ctx.params
@@ -69,7 +69,7 @@ class ClipfracHigh(Rule):
             severity="error" if median >= p["error_clipfrac"] else "warning",
             causes=causes,
             evidence=evidence,
-            fmt={"median_s": fmt_num(median), "peak_s": fmt_num(worst.peak_value), "threshold_step": spans[0].start_step},
+            fmt={"median_s": fmt_num(median), "peak_s": fmt_num(worst.peak_value)},
         )
 
     @classmethod

@@ -35,12 +35,12 @@ class ApproxKLHigh(Rule):
 
     code = "PD803"
     name = "approx-kl-high"
-    symptom = "kl_blowup"
+    symptom = "unstable_updates"
     severity = "warning"
     requires = ("kl/old",)
     params = {"max_kl": 0.05, "target_factor": 1.5, "error_factor": 10.0, "min_points": 5}
     causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.7, "batch-too-large": 0.2}
-    message = "approx KL per update stays above {limit_s} ({source}) from step {threshold_step} (median {median_s} there)"
+    message = "approx KL per update stays above {limit_s} ({source}) {since} (median {median_s} there)"
 
     def evaluate(self, ctx):
         p = ctx.params

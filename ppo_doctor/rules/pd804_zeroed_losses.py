@@ -35,7 +35,7 @@ class ZeroedLosses(Rule):
 
     code = "PD804"
     name = "zeroed-losses"
-    symptom = "kl_blowup"
+    symptom = "unstable_updates"
     severity = "warning"
     requires = (LOSSES,)
     params = {"max_share": 0.5, "error_share": 0.2, "min_points": 10}

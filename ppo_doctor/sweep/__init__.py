@@ -4,7 +4,7 @@ unhealthy runs from the healthy ones (DESIGN.md "fleet").
 ``sweep(paths)`` finds the runs (:func:`ppo_doctor.pipeline.find_sources`), analyses each where
 the :class:`~ppo_doctor.pipeline.Schedule` says, keeps one :class:`~.report.SweepRow` per run (a
 run that cannot be read is an ``error`` row, never a lost sweep), joins any sweep table found
-beside the runs (:mod:`.table`), and ranks parameter splits (:mod:`.attribution`) for the verdict
+beside the runs (recognised by :mod:`ppo_doctor.ingest.sweep_table`, joined by :mod:`.table`), and ranks parameter splits (:mod:`.attribution`) for the verdict
 and for each symptom.  Parameters come from each run's own config (the canonical hyper-parameters
 that ``metrics.build_run`` extracted) and from the sweep table's parameter columns.
 """
@@ -20,9 +20,10 @@ from ..frame import ReadIssue
 from ..ingest import display
 from ..ingest.discover import RunSource
 from ..ingest.storage import as_path, open_binary, scandir, size_of
+from ..ingest.sweep_table import HEAD_LIMIT, sweep_table_reason
 from .attribution import Attribution, attribute
 from .report import SweepReport, SweepRow, error_row, sweep_row
-from .table import MAX_BYTES, SweepTable, join, parse_table
+from .table import MAX_BYTES, SweepTable, join
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +45,7 @@ def sweep(
     cfg = config or {}
     path_list = [paths] if isinstance(paths, (str, Path)) else list(paths)
     sources, issues = find_sources(path_list)
-    sources, table_files = _split_tables(sources)
-    report = SweepReport(errors=list(issues))
+    report = SweepReport()
     slots: list[list[SweepRow]] = [[] for _ in sources]
     fn = partial(sweep_row, config=cfg)
     for done, out in enumerate(stream(sources, fn, schedule or Schedule(), aliases=cfg.get("aliases")), 1):
@@ -59,8 +59,10 @@ def sweep(
             why = "; ".join(e.message for e in out.errors if e.level == "error") or "no run could be read"
             slots[out.index] = [error_row(src.id, display(src.root), why)]
     report.rows = [row for slot in slots for row in slot]
-    tables = _tables(sources, table_files, [r.run for r in report.rows])
+    tables = _tables(sources, path_list, [r.run for r in report.rows])
     report.tables = [t.path for t in tables]
+    # discovery notes each sweep table it skipped as a run; the report lists the joined ones instead
+    report.errors = [e for e in issues if not (e.level == "info" and e.path in report.tables)] + report.errors
     report.attribution = attribute_rows(report.rows, _add_table_params(report.rows, tables))
     return report
 
@@ -88,24 +90,15 @@ def _add_table_params(rows: list[SweepRow], tables: list[SweepTable]) -> list[st
     return own + extra
 
 
-def _split_tables(sources: list[RunSource]) -> tuple[list[RunSource], list[str]]:
-    """Sources that are only CSV tables without a step column (a sweep's table read as a "run")
-    are set aside as candidate sweep tables; the others are the runs."""
-    runs: list[RunSource] = []
-    tables: list[str] = []
-    for src in sources:
-        files = [str(f) for fmt, f in src.files]
-        if files and all(fmt == "csv_logs" for fmt, _ in src.files) and all(_read_table_text(f) is not None for f in files):
-            tables.extend(files)
-        else:
-            runs.append(src)
-    return runs, tables
-
-
-def _tables(sources: list[RunSource], candidates: list[str], run_ids: list[str]) -> list[SweepTable]:
-    """Sweep tables among ``candidates`` and the CSV files in the folders holding the runs."""
-    found = list(dict.fromkeys(candidates))
-    for folder in sorted({as_path(s.root).parent for s in sources}, key=str):
+def _tables(sources: list[RunSource], roots: list[str | Path], run_ids: list[str]) -> list[SweepTable]:
+    """The sweep tables (``ingest.sweep_table`` recognises them) among the CSV files of the roots
+    and of the folders holding the runs, joined to the runs."""
+    found: list[str] = []
+    tops = [p for p in map(as_path, roots) if p.is_dir()]
+    # never above a root: a run that is the root itself has its parent outside the sweep
+    parents = {as_path(s.root).parent for s in sources}
+    folders = set(tops) | {f for f in parents if any(f == t or t in f.parents for t in tops)}
+    for folder in sorted(folders, key=str):
         try:
             entries = sorted(scandir(folder), key=lambda e: e.name)
         except OSError:
@@ -124,15 +117,17 @@ def _tables(sources: list[RunSource], candidates: list[str], run_ids: list[str])
 
 
 def _read_table_text(path: str) -> str | None:
-    """The text of a CSV small enough to be a sweep table and shaped like one, else None."""
+    """The text of a CSV small enough to be a sweep table and recognised as one, else None."""
     try:
         with open_binary(as_path(path)) as fh:
             if size_of(fh) > MAX_BYTES:
                 return None
-            text = fh.read().decode("utf-8", "replace")
+            data = fh.read()
     except OSError:
         return None
-    return text if parse_table(text) is not None else None
+    if sweep_table_reason(as_path(path), head=data[:HEAD_LIMIT]) is None:
+        return None
+    return data.decode("utf-8", "replace")
 
 
 __all__ = ["SweepReport", "SweepRow", "attribute_rows", "sweep", "sweep_row"]

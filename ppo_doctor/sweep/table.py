@@ -2,8 +2,9 @@
 
 A sweep launcher often writes such a table next to the run folders (``sweep_results.csv`` with
 ``beta,seed,...`` columns beside ``beta0.05_seed42/``; a W&B sweep export with a ``name`` column).
-A CSV is read as a sweep table when it has a header, at most ``MAX_ROWS`` rows, no step column
-(a metric log has one), and its rows join the sweep's runs one to one:
+:mod:`ppo_doctor.ingest.sweep_table` recognises such files (discovery skips them as runs); here a
+recognised table is parsed (a header, at most ``MAX_ROWS`` rows, no step column) and used when its
+rows join the sweep's runs one to one:
 
 * by an id column (``run``, ``run_id``, ``run_name``, ``name``, ``id``) whose values are run ids or
   run folder names: every other column with two or more values is a parameter;

@@ -1,0 +1,97 @@
+"""What a run lacks by design: a critic (GRPO, RLOO, REINFORCE++) or a KL term (beta = 0).
+
+A rule that needs a value metric cannot run on a critic-free run, and a KL rule cannot run when
+the KL coefficient is 0; neither is a gap in the log.  :func:`by_design` says so once per run
+(``Run.by_design``, family -> why), so the report writes "critic-free" and "KL off by
+configuration" instead of listing every value and KL rule as missing a metric
+(DESIGN.md "Critic-free runs").
+
+* **critic-free**: no value metric is logged and either the config names a critic-free
+  advantage estimator (veRL ``algorithm.adv_estimator``, OpenRLHF ``--advantage_estimator`` /
+  ``algo.advantage.estimator``: everything but ``gae``), or the framework has no critic at all
+  (TRL's GRPOTrainer, RLOOTrainer and OnlineDPOTrainer; Tinker cookbook and prime-rl train with
+  group baselines).  A run that logs a value metric has a critic, whatever its name says.
+* **KL off**: no ``kl/ref`` is logged and the config's KL coefficient is 0 (TRL ``beta``, veRL
+  without ``use_kl_loss`` / ``use_kl_in_reward``, ...), or the run is TRL's GRPOTrainer without a
+  ``beta`` in its config: it logs ``kl`` whenever ``beta != 0`` (grpo_trainer.py, TRL 1.16:
+  ``if self.beta != 0.0: self._metrics[mode]["kl"]...``), so a GRPO log without ``kl`` ran with
+  beta = 0, its default.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+# Canonical metrics only a critic (value model) produces.
+VALUE_METRICS = frozenset({"loss/value", "value/clipfrac", "value/explained_var", "value/mean", "value/error", "grad/norm_critic", "opt/lr_critic"})
+# Canonical metrics only a KL-to-reference term produces.
+KL_METRICS = frozenset({"kl/ref", "kl/coef", "reward/kl_penalty"})
+FAMILY_METRICS = {"critic": VALUE_METRICS, "kl": KL_METRICS}
+# What the rules of a family are called in a report ("critic-free (...): the value-function rules do not apply").
+FAMILY_RULES = {"critic": "the value-function rules", "kl": "the KL rules"}
+
+# veRL core_algos.AdvantageEstimator and OpenRLHF's --advantage_estimator choices without a critic.
+CRITIC_FREE_ESTIMATORS = frozenset(
+    {
+        "grpo",
+        "grpo_passk",
+        "grpo_vectorized",
+        "rloo",
+        "rloo_vectorized",
+        "reinforce",
+        "reinforce_baseline",
+        "reinforce_plus_plus",
+        "reinforce_plus_plus_baseline",
+        "remax",
+        "opo",
+        "gpg",
+        "group_norm",
+        "dr_grpo",
+        "optimal_token_baseline",
+        "tir_optimal_token_baseline",
+    }
+)
+CRITIC_FREE_FRAMEWORKS = {
+    "trl_grpo": "TRL GRPOTrainer",
+    "trl_async_grpo": "TRL AsyncGRPOTrainer",
+    "trl_rloo": "TRL RLOOTrainer",
+    "trl_online_dpo": "TRL OnlineDPOTrainer",
+    "other": "Tinker cookbook / prime-rl (group-baseline policy gradient)",
+}
+
+
+def by_design(framework: str, config: dict[str, Any], has: Callable[[str], bool]) -> dict[str, str]:
+    """``{"critic": why, "kl": why}`` for what the run lacks by design (either key may be absent)."""
+    out: dict[str, str] = {}
+    if not any(has(m) for m in VALUE_METRICS):
+        est = config.get("adv_estimator")
+        est = est.lower() if isinstance(est, str) else None
+        if est in CRITIC_FREE_ESTIMATORS:
+            out["critic"] = f"critic-free (advantage estimator {est}, no value function)"
+        elif est is None and framework in CRITIC_FREE_FRAMEWORKS:
+            out["critic"] = f"critic-free ({CRITIC_FREE_FRAMEWORKS[framework]} has no value function)"
+    if not has("kl/ref"):
+        beta = _number(config.get("kl_coef"))
+        if beta == 0:
+            out["kl"] = "KL off by configuration (KL coefficient 0: no KL is computed)"
+        elif beta is None and framework == "trl_grpo":
+            out["kl"] = "KL off by configuration (GRPOTrainer logs kl whenever beta != 0: this run used beta = 0, TRL's default)"
+    return out
+
+
+def family_of(group: str) -> str | None:
+    """The by-design family a rule's missing requirement (``"a|b"`` = any of) belongs to."""
+    metrics = group.split("|")
+    for family, members in FAMILY_METRICS.items():
+        if all(m in members for m in metrics):
+            return family
+    return None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None

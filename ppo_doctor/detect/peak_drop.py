@@ -1,0 +1,57 @@
+"""Peak then drop: a series rises to a level, then falls far below that level and stays there.
+
+The level is the robust local level (:func:`._util.smooth_level`, block medians), so one high
+point is not a peak and one low point is not a fall.  The result says how much of the gain
+from the first window's level to the peak was lost by the last window, where the fall crossed
+halfway, and whether the level came back above that point after it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._util import finite_xy, noise_sd, smooth_level, window_size
+
+
+@dataclass(frozen=True)
+class PeakDrop:
+    """How a series moved around its highest level."""
+
+    first: float  # first window's median
+    peak: float  # highest local level
+    peak_idx: int  # index (into the finite points) of the highest local level
+    late: float  # last window's median
+    window: int  # points per window
+    noise_se: float  # standard error of a window median (point-to-point noise)
+    fall_idx: int | None  # first index after the peak where the level is below the halfway mark
+    recovered: bool  # the level came back above the halfway mark after falling below it
+
+    @property
+    def gain(self) -> float:
+        return self.peak - self.first
+
+    @property
+    def lost_share(self) -> float:
+        """Share of the gain lost by the end (1 = back where it started; > 1 = below it)."""
+        return (self.peak - self.late) / self.gain if self.gain > 0 else 0.0
+
+
+def peak_drop(steps, values, window_frac: float = 0.1, min_window: int = 3) -> PeakDrop | None:
+    """Where the series peaked and how far it fell after; None with fewer than 3 windows of points."""
+    _, v = finite_xy(steps, values)
+    n = len(v)
+    w = window_size(n, window_frac, min_window)
+    if n < 3 * max(w, 1) or w == 0:
+        return None
+    level = smooth_level(v, w)
+    peak_idx = int(np.argmax(level))
+    peak = float(level[peak_idx])
+    first, late = float(np.median(v[:w])), float(np.median(v[-w:]))
+    se = noise_sd(v) * float(np.sqrt(2.0 / w))
+    half = peak - 0.5 * (peak - first)
+    after = level[peak_idx:] < half
+    fall_idx = int(peak_idx + np.argmax(after)) if after.any() else None
+    recovered = bool(fall_idx is not None and (level[fall_idx:] >= half).any())
+    return PeakDrop(first, peak, peak_idx, late, w, se, fall_idx, recovered)

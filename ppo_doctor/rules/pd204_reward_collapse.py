@@ -1,0 +1,107 @@
+"""PD204 reward-collapse."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from ..detect import PeakDrop, peak_drop
+from ..findings import Finding
+from .base import Example, Rule, RuleContext
+from .common import finite_arrays, fmt_num
+from .examples import flat, saturating
+
+
+def collapsed(ctx: RuleContext, metric: str, min_gain: float, drop: float, min_points: int) -> tuple[np.ndarray, PeakDrop] | None:
+    """``(steps, PeakDrop)`` when ``metric`` climbed significantly, then lost at least ``drop`` of
+    that gain for good; None otherwise (PD301 uses it too: a collapsed reward did improve once)."""
+    s, v = finite_arrays(ctx, metric)
+    if len(v) < min_points:
+        return None
+    pd = peak_drop(s, v)
+    if pd is None or pd.fall_idx is None or pd.recovered:
+        return None
+    significant = pd.gain >= min_gain * max(pd.noise_se, 1e-12) and pd.peak - pd.late >= min_gain * max(pd.noise_se, 1e-12)
+    before_the_end = pd.fall_idx < len(v) - pd.window  # it fell, then stayed down for a window at least
+    if not (significant and before_the_end and pd.lost_share >= drop):
+        return None
+    return s, pd
+
+
+class RewardCollapse(Rule):
+    """The reward climbed to a level, then fell far below its peak and stayed there.
+
+    **What it detects.** On the robust local level of the mean reward (block medians, so one
+    high point is not a peak): the reward rose from its first window's median to its highest
+    level by at least ``min_gain`` standard errors of a window median, then fell below the
+    halfway mark between the two before the last window, never came back above it, and ended
+    having lost at least ``drop`` (50 %) of the gain.  Error when at least ``error_drop``
+    (80 %) of the gain is gone (the run is back where it started: the learning is lost);
+    warning otherwise.
+
+    **Why it matters.** Classic-RL PPO's "performance collapse": a policy that had learned
+    forgets it, usually because late updates are as large as early ones (a learning rate too
+    high or not annealed, too many epochs on each batch) or the critic's errors grew; in RLHF
+    it follows a KL blow-up.  The best checkpoint is the one at the peak.
+
+    **Known false positives.** A curriculum or an environment that gets harder during the run
+    (the reward's meaning changed); a reward that is re-scaled mid-run.
+
+    **Source.** Engstrom et al. 2020 "Implementation Matters" (LR annealing); Huang et al. 2022
+    "The 37 implementation details of PPO"; Dohare et al. 2023 "Overcoming policy collapse in
+    deep RL" (performance collapse of long PPO runs).
+    """
+
+    code = "PD204"
+    name = "reward-collapse"
+    symptom = "reward_collapse"
+    severity = "warning"
+    requires = (("reward/score", "reward/total"),)
+    params = {"min_gain": 4.0, "drop": 0.5, "error_drop": 0.8, "min_points": 30}
+    causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.6, "no-lr-annealing": 0.6, "value-undertrained": 0.4, "kl-coef-too-low": 0.3}
+    message = (
+        "reward climbed from {first_s} to a peak level of {peak_s} at step {peak_step}, then fell below "
+        "{half_s} at step {threshold_step} and stayed down, ending at {late_s} ({lost} of the gain lost)"
+    )
+
+    def evaluate(self, ctx: RuleContext) -> Iterator[Finding]:
+        p = ctx.params
+        metric = ctx.first_present("reward/score", "reward/total")
+        if metric is None:
+            return
+        found = collapsed(ctx, metric, p["min_gain"], p["drop"], p["min_points"])
+        if found is None:
+            return
+        s, pd = found
+        yield self.finding(
+            ctx,
+            metric=metric,
+            observed={"first": pd.first, "peak": pd.peak, "late": pd.late, "lost_share": pd.lost_share},
+            start_step=int(s[pd.peak_idx]),
+            threshold_step=int(s[pd.fall_idx]),
+            peak_step=int(s[pd.peak_idx]),
+            end_step=int(s[-1]),
+            severity="error" if pd.lost_share >= p["error_drop"] else "warning",
+            evidence=[f"gain {fmt_num(pd.gain)} = {fmt_num(pd.gain / max(pd.noise_se, 1e-12))} noise s.e. of a window median"],
+            fmt={
+                "first_s": fmt_num(pd.first),
+                "peak_s": fmt_num(pd.peak),
+                "half_s": fmt_num(pd.peak - 0.5 * pd.gain),
+                "late_s": fmt_num(pd.late),
+                "lost": f"{pd.lost_share:.0%}",
+            },
+        )
+
+    @classmethod
+    def bad_example(cls) -> Example:
+        # CartPole-like: learns to ~450, collapses to ~60 at step 140 and never recovers
+        r = np.r_[saturating(140, 20.0, 450.0, rate=4, sd=15.0, seed=71), flat(60, 60.0, 15.0, seed=72)]
+        return Example(series={"reward/score": r}, framework="sb3")
+
+    @classmethod
+    def good_example(cls) -> Example:
+        # learns and stays at its plateau, with one bad stretch it recovers from
+        r = saturating(200, 20.0, 450.0, rate=4, sd=15.0, seed=73)
+        r[120:130] = 150.0
+        return Example(series={"reward/score": r}, framework="sb3")

@@ -1,0 +1,100 @@
+"""PD604 metric-stops."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from ..findings import Finding
+from .base import Example, Rule, RuleContext
+from .examples import flat, saturating
+
+# Training metrics whose value every logged step has; one that stops while the others go on
+# could not be computed.  The losses, reward and KL are the run itself (error); a gradient norm
+# or entropy that stops is a warning.
+CORE = ("reward/score", "reward/total", "loss/policy", "loss/value", "loss/total", "kl/ref", "kl/old")
+OTHER = ("grad/norm", "policy/entropy", "reward/std")
+
+
+class MetricStops(Rule):
+    """A training metric is logged, then goes missing for the rest of the run.
+
+    **What it detects.** A core metric (reward, losses, KL; also the gradient norm, entropy and
+    reward std) logged on at least ``min_points`` points whose last step is followed by at
+    least ``min_missing`` steps on which the run's other training metrics are still logged,
+    spanning at least ``min_missing`` of its own logging intervals and 10 % of its count.  Its onset is the first such step.  Error for a reward,
+    loss or KL; warning for the others.
+
+    **Why it matters.** A missing value is a value that could not be computed: today's TRL
+    writes ``null`` into ``trainer_state.json`` and nothing into TensorBoard when the reward
+    is NaN (GRPOTrainer logs ``None`` for a key whose values are all NaN), so a reward that
+    stops mid-run is the NaN of PD601 under another encoding.  What follows is usually
+    gradients collapsing to 0 (PD302): the run has stopped learning.
+
+    **Known false positives.** Metrics a trainer logs only in some phases (evaluation, a
+    warm-up); a run resumed with a different logging config.
+
+    **Source.** TRL ``GRPOTrainer`` logging (``_metrics`` averaged with ``nanmean``; a key whose
+    values are all NaN becomes ``None``) and HF Trainer ``log_history``; formats.md §12.3 (NaN
+    encodings).
+    """
+
+    code = "PD604"
+    name = "metric-stops"
+    symptom = "nan"
+    severity = "error"
+    requires = ()
+    params = {"min_points": 10, "min_missing": 3}
+    causes = {"implementation-bug": 0.7, "lr-too-high": 0.5, "reward-not-normalized": 0.3, "no-grad-clipping": 0.3}
+    message = (
+        "{metric} was logged on {count} points up to step {last_s} and is missing on the {missing} later steps "
+        "where the other training metrics are logged (from step {start_step} to {end_step}): its value could not be computed"
+    )
+
+    def evaluate(self, ctx: RuleContext) -> Iterator[Finding]:
+        p = ctx.params
+        frame = ctx.run.frame
+        present = [m for m in CORE + OTHER if frame.has(m) and frame.count(m) >= p["min_points"]]
+        if len(present) < 2:
+            return
+        steps = {m: ctx.arrays(m)[0] for m in present}
+        for metric in present:
+            own = steps[metric]
+            last = int(own[-1])
+            later = np.unique(np.concatenate([st[st > last] for m, st in steps.items() if m != metric]))
+            if len(later) < p["min_missing"]:
+                continue
+            # in the metric's own logging intervals, so that a metric logged every 100 steps is
+            # not "missing" on the 99 steps a per-step loss is logged after its last point
+            interval = float(np.median(np.diff(own)))
+            missed = (int(later[-1]) - last) / max(interval, 1.0)
+            if missed < max(p["min_missing"], 0.1 * len(own)):
+                continue
+            yield self.finding(
+                ctx,
+                metric=metric,
+                observed={"count": len(own), "last": last, "missing": len(later)},
+                start_step=int(later[0]),
+                threshold_step=int(later[0]),
+                peak_step=int(later[0]),
+                end_step=int(later[-1]),
+                severity="error" if metric in CORE else "warning",
+                evidence=[f"last logged value of {metric} at step {last}: {_fmt(ctx, metric)}"],
+                fmt={"metric": metric, "count": len(own), "last_s": last, "missing": len(later)},
+            )
+
+    @classmethod
+    def bad_example(cls) -> Example:
+        # the reward turns NaN at step 60: TensorBoard gets nothing from there, the losses go on
+        reward = saturating(100, 0.0, 1.0, sd=0.02, seed=60)[:60]
+        return Example(series={"reward/score": reward, "loss/policy": flat(100, 0.1, 0.01, seed=61), "grad/norm": flat(100, 0.5, 0.05, seed=62)})
+
+    @classmethod
+    def good_example(cls) -> Example:
+        return Example(series={"reward/score": saturating(100, 0.0, 1.0, sd=0.02, seed=60), "loss/policy": flat(100, 0.1, 0.01, seed=61)})
+
+
+def _fmt(ctx: RuleContext, metric: str) -> str:
+    v = ctx.arrays(metric)[1]
+    return f"{v[-1]:.3g}"

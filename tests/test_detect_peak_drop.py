@@ -1,0 +1,38 @@
+"""detect.peak_drop: a rise to a level, a fall far below it, and whether it came back."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ppo_doctor.detect import peak_drop
+
+
+def test_rise_then_fall_for_good():
+    rng = np.random.default_rng(0)
+    v = np.r_[np.linspace(0, 10, 100), np.full(100, 2.0)] + rng.normal(0, 0.3, 200)
+    pd = peak_drop(np.arange(200), v)
+    assert pd is not None and 80 <= pd.peak_idx <= 105 and pd.peak > 8.5  # block medians round the corner
+    assert pd.fall_idx is not None and 95 <= pd.fall_idx <= 115 and not pd.recovered
+    assert 0.7 < pd.lost_share < 0.9  # 10 -> 2 loses 80 % of the gain
+
+
+def test_one_high_point_is_not_a_peak_and_a_dip_that_comes_back_recovers():
+    v = np.full(200, 1.0)
+    v[50] = 100.0
+    pd = peak_drop(np.arange(200), v)
+    assert pd is not None and pd.gain == 0 and pd.lost_share == 0.0
+    # falls below halfway, then comes back to 8 (above halfway, below the first peak)
+    w = np.r_[np.linspace(0, 10, 80), np.full(30, 1.0), np.full(90, 8.0)]
+    back = peak_drop(np.arange(200), w)
+    assert back is not None and back.fall_idx is not None and back.recovered
+    # a level that ends higher than any before has no fall after its peak
+    higher = peak_drop(np.arange(200), np.r_[np.linspace(0, 10, 80), np.full(30, 1.0), np.full(90, 12.0)])
+    assert higher is not None and higher.fall_idx is None
+
+
+def test_uneven_steps_and_nans_are_handled():
+    s = np.cumsum(np.r_[1, np.full(149, 3)])
+    v = np.r_[np.linspace(0, 5, 75), np.full(75, 0.5)]
+    v[[10, 90]] = np.nan
+    pd = peak_drop(s, v)
+    assert pd is not None and pd.fall_idx is not None and not pd.recovered
