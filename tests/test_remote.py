@@ -135,3 +135,35 @@ def test_memory_filesystem_and_missing_urls(tree, local_report):
         assert missing.rows == [] and missing.errors[0].message == "no such file or directory"
     finally:
         fs.rm("/ppo-doctor-test", recursive=True)
+
+
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+
+
+@pytest.mark.slow  # every corpus folder twice (~20-40 s)
+@pytest.mark.corpus
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus absent")
+def test_every_corpus_folder_reads_the_same_through_fsspec():
+    """All formats the corpus holds (TensorBoard, .wandb, CSV, JSON/JSONL, trainer_state ...) read
+    through the fsspec layer (memory://) give the report they give from disk."""
+    import fsspec
+
+    import ppo_doctor
+
+    fs = fsspec.filesystem("memory")
+
+    def key(doc: dict) -> list:
+        return [(r["run"], r["verdict"], r["symptoms"], r["points"], [f["code"] for f in r["findings"]]) for r in doc["runs"]]
+
+    for root in sorted(p for p in CORPUS.iterdir() if p.is_dir()):
+        base = f"/ppo-doctor-corpus/{root.name}/"
+        for folder, _, files in os.walk(root):
+            for name in files:
+                path = Path(folder) / name
+                if path.is_file() and not path.is_symlink():
+                    fs.pipe(base + path.relative_to(root).as_posix(), path.read_bytes())
+        try:
+            local = ppo_doctor.analyze(str(root)).to_dict()
+            assert key(ppo_doctor.analyze("memory:/" + base.rstrip("/")).to_dict()) == key(local), root.name
+        finally:
+            fs.rm(base, recursive=True)
