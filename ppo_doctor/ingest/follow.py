@@ -182,14 +182,10 @@ class TensorBoardTail(Tail):
             return self._fallback.poll()
         if end == 0:
             return False
-        if self._offset == 0:
-            from .tensorboard import _check_start
-
-            try:
-                _check_start(memoryview(chunk), str(self.path))
-            except LogReadError:
-                self._fallback = RereadTail(self.path, self.fmt)
-                return self._fallback.poll()
+        if self._offset == 0 and tfrecord.first_header_problem(memoryview(chunk)):
+            # no event file from its first header on: the whole-file reader says why
+            self._fallback = RereadTail(self.path, self.fmt)
+            return self._fallback.poll()
         raw, events = decode_records(chunk[:end], str(self.path), self._offset)
         self._chunks.append(_Chunk(self._offset, raw, events))
         self._offset += end
