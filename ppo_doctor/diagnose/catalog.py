@@ -373,6 +373,7 @@ SYMPTOM_CAUSES: dict[str, dict[str, float]] = {
         "reward-model-flawed": 0.4,
         "reward-dominated-by-query": 0.4,
         "implementation-bug": 0.2,
+        "generation-settings": 0.3,
     },
     "value_instability": {
         "value-lr-mistuned": 0.8,

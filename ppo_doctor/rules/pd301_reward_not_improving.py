@@ -79,7 +79,7 @@ class RewardNotImproving(Rule):
     severity = "warning"
     requires = (("reward/score", "reward/total"),)
     params = {"min_rise": 2.0, "min_points": 20}
-    causes = {"weak-learning-signal": 0.8, "lr-too-low": 0.5, "reward-model-flawed": 0.2}
+    causes = {"weak-learning-signal": 0.8, "lr-too-low": 0.5, "reward-model-flawed": 0.2, "generation-settings": 0.3}
     message = "reward did not improve over {n} points ({first_s} -> {last_s}, noise {noise_s}){why}"
 
     def evaluate(self, ctx):
