@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..hparams import CLASSIC_RL_FRAMEWORKS
+from ..hparams import CLASSIC_RL_FRAMEWORKS, temperature_regime
 from ..metrics import NONNEGATIVE_ESTIMATORS
 from ..run import Run
 
@@ -454,12 +454,6 @@ def gae_lambda(v: _View) -> list[Evidence]:
 
 
 _SAMPLING_KEYS = ("top_k", "top_p", "min_length", "min_new_tokens", "do_sample")
-# Sampling temperatures far from the 0.6-1.0 that RL recipes sample at (DeepSeek-R1 0.6, DAPO
-# and TRL's default 1.0): at 0.3 or below the policy's distribution is sharpened to near-greedy
-# (p^(1/T)), at 2 or above flattened toward uniform; either way the samples no longer show what
-# the policy would do (GRPOTrainer's ``temperature``).
-GREEDY_TEMPERATURE = 0.3
-HOT_TEMPERATURE = 2.0
 
 
 def generation_settings(v: _View) -> list[Evidence]:
@@ -476,9 +470,10 @@ def generation_settings(v: _View) -> list[Evidence]:
     if v.cfg("do_sample") is False:
         out.append(Evidence(0.8, "do_sample = False: greedy/beam rollouts are not samples from the policy"))
     temp = v.num("temperature")
-    if temp is not None and 0 < temp <= GREEDY_TEMPERATURE:
+    regime = temperature_regime(temp)
+    if temp is not None and regime == "greedy":
         out.append(Evidence(0.8, f"temperature = {_fmt(temp)} is near-greedy: a group's samples are nearly all the same text"))
-    elif temp is not None and temp >= HOT_TEMPERATURE:
+    elif temp is not None and regime == "hot":
         out.append(Evidence(0.8, f"temperature = {_fmt(temp)} flattens the policy toward uniform: samples are near-random text"))
     elif temp is not None and temp != 1.0:
         out.append(Evidence(0.2, f"temperature = {_fmt(temp)}: log-probs must be computed at the same temperature"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import mask_to_spans, summarize
+from ..hparams import temperature_regime
 from .base import Example, Rule
 from .common import cfg_float, early_late, finite_arrays, fmt_num, incident, kl_view
 from .examples import decay, flat, ramp, saturating
@@ -28,8 +29,8 @@ class RewardStdCollapse(Rule):
     * reward fell: entropy collapse, the policy degenerated into responses the reward cannot
       tell apart (typically after a KL blow-up).
 
-    Sampled at a temperature of at most ``greedy_temperature`` (0.3, half the lowest that GRPO
-    recipes sample at: DeepSeek-R1 0.6, DAPO 1.0), a rising reward whose spread collapses is
+    Sampled at a temperature of at most 0.3 (``hparams.GREEDY_TEMPERATURE``, half the lowest that
+    GRPO recipes sample at: DeepSeek-R1 0.6, DAPO 1.0), a rising reward whose spread collapses is
     read as stagnation instead: near-greedy decoding gives every member of a group the same
     completion, so their rewards are equal because the sampler stopped exploring, not because
     the policy found an exploit; the learning signal is gone either way.  The KL that TRL logs
@@ -57,7 +58,7 @@ class RewardStdCollapse(Rule):
     symptom = "reward_hacking"
     severity = "warning"
     requires = ("reward/std",)
-    params = {"drop": 0.1, "min_change": 3.0, "min_points": 20, "greedy_temperature": 0.3}
+    params = {"drop": 0.1, "min_change": 3.0, "min_points": 20}
     causes = {"reward-model-flawed": 0.6, "kl-coef-too-low": 0.5, "weak-learning-signal": 0.3}
     message = "reward std across the batch fell from {first_s} to {late_s} ({pct}): {meaning}"
 
@@ -81,7 +82,7 @@ class RewardStdCollapse(Rule):
                 se = r.noise * np.sqrt(2.0 / max(1, r.window))
                 at_ceiling = r.last >= float(np.percentile(rv, 95)) - 2 * se
         temperature = cfg_float(ctx.run, "temperature")
-        if trend > 0 and temperature is not None and 0 < temperature <= p["greedy_temperature"]:
+        if trend > 0 and temperature is not None and temperature_regime(temperature) == "greedy":
             symptom = "stagnation"
             meaning = (
                 f"sampling at temperature {fmt_num(temperature)} is near-greedy, so a group's completions are the "
