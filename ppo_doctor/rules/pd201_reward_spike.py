@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import Span, approx_median, default_window, quantiles, spans_to_mask, spike_scores, spikes
-from .base import Example, Rule
+from .base import Example, Rule, RuleContext
 from .common import finite_arrays, fmt_num, incident
 from .examples import saturating, with_points
 
@@ -112,7 +112,7 @@ class RewardSpike(Rule):
         return Example(series={"reward/score": saturating(200, 0.0, 2.0, sd=0.2, seed=11)})
 
 
-def _batch_wide(ctx, found: list[Span], resid: np.ndarray) -> list[Span]:
+def _batch_wide(ctx: RuleContext, found: list[Span], resid: np.ndarray) -> list[Span]:
     """The spikes of a zero-MAD reward whose deviation exceeds the batch's own reward std at the
     spike's step (the whole batch moved); none without a logged ``reward/std``."""
     if not ctx.has("reward/std"):
@@ -122,7 +122,7 @@ def _batch_wide(ctx, found: list[Span], resid: np.ndarray) -> list[Span]:
     return [sp for sp in found if sp.peak_step in spread and abs(resid[sp.peak_idx]) > spread[sp.peak_step]]
 
 
-def _one_value_batch(ctx, step: int) -> bool:
+def _one_value_batch(ctx: RuleContext, step: int) -> bool:
     """``reward/std`` at ``step`` is under ``ONE_VALUE_SHARE`` of its run median (which is > 0)."""
     if not ctx.has("reward/std"):
         return False

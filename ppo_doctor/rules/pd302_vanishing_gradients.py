@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import sustained_spans
-from .base import Example, Rule
+from .base import Example, Rule, RuleContext
 from .common import early_late, finite_arrays, fmt_num, incident, sustain_window
 from .examples import decay, flat
 
@@ -77,8 +77,8 @@ class VanishingGradients(Rule):
                         low = (s > last) & (v < p["after_reward_factor"] * first)
                         spans = sustained_spans(s, low, k, w, values=v, peak="min")
                         how = (
-                            f"median before and after; under {p['after_reward_factor']:.0%} of its level once "
-                            f"{reward} stopped after step {last}: no reward, no advantages"
+                            f"medians before and after {reward} stopped after step {last}: under "
+                            f"{p['after_reward_factor']:.0%} of its level, no reward, no advantages"
                         )
             if not spans:
                 continue
@@ -105,7 +105,7 @@ class VanishingGradients(Rule):
         return Example(series={"grad/norm": flat(100, 0.8, 0.1, seed=23)})
 
 
-def _reward_stop(ctx, min_points: int) -> tuple[str, int] | None:
+def _reward_stop(ctx: RuleContext, min_points: int) -> tuple[str, int] | None:
     """``(reward metric, its last finite step)`` when the reward stops before the run's last
     logged gradient norm; None when it goes on to the end or was never logged enough."""
     metric = ctx.first_present("reward/score", "reward/total")
