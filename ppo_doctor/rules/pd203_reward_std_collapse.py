@@ -34,7 +34,8 @@ class RewardStdCollapse(Rule):
     read as stagnation instead: near-greedy decoding gives every member of a group the same
     completion, so their rewards are equal because the sampler stopped exploring, not because
     the policy found an exploit; the learning signal is gone either way.  The KL that TRL logs
-    is computed on logits divided by that temperature, so it looks far above its band too.
+    is computed on logits divided by that temperature (``trl/trainer/utils.py``, policy and
+    reference alike), so it looks far above its band too.
 
     Without a ``kl/ref`` metric (GRPO's default beta = 0 logs none), a rising reward whose last
     window sits at the top of the run's reward range (within two standard errors of its 95th
