@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 
-from ..errors import LogReadError, PPODoctorError
+from ..errors import PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue
 from . import reader_for, tfrecord
 
@@ -182,14 +182,10 @@ class TensorBoardTail(Tail):
             return self._fallback.poll()
         if end == 0:
             return False
-        if self._offset == 0:
-            from .tensorboard import _check_start
-
-            try:
-                _check_start(memoryview(chunk), str(self.path))
-            except LogReadError:
-                self._fallback = RereadTail(self.path, self.fmt)
-                return self._fallback.poll()
+        if self._offset == 0 and tfrecord.first_header_problem(memoryview(chunk)[:end]):
+            # not an event file after all: the reader says why
+            self._fallback = RereadTail(self.path, self.fmt)
+            return self._fallback.poll()
         raw, events = decode_records(chunk[:end], str(self.path), self._offset)
         self._chunks.append(_Chunk(self._offset, raw, events))
         self._offset += end
