@@ -8,14 +8,14 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks import _common, bench_check, bench_formats, bench_jobs, bench_memory, gen_formats, gen_inputs
+from benchmarks import _common, bench_check, bench_formats, bench_jobs, bench_memory, bench_sweep, gen_formats, gen_inputs
 from ppo_doctor.ingest import csv_logs, jsonl, load, trainer_state, wandb_binary
 
 
 @pytest.fixture
 def data_dir(tmp_path, monkeypatch):
     """Benchmarks write their inputs here instead of benchmarks/data/."""
-    for mod in (bench_check, bench_formats, bench_jobs, bench_memory):
+    for mod in (bench_check, bench_formats, bench_jobs, bench_memory, bench_sweep):
         monkeypatch.setattr(mod, "DATA", tmp_path)
     return tmp_path
 
@@ -116,6 +116,13 @@ def test_bench_memory_smoke(data_dir):
 def test_bench_jobs_smoke(data_dir):
     table = bench_jobs.run(n_runs=3, n_steps=20, jobs=2, repeats=1)
     assert "3,000 / 3,000" in table
+
+
+@pytest.mark.slow  # five fresh subprocesses, one of them a Dask LocalCluster: ~20-40 s (more under load)
+def test_bench_sweep_smoke(data_dir):
+    table = bench_sweep.run(n_runs=6, n_steps=30, n_metrics=4, jobs=2, growth=[6])
+    assert "6 runs x 4 metrics x 30 steps (720 points" in table
+    assert "the same report from every executor (hash of the JSON without paths): **yes**" in table
 
 
 def test_write_section_replaces_only_its_part(tmp_path):

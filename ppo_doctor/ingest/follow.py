@@ -182,8 +182,8 @@ class TensorBoardTail(Tail):
             return self._fallback.poll()
         if end == 0:
             return False
-        if self._offset == 0 and tfrecord.first_header_problem(memoryview(chunk)[:end]):
-            # not an event file after all: the reader says why
+        if self._offset == 0 and tfrecord.first_header_problem(memoryview(chunk)):
+            # no event file from its first header on: the whole-file reader says why
             self._fallback = RereadTail(self.path, self.fmt)
             return self._fallback.poll()
         raw, events = decode_records(chunk[:end], str(self.path), self._offset)

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import struct
 from dataclasses import dataclass, field
@@ -48,6 +47,7 @@ from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
 from . import filebytes, tfrecord
 from .base import HEAD_BYTES
+from .storage import as_path, open_binary, size_of
 from .protowire import (
     WIRE_I32,
     WIRE_I64,
@@ -1005,7 +1005,7 @@ def _split_equal_rows(block: np.ndarray) -> list[np.ndarray | slice]:
 def sniff(path: Path, head: bytes) -> bool:
     """An ``events.out.tfevents.*`` file, or a TFRecord whose first record is an Event with a
     file_version (``brain.Event:N``)."""
-    if Path(path).name.startswith(FILE_PREFIX):
+    if as_path(path).name.startswith(FILE_PREFIX):
         return True
     if len(head) < tfrecord.OVERHEAD:
         return False
@@ -1031,8 +1031,8 @@ def _load(path: Path) -> tuple[memoryview, np.ndarray]:
     """
     spath = str(path)
     try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
+        with open_binary(path) as fh:
+            size = size_of(fh)
             problem = tfrecord.first_header_problem(fh.read(HEAD_BYTES), size)
             if problem:
                 raise LogReadError(spath, f"not a readable TensorBoard event file: {problem}", 0)

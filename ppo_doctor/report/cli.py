@@ -51,7 +51,8 @@ def _analyze(paths: tuple[str, ...], settings: dict[str, Any]) -> Report:
     for path in paths:
         with Progress(f"reading {path}"):
             try:
-                part = analyze(path, settings, jobs=settings["jobs"])
+                run_on = {k: settings[k] for k in ("executor", "dask") if settings.get(k)}
+                part = analyze(path, settings, jobs=settings["jobs"], **run_on)
             except PPODoctorError as exc:
                 _fail(str(exc))
         report.runs.extend(part.runs)
@@ -95,10 +96,21 @@ def _common(func: Callable) -> Callable:
         click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file (no search)."),
         click.option("--isolated", is_flag=True, help="Ignore every config file."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), help="Read and analyse runs in N processes."),
+        *run_on_options(),
     ]
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def run_on_options() -> list[Callable]:
+    """``--executor`` and ``--dask``: where runs are processed (:mod:`ppo_doctor.pipeline`)."""
+    from ..config import EXECUTORS
+
+    return [
+        click.option("--executor", type=click.Choice(EXECUTORS), help="local (this process), processes (--jobs N), or dask."),
+        click.option("--dask", "dask_address", metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS (tcp://host:8786)."),
+    ]
 
 
 def _run_and_render(
@@ -120,25 +132,25 @@ def _run_and_render(
 
 @click.command()
 @_common
-def report(paths, fmt, output, select, ignore, config_file, isolated, jobs) -> None:
+def report(paths, fmt, output, select, ignore, config_file, isolated, jobs, executor, dask_address) -> None:
     """Diagnose the training runs under PATHS: verdicts, findings, causes and fixes.
 
     Exits 0, or 2 when no run could be read or the configuration is bad.
     """
-    cli = {"select": _split(select), "ignore": _split(ignore), "jobs": jobs}
+    cli = {"select": _split(select), "ignore": _split(ignore), "jobs": jobs, "executor": executor, "dask": dask_address}
     _run_and_render(paths, fmt, output, cli, config_file, isolated)
 
 
 @click.command()
 @_common
 @click.option("--fail-on", type=click.Choice(FAIL_ON), help="Lowest severity that fails the check (default: error).")
-def check(paths, fmt, output, select, ignore, config_file, isolated, jobs, fail_on) -> None:
+def check(paths, fmt, output, select, ignore, config_file, isolated, jobs, executor, dask_address, fail_on) -> None:
     """Gate CI on the runs under PATHS.
 
     Exits 0 when no finding is at or above --fail-on, 1 when one is, 2 on a usage or
     configuration error or when no run could be read.
     """
-    cli = {"select": _split(select), "ignore": _split(ignore), "jobs": jobs, "fail_on": fail_on}
+    cli = {"select": _split(select), "ignore": _split(ignore), "jobs": jobs, "executor": executor, "dask": dask_address, "fail_on": fail_on}
     rep, settings = _run_and_render(paths, fmt, output, cli, config_file, isolated)
     floor = settings["fail_on"]
     failing = [] if floor == "never" else rep.findings_at_or_above(floor)
