@@ -24,6 +24,8 @@ BENCHMARKS = {
     "check": ("benchmarks.bench_check", [], ["--repeats", "3", "--engine-steps", "10000,100000,1000000"]),
     "memory": ("benchmarks.bench_memory", [], []),
     "jobs": ("benchmarks.bench_jobs", [], ["--repeats", "1"]),
+    "live": ("benchmarks.bench_live", [], ["--repeats", "3"]),
+    "watch": ("benchmarks.bench_watch", [], ["--polls", "50"]),
     "sweep": ("benchmarks.bench_sweep", [], ["--growth", "100"]),
     "hostile": ("benchmarks.bench_hostile", [], ["--skip-million"]),
 }

@@ -1,4 +1,4 @@
-"""Command line: ``ppo-doctor report | check | plot | metrics | rules | explain | compare | sweep | simulate | validate``.
+"""Command line: ``ppo-doctor report | check | plot | metrics | rules | explain | compare | sweep | watch | simulate | validate``.
 
 Exit codes (DESIGN.md): 0 no finding at or above ``--fail-on``; 1 there is one; 2 usage,
 config or unreadable-input error.  Heavy modules (matplotlib, torch) are imported only by
@@ -31,6 +31,7 @@ LAZY_COMMANDS = {
     "explain": "ppo_doctor.rules.cli:explain",
     "simulate": "ppo_doctor.reference.cli:simulate",
     "validate": "ppo_doctor.reference.cli:validate",
+    "watch": "ppo_doctor.watch:watch",
 }
 
 

@@ -134,6 +134,21 @@ def test_write_section_replaces_only_its_part(tmp_path):
     assert "keep" in text and "two" in text and "one" not in text
 
 
+def test_bench_live_and_watch_smoke(data_dir, monkeypatch, caplog):
+    """The live benchmarks at toy sizes (the full ones: python -m benchmarks.bench_live / bench_watch)."""
+    import logging
+
+    from benchmarks import bench_live, bench_watch
+
+    monkeypatch.setattr(bench_watch, "DATA", data_dir)
+    with caplog.at_level(logging.INFO):
+        bench_live.main(["--steps", "120", "--repeats", "1", "--no-write"])
+        bench_watch.main(["--steps", "100", "--per-poll", "100", "--polls", "5", "--no-write"])
+    text = caplog.text
+    assert "| 120 x 30 | 3,600 |" in text
+    assert "identical to" in text  # the followed file's pieces join into what one read gives
+
+
 def test_hostile_generators_make_what_they_say(tmp_path):
     """bench_hostile's inputs at a tiny size: the readers see the records, tags and columns."""
     from benchmarks import bench_hostile

@@ -507,6 +507,19 @@ LLM_ONLY_CAUSES = frozenset(
 )
 
 
+def domain(run: Run) -> str:
+    """"llm", "classic" or "unknown": which recipes the run's knobs are judged against."""
+    return _View(run).domain
+
+
+def knob_value(run: Run, knob: str) -> float | None:
+    """A knob's value: from the config, or for the learning rate its logged peak."""
+    view = _View(run)
+    if knob == "lr":
+        return _lr(view)[0]
+    return view.num(knob)
+
+
 def collect(run: Run, cause_ids: list[str] | None = None) -> dict[str, list[Evidence]]:
     """Evidence per cause id (only causes with something to say appear)."""
     view = _View(run)
@@ -523,4 +536,4 @@ def collect(run: Run, cause_ids: list[str] | None = None) -> dict[str, list[Evid
     return out
 
 
-__all__ = ["Evidence", "EVIDENCE", "collect"]
+__all__ = ["Evidence", "EVIDENCE", "collect", "domain", "knob_value"]

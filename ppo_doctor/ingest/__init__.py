@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -91,13 +91,17 @@ def _read_file(fmt: str, fpath: Path, errors: list[ReadIssue]) -> list[RawRun] |
     return None
 
 
-def _read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run], list[ReadIssue]]:
+ReadFile = Callable[[str, Path, list[ReadIssue]], "list[RawRun] | None"]
+
+
+def _read_source(source: Any, aliases: dict[str, str] | None, read_file: ReadFile | None = None) -> tuple[list[Run], list[ReadIssue]]:
     """Read every file of one discovered run and build its Run(s).
 
     Files of several formats merge into one run (the earlier, higher-priority format keeps a tag
     both have); a file holding several runs (interleaved JSONL parts) gives one run per part;
     ``add_scalars`` sub-run folders merge as ``<main>/<k>`` tags when their tags confirm it and
-    are runs of their own otherwise.
+    are runs of their own otherwise.  ``read_file`` replaces the reading of one file (``watch``
+    hands in what its followers have read so far); None means the format's ``read``.
     """
     from ..metrics import build_run
 
@@ -106,7 +110,7 @@ def _read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run]
     main: list[tuple[str, str, list[RawRun]]] = []
     by_sub: dict[str, list[tuple[str, str, list[RawRun]]]] = {}
     for fmt, fpath in source.files:
-        raws = _read_file(fmt, fpath, errors)
+        raws = (read_file or _read_file)(fmt, fpath, errors)
         if raws is None:
             continue
         rel = subruns.get(str(fpath))
@@ -317,7 +321,11 @@ def _merge(into: RawRun, raw: RawRun, fmt: str, formats_seen: list[str]) -> None
             have.extend(incoming)
     for k, v in raw.config.items():
         into.config.setdefault(k, v)
-    into.texts.extend(raw.texts)
+    # A sample both a TensorBoard text table and samples.jsonl hold (the reference loop, HF's
+    # callbacks) is one sample: counted twice it doubles the weight text rules give it, and the
+    # live Monitor, fed each sample once, would disagree with the offline report.
+    have_texts = {(t.step, t.text, t.prompt) for t in into.texts}
+    into.texts.extend(t for t in raw.texts if (t.step, t.text, t.prompt) not in have_texts)
     into.issues.extend(raw.issues)
     into.restarts.extend(raw.restarts)
 

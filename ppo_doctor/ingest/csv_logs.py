@@ -266,7 +266,9 @@ NumericBlock = tuple[list[str], np.ndarray]
 def _numeric_block(df: pd.DataFrame) -> NumericBlock:
     """The plain numeric and bool columns as one float64 array (one conversion for all of them)."""
     plain = [c for c, t in df.dtypes.items() if pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t)]
-    return plain, df[plain].to_numpy(dtype=np.float64, na_value=np.nan)
+    # selecting every column costs pandas a block take per column (8.8 s of 25 for 200,000 columns)
+    chosen = df if len(plain) == df.shape[1] else df[plain]
+    return plain, chosen.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
 def _empty_nan_cells(data: bytes, delim: str, df: pd.DataFrame, block: NumericBlock) -> dict[str, np.ndarray] | None:

@@ -741,16 +741,18 @@ def _decode_reference(buf: memoryview, rec: int, start: int, length: int, col: _
     col.add_event(rec, ev)
 
 
-def _decode_fast(buf: memoryview, padded: np.ndarray, framing: tfrecord.Framing, col: _Collector) -> None:
+def _decode_fast(buf: memoryview, padded: np.ndarray, framing: tfrecord.Framing, col: _Collector, *, min_group: int = _MIN_GROUP) -> None:
     """Decode every framed record: in bulk where a template applies, else one by one.
 
     ``padded`` is the file's bytes followed by at least ``_MAX_FAST_LENGTH + 4`` spare bytes, so
-    fixed-width row gathers may run past the end of the file.
+    fixed-width row gathers may run past the end of the file.  ``min_group``: smaller groups of
+    equal-length records are decoded one by one (``watch`` polls a few records of each length
+    at a time, and lowers it).
     """
     slow: list[np.ndarray] = []
     for span in _spans(framing.starts, _SUPER_CHUNK_BYTES):
         for length, g_rec, block in _gather_by_length(padded, framing, span, slow):
-            if len(g_rec) < _MIN_GROUP:
+            if len(g_rec) < min_group:
                 slow.append(g_rec)
             else:
                 slow.append(_decode_group(block, g_rec, length, col))
