@@ -1,8 +1,8 @@
 """DoctorCallback inside real trainers: a tiny GPT-2 built from a config, on CPU
 (:mod:`ppo_doctor.reference.tiny_lm`: the reference grammar's vocabulary as an HF tokenizer).
 
-A fault injected mid-run (NaN weights in an HF Trainer, the learning rate x1000 in TRL's
-GRPOTrainer) must stop training before ``max_steps``; the same runs without the fault must not
+A fault injected mid-run (NaN weights in an HF Trainer, a reward function that returns NaN in
+TRL's GRPOTrainer) must stop training before ``max_steps``; the same runs without the fault must not
 be stopped; the reports are written into ``output_dir``.
 """
 
@@ -40,17 +40,6 @@ class NaNWeights(TrainerCallback):  # type: ignore[misc]
             with torch.no_grad():
                 for p in model.parameters():
                     p.fill_(float("nan"))
-
-
-class LRTimes(TrainerCallback):  # type: ignore[misc]
-    """Multiplies the scheduler's base learning rates by ``factor`` at ``step``."""
-
-    def __init__(self, step: int, factor: float) -> None:
-        self.step, self.factor = step, factor
-
-    def on_step_begin(self, args: Any, state: Any, control: Any, lr_scheduler: Any = None, **kw: Any) -> None:
-        if state.global_step == self.step:
-            lr_scheduler.base_lrs = [lr * self.factor for lr in lr_scheduler.base_lrs]
 
 
 class LMDataset:
@@ -145,11 +134,21 @@ def test_an_internal_error_is_logged_once_and_training_goes_on(tmp_path: Path, c
 
 
 def grpo_run(out: Path, fault: bool, max_steps: int = 40) -> tuple[Any, DoctorCallback]:
+    """A short GRPOTrainer run; ``fault``: the reward function returns NaN from step 10 on (a
+    reward model that overflows), so the logged reward and the loss turn NaN."""
     pytest.importorskip("trl")
     datasets = pytest.importorskip("datasets")
     from trl import GRPOConfig, GRPOTrainer
 
+    step = [0]
+
+    class StepOf(TrainerCallback):  # type: ignore[misc]
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            step[0] = state.global_step
+
     def reward(completions: list[str], **kw: Any) -> list[float]:
+        if fault and step[0] >= 10:
+            return [float("nan")] * len(completions)
         return [float(c.count("good")) + 0.1 * len(c.split()) for c in completions]
 
     tok = hf_tokenizer()
@@ -169,16 +168,16 @@ def grpo_run(out: Path, fault: bool, max_steps: int = 40) -> tuple[Any, DoctorCa
         disable_tqdm=True,
     )
     doctor = DoctorCallback(stop_on="error", config={}, plots=False)
-    callbacks = ([LRTimes(10, 1000.0)] if fault else []) + [doctor]
-    trainer = GRPOTrainer(model=random_lm(0), reward_funcs=reward, args=args, train_dataset=ds, processing_class=tok, callbacks=callbacks)
+    trainer = GRPOTrainer(model=random_lm(0), reward_funcs=reward, args=args, train_dataset=ds, processing_class=tok, callbacks=[StepOf(), doctor])
     trainer.train()
     return trainer, doctor
 
 
-def test_grpo_trainer_with_lr_x1000_is_stopped(tmp_path: Path) -> None:
+def test_grpo_trainer_with_a_nan_reward_is_stopped(tmp_path: Path) -> None:
     trainer, doctor = grpo_run(tmp_path, fault=True)
     assert trainer.state.global_step < 40
-    assert doctor.stopped_by is not None and doctor.stopped_by.severity == "error"
+    hit = doctor.stopped_by
+    assert hit is not None and hit.severity == "error" and hit.symptom == "nan"
     doc = json.loads((tmp_path / "ppo-doctor.json").read_text())
     assert doc["runs"][0]["framework"] == "trl_grpo"
     assert doc["runs"][0]["verdict"] == "unhealthy"

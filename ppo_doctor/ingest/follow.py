@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 
-from ..errors import LogReadError, PPODoctorError
+from ..errors import PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue
 from . import reader_for, tfrecord
 
