@@ -206,7 +206,8 @@ def _arrow_run(path: Path) -> RawRun | None:
     import pyarrow.csv as pacsv
 
     # pyarrow reads a local path itself; a remote file through its fsspec file object
-    source = open_binary(path) if is_url(path) else path
+    remote = open_binary(path) if is_url(path) else None
+    source = path if remote is None else remote
     try:
         table = pacsv.read_csv(
             source,
@@ -222,8 +223,8 @@ def _arrow_run(path: Path) -> RawRun | None:
         log.debug("%s: not an all-numeric table for pyarrow (%s)", path, exc)
         return None
     finally:
-        if source is not path:
-            source.close()
+        if remote is not None:
+            remote.close()
     if not _Snapshot(path, size).unchanged() or table.num_rows == 0:
         return None  # grew while parsed (a live run): parse one snapshot of its bytes instead
     if table.column_names != names:

@@ -19,7 +19,7 @@ from .. import __version__
 from ..report.escape import html_text as e
 from ..report.html import CSP, CSS
 from .attribution import Split
-from .render import HEADER, _row_cells, shown_splits, split_note, tally
+from .render import HEADER, row_cells, shown_splits, split_note, tally
 from .report import SweepReport
 
 MAX_PLOTS = 4
@@ -42,12 +42,12 @@ def render_html(report: SweepReport) -> str:
     if cautions:
         body.append("<h3>Cautions</h3><ul>" + "".join(f"<li>{e(c)}</li>" for c in cautions) + "</ul>")
     body += [f'<img class="plot" alt="{e(s.parameter)} against verdict" src="{uri}">' for s, uri in _plots(report, splits)]
-    rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in _row_cells(r)) + "</tr>" for r in report.rows)
+    rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row_cells(r)) + "</tr>" for r in report.rows)
     body.append("<h2>Runs</h2><table><tr>" + "".join(f"<th>{e(h)}</th>" for h in HEADER) + f"</tr>{rows}</table>")
     if report.tables:
         body.append("<h3>Sweep tables joined</h3><ul>" + "".join(f"<li>{e(t)}</li>" for t in report.tables) + "</ul>")
     if report.errors:
-        body.append("<h2>Read problems</h2><ul>" + "".join(f"<li>{e(str(x))}</li>" for x in report.errors) + "</ul>")
+        body.append("<h2>Read problems and notes</h2><ul>" + "".join(f"<li>{e(x.level)}: {e(str(x))}</li>" for x in report.errors) + "</ul>")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'

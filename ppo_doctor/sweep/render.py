@@ -45,7 +45,7 @@ def _cell(v: Any) -> str:
     return "" if v is None else str(v)
 
 
-def _row_cells(r: SweepRow) -> list[str]:
+def row_cells(r: SweepRow) -> list[str]:
     cause = (r.top_cause or {}).get("id", "")
     return [r.run, r.verdict, ", ".join(r.symptoms), _cell(r.onset), _cell(r.steps_wasted), cause]
 
@@ -55,7 +55,7 @@ HEADER = ["run", "verdict", "symptoms", "onset", "wasted", "top cause"]
 
 def render_text(report: SweepReport) -> str:
     out = [f"Sweep: {tally(report)}", ""]
-    rows = [[plain(c) for c in _row_cells(r)] for r in report.rows]
+    rows = [[plain(c) for c in row_cells(r)] for r in report.rows]
     widths = [max([len(h)] + [len(row[k]) for row in rows]) for k, h in enumerate(HEADER)]
     numeric = {3, 4}
 
@@ -73,7 +73,7 @@ def render_text(report: SweepReport) -> str:
         out.append(f"     {plain(split_note(s))}")
     out += _text_list("Cautions", (report.attribution.cautions if report.attribution else []))
     out += _text_list("Sweep tables joined", report.tables)
-    out += _text_list("Errors", [str(e) for e in report.errors])
+    out += _text_list("Read problems and notes", [f"{e.level}: {e}" for e in report.errors])
     return "\n".join(out) + "\n"
 
 
@@ -87,14 +87,15 @@ def render_markdown(report: SweepReport) -> str:
     out = ["# Sweep report", "", f"**{md(tally(report))}**", ""]
     out.append("| " + " | ".join(HEADER) + " |")
     out.append("|" + "|".join(["---", "---", "---", "---:", "---:", "---"]) + "|")
-    out += ["| " + " | ".join(md(c) for c in _row_cells(r)) + " |" for r in report.rows]
+    out += ["| " + " | ".join(md(c) for c in row_cells(r)) + " |" for r in report.rows]
     out += ["", "## What separates them", ""]
     splits = shown_splits(report)
     if not splits:
         out.append("Nothing: no parameter splits the runs by verdict or symptom.")
     out += [f"{k}. **{md(s.label())}** ({md(split_note(s))})" for k, s in enumerate(splits, 1)]
     cautions = report.attribution.cautions if report.attribution else []
-    for title, items in (("Cautions", cautions), ("Sweep tables joined", report.tables), ("Errors", [str(e) for e in report.errors])):
+    problems = [f"{e.level}: {e}" for e in report.errors]
+    for title, items in (("Cautions", cautions), ("Sweep tables joined", report.tables), ("Read problems and notes", problems)):
         if items:
             out += ["", f"## {title}", ""] + [f"- {md(i)}" for i in items]
     return "\n".join(out) + "\n"
