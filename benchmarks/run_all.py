@@ -25,6 +25,9 @@ BENCHMARKS = {
     "memory": ("benchmarks.bench_memory", [], []),
     "jobs": ("benchmarks.bench_jobs", [], ["--repeats", "1"]),
     "html": ("benchmarks.bench_html", [], ["--repeats", "1"]),
+    "live": ("benchmarks.bench_live", [], ["--repeats", "3"]),
+    "watch": ("benchmarks.bench_watch", [], ["--polls", "50"]),
+    "sweep": ("benchmarks.bench_sweep", [], ["--growth", "100"]),
     "hostile": ("benchmarks.bench_hostile", [], ["--skip-million"]),
 }
 

@@ -7,7 +7,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .ingest import map_runs
 from .report.model import Report, RunReport
 from .run import Run
 
@@ -30,17 +29,52 @@ def analyze_run(run: Run, config: dict[str, Any] | None = None) -> RunReport:
     )
 
 
-def analyze(path: str | Path | list, config: dict[str, Any] | None = None, *, jobs: int = 1) -> Report:
-    """Analyse every run under ``path`` (a file, a folder, or a list of them).
+def analyze(
+    path: Any,
+    config: dict[str, Any] | None = None,
+    *,
+    jobs: int = 1,
+    executor: str | None = None,
+    dask: str | None = None,
+    hparams: dict[str, Any] | None = None,
+    name: str = "dataframe",
+) -> Report:
+    """Analyse every run under ``path`` (a file, a folder, or a list of them), or one run given as
+    data: a pandas DataFrame in wide form (as wandb's ``run.history()``) or long form (step/tag/value,
+    as tbparse), or a dict of arrays (:mod:`ppo_doctor.ingest.dataframe`; ``hparams`` is then that
+    run's config and ``name`` its id).
 
-    With ``jobs > 1`` each run is read and analysed in a worker process (``map_runs``): the
-    rules cost as much as the reading, so running only the readers in parallel barely helped.
+    Runs are scheduled by :mod:`ppo_doctor.pipeline`: in this process, in ``jobs`` local processes
+    (``executor="processes"``, the default when ``jobs > 1``: the rules cost as much as the reading,
+    so each worker reads *and* analyses its run), or on Dask (``executor="dask"``, ``dask`` = a
+    scheduler address, or a LocalCluster of ``jobs`` workers when None).
     """
+    from .ingest.dataframe import ACCEPTED, is_table
+
     cfg = config or {}
+    if is_table(path):
+        return Report(runs=[analyze_run(run_from_data(path, hparams=hparams, name=name, aliases=cfg.get("aliases")), cfg)])
+    from .pipeline import Schedule, map_runs
+
     paths = path if isinstance(path, (list, tuple)) else [path]
+    bad = [p for p in paths if not isinstance(p, (str, Path))]
+    if bad:
+        from .errors import PPODoctorError
+
+        raise PPODoctorError(f"cannot analyse a {type(bad[0]).__name__}: expected {ACCEPTED}")
     report = Report()
-    for p in paths:
-        for run_reports, errors in map_runs(p, partial(analyze_run, config=cfg), jobs=jobs, aliases=cfg.get("aliases")):
-            report.errors.extend(errors)
-            report.runs.extend(run_reports)
+    schedule = Schedule.choose(executor=executor, jobs=jobs, dask=dask)
+    for run_reports, errors in map_runs(paths, partial(analyze_run, config=cfg), schedule, aliases=cfg.get("aliases")):
+        report.errors.extend(errors)
+        report.runs.extend(run_reports)
     return report
+
+
+def run_from_data(data: Any, *, hparams: dict[str, Any] | None = None, name: str = "dataframe", aliases: dict[str, str] | None = None) -> Run:
+    """One canonical :class:`Run` from a DataFrame or a dict of arrays (see :func:`analyze`)."""
+    from .ingest.dataframe import raw_run
+    from .metrics import build_run
+
+    raw = raw_run(data, source=f"<{name}>")
+    raw.config = dict(hparams or {})
+    return build_run(name, f"<{name}>", "dataframe", [], raw, aliases)

@@ -1,4 +1,4 @@
-"""Command line: ``ppo-doctor report | check | plot | metrics | rules | explain | compare | schema | simulate | validate``.
+"""Command line: ``ppo-doctor report | check | plot | metrics | rules | explain | compare | schema | sweep | watch | simulate | validate``.
 
 Exit codes (DESIGN.md): 0 no finding at or above ``--fail-on``; 1 there is one; 2 usage,
 config or unreadable-input error.  Heavy modules (matplotlib, torch) are imported only by
@@ -15,6 +15,7 @@ import importlib
 import click
 
 from . import __version__
+from .config import EXECUTORS
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -25,10 +26,12 @@ LAZY_COMMANDS = {
     "check": "ppo_doctor.report.cli:check",
     "plot": "ppo_doctor.report.cli:plot",
     "compare": "ppo_doctor.report.cli:compare",
+    "sweep": "ppo_doctor.sweep.cli:sweep",
     "rules": "ppo_doctor.rules.cli:rules",
     "explain": "ppo_doctor.rules.cli:explain",
     "simulate": "ppo_doctor.reference.cli:simulate",
     "validate": "ppo_doctor.reference.cli:validate",
+    "watch": "ppo_doctor.watch:watch",
 }
 
 
@@ -61,12 +64,19 @@ def cli(ctx: click.Context, verbose: int) -> None:
 @click.argument("path", type=click.Path(exists=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--jobs", "-j", type=int, default=1, show_default=True, help="Read runs in N processes.")
-def metrics(path: str, fmt: str, jobs: int) -> None:
+@click.option("--executor", type=click.Choice(EXECUTORS), help="local (this process), processes (--jobs N), or dask.")
+@click.option("--dask", "dask_address", metavar="ADDRESS", help="Read on the Dask cluster at ADDRESS (tcp://host:8786).")
+def metrics(path: str, fmt: str, jobs: int, executor: str | None, dask_address: str | None) -> None:
     """Show what was read: runs, formats, frameworks, step ranges, tag mapping, warnings."""
+    from .errors import PPODoctorError
     from .ingest import load
     from .ingest.summary import render_metrics
 
-    result = load(path, jobs=jobs)
+    try:
+        result = load(path, jobs=jobs, executor=executor, dask=dask_address)
+    except PPODoctorError as exc:
+        click.echo(f"ppo-doctor: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
     click.echo(render_metrics(result, fmt))
     if not result.runs and result.errors:
         sys.exit(EXIT_ERROR)

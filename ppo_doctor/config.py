@@ -16,7 +16,9 @@ Keys (``fail-on`` and ``fail_on`` spellings are both accepted)::
     [per_run_ignores]        # glob of run paths or ids -> codes skipped for those runs only
     "runs/legacy-*" = ["PD9", "PD202"]
     format  = "text"         # text | markdown | html | json | sarif | junit | github
-    jobs    = 4              # read runs in N processes
+    jobs    = 4              # read runs in N processes (or N Dask workers)
+    executor = "processes"   # local | processes | dask (ppo_doctor.pipeline)
+    dask    = "tcp://scheduler:8786"   # an existing Dask cluster (implies executor = "dask")
     aliases = {"custom/kl_to_ref" = "kl/ref"}
     [rules.kl-runaway]       # "<code or name>" = {param = value}
     min_steps = 5
@@ -45,6 +47,7 @@ TOOL_TABLE = "ppo-doctor"
 
 FAIL_ON = ("info", "warning", "error", "never")
 FORMATS = ("text", "markdown", "html", "json", "sarif", "junit", "github")
+EXECUTORS = ("local", "processes", "dask")  # ppo_doctor.pipeline.EXECUTORS (kept import-free here)
 
 DEFAULTS: dict[str, Any] = {
     "fail_on": "error",
@@ -52,6 +55,8 @@ DEFAULTS: dict[str, Any] = {
     "ignore": [],
     "format": "text",
     "jobs": 1,
+    "executor": None,
+    "dask": None,
     "aliases": {},
     "rules": {},
     "extend_select": [],
@@ -186,6 +191,8 @@ VALIDATORS: dict[str, Callable[[Any, list[str]], Any]] = {
     "extend_ignore": lambda v, e: _str_list("extend_ignore", v, e),
     "per_run_ignores": _per_run_ignores,
     "jobs": _int_jobs,
+    "executor": lambda v, e: _choice("executor", v, EXECUTORS, e),
+    "dask": lambda v, e: v if isinstance(v, str) and v.strip() else e.append(f"dask: expected a scheduler address, got {v!r}"),
     "aliases": _aliases,
     "rules": _rules,
 }

@@ -60,6 +60,7 @@ class RunFrame:
         self._tags: dict[str, list[str]] | None = None
         self._sorted: list[str] | None = None
         self._columns: tuple[np.ndarray, np.ndarray] | None = None
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def __getstate__(self) -> dict:
         # Only the table travels (``--jobs`` workers pickle their reports back): the per-metric
@@ -158,9 +159,9 @@ class RunFrame:
     def arrays(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
         """``(steps, values)`` of :meth:`series` as numpy arrays, without building a Series
         (a rule that looks at every metric pays pandas' per-Series cost once per tag)."""
-        cached = self._cache.get(metric)
-        if cached is not None:
-            return cached.index.to_numpy(dtype=np.int64), cached.to_numpy(dtype=np.float64)
+        cached = self._arrays.get(metric)
+        if cached is not None:  # rules ask for the same metric several times
+            return cached
         idx = self._index().get(metric)
         if idx is None:
             return np.empty(0, np.int64), np.empty(0, np.float64)
@@ -173,6 +174,9 @@ class RunFrame:
         if len(steps) > 1:
             keep = np.append(steps[1:] != steps[:-1], True)
             steps, values = steps[keep], values[keep]
+        # read-only, as Series.to_numpy() gives them under copy-on-write: callers share them
+        steps.flags.writeable = values.flags.writeable = False
+        self._arrays[metric] = (steps, values)
         return steps, values
 
     def raw_tags(self, metric: str) -> list[str]:

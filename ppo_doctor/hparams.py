@@ -63,6 +63,22 @@ FOREIGN_COMPONENTS = frozenset(
 # epochs are the normal recipe (CleanRL defaults, 37-details blog; thresholds-and-peers §4.2).
 CLASSIC_RL_FRAMEWORKS = frozenset({"sb3", "sb2", "cleanrl"})
 
+# Sampling temperatures far from the 0.6-1.0 that RL recipes sample at (DeepSeek-R1 0.6, DAPO
+# and TRL's default 1.0): at 0.3 or below the policy's distribution is sharpened to near-greedy
+# (p^(1/T)), at 2 or above flattened toward uniform; either way the samples no longer show what
+# the policy would do (GRPOTrainer's ``temperature``).
+GREEDY_TEMPERATURE = 0.3
+HOT_TEMPERATURE = 2.0
+
+
+def temperature_regime(temperature: float | None) -> str | None:
+    """"greedy" or "hot" for a sampling temperature far from 1 (see above), else None."""
+    if temperature is None or not temperature > 0:
+        return None
+    if temperature <= GREEDY_TEMPERATURE:
+        return "greedy"
+    return "hot" if temperature >= HOT_TEMPERATURE else None
+
 # Estimator spellings in configs -> MetricInfo estimator ids (formats.md §8).
 ESTIMATOR_NAMES = {
     "kl": "k1",

@@ -8,14 +8,14 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks import _common, bench_check, bench_formats, bench_jobs, bench_memory, gen_formats, gen_inputs
+from benchmarks import _common, bench_check, bench_formats, bench_jobs, bench_memory, bench_sweep, gen_formats, gen_inputs
 from ppo_doctor.ingest import csv_logs, jsonl, load, trainer_state, wandb_binary
 
 
 @pytest.fixture
 def data_dir(tmp_path, monkeypatch):
     """Benchmarks write their inputs here instead of benchmarks/data/."""
-    for mod in (bench_check, bench_formats, bench_jobs, bench_memory):
+    for mod in (bench_check, bench_formats, bench_jobs, bench_memory, bench_sweep):
         monkeypatch.setattr(mod, "DATA", tmp_path)
     return tmp_path
 
@@ -118,6 +118,13 @@ def test_bench_jobs_smoke(data_dir):
     assert "3,000 / 3,000" in table
 
 
+@pytest.mark.slow  # five fresh subprocesses, one of them a Dask LocalCluster: ~20-40 s (more under load)
+def test_bench_sweep_smoke(data_dir):
+    table = bench_sweep.run(n_runs=6, n_steps=30, n_metrics=4, jobs=2, growth=[6])
+    assert "6 runs x 4 metrics x 30 steps (720 points" in table
+    assert "the same report from every executor (hash of the JSON without paths): **yes**" in table
+
+
 def test_write_section_replaces_only_its_part(tmp_path):
     results = tmp_path / "RESULTS.md"
     results.write_text("# Benchmark results\n\n<!-- other:start -->\nkeep\n<!-- other:end -->\n")
@@ -125,6 +132,21 @@ def test_write_section_replaces_only_its_part(tmp_path):
     _common.write_section("mine", "Mine", "two", results=results)
     text = results.read_text()
     assert "keep" in text and "two" in text and "one" not in text
+
+
+def test_bench_live_and_watch_smoke(data_dir, monkeypatch, caplog):
+    """The live benchmarks at toy sizes (the full ones: python -m benchmarks.bench_live / bench_watch)."""
+    import logging
+
+    from benchmarks import bench_live, bench_watch
+
+    monkeypatch.setattr(bench_watch, "DATA", data_dir)
+    with caplog.at_level(logging.INFO):
+        bench_live.main(["--steps", "120", "--repeats", "1", "--no-write"])
+        bench_watch.main(["--steps", "100", "--per-poll", "100", "--polls", "5", "--no-write"])
+    text = caplog.text
+    assert "| 120 x 30 | 3,600 |" in text
+    assert "identical to" in text  # the followed file's pieces join into what one read gives
 
 
 def test_hostile_generators_make_what_they_say(tmp_path):

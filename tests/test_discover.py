@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ppo_doctor.frame import RawRun, RawSeries
-from ppo_doctor.ingest import discover as discover_mod
+from ppo_doctor.ingest import storage as storage_mod
 from ppo_doctor.ingest import load
 from ppo_doctor.ingest.discover import discover
 
@@ -232,7 +232,8 @@ def test_bad_inputs_are_issues_not_crashes(tmp_path, monkeypatch):
             raise PermissionError(13, "Permission denied")
         return real_open(file, *a, **kw)
 
-    monkeypatch.setattr(discover_mod, "open", guarded_open, raising=False)
+    # discovery opens files through ingest/storage.py (on local paths: the built-in open)
+    monkeypatch.setattr(storage_mod, "open", guarded_open, raising=False)
     sources, issues = discover(tmp_path)
     assert ids(sources) == ["sub", "trainer_state.json"]
     text = " | ".join(f"{i.path}: {i.message}" for i in issues)

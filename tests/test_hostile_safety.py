@@ -29,6 +29,9 @@ import hostile_inputs as h
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ppo_doctor"
 EXEMPT = PACKAGE / "reference"
+# `ppo-doctor watch --exec CMD` runs the user's own command line (typed by them, never read from a
+# log) with a finding as JSON on stdin; this is the one place the library starts a process.
+ALLOWED = {("ppo_doctor/watch.py", "import subprocess"), ("ppo_doctor/watch.py", "call subprocess.run")}
 
 FORBIDDEN_MODULES = {"pickle", "_pickle", "cPickle", "cloudpickle", "dill", "marshal", "shelve", "joblib", "subprocess"}
 FORBIDDEN_CALLS = {
@@ -124,7 +127,8 @@ def test_library_never_deserialises_or_executes_input():
     for path in modules:
         if EXEMPT in path.parents:
             continue
-        problems += [f"{path.relative_to(PACKAGE.parent)}:{line}: {what}" for line, what in scan(path).problems]
+        rel = path.relative_to(PACKAGE.parent).as_posix()
+        problems += [f"{rel}:{line}: {what}" for line, what in scan(path).problems if (rel, what) not in ALLOWED]
     assert not problems, "\n".join(problems)
 
 

@@ -297,6 +297,26 @@ def test_topk_scenario_turns_the_logged_kl_negative_and_pure_sampling_does_not(t
     assert medians["pure"] > 0.0, medians
 
 
+@pytest.mark.slow
+def test_live_check_in_the_reference_loop_equals_the_offline_report_and_stops(cache, tmp_path):
+    """``simulate --stop-on error``'s machinery: the loop feeds a Monitor the rows its logs hold,
+    stops the policy-not-from-sft run at its first check (its KL is out of the band from the
+    start, even with the small SFT model), and the live report equals ``analyze`` of the logs."""
+    import ppo_doctor
+    from ppo_doctor import Monitor
+    from ppo_doctor.reference.ppo import LiveCheck
+
+    args = scenarios.get("policy-not-from-sft").args(steps=40, cache_dir=str(cache), sft=SMALL_SFT, batch_size=8, num_mini_batches=2, num_ppo_epochs=2)
+    live = LiveCheck(Monitor(), "error", 10)
+    history = run(args, tmp_path, live)
+    assert live.stopped_by is not None and live.stopped_by.symptom == "kl_blowup"
+    assert live.stopped_at == len(history["objective/kl"]) < 40
+    got = live.monitor.report().runs[0].to_dict()
+    want = ppo_doctor.analyze(tmp_path).runs[0].to_dict()
+    for key in ("points", "metrics", "config", "verdict", "findings", "causes", "not_applicable"):
+        assert got[key] == want[key], key
+
+
 DETERMINISM_SCRIPT = """
 import sys
 from ppo_doctor.reference import scenarios

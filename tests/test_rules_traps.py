@@ -747,3 +747,13 @@ def test_value_loss_far_above_a_near_perfect_trough_is_not_divergence_when_small
     assert fired(small, "PD401") == set()
     big = example_run(Example(series={"loss/value": np.abs(v) * 100, "reward/score": flat(n, 0.89, 0.02, seed=131)}))
     assert fired(big, "PD401") == {("PD401", "warning")}
+
+
+def test_raise_the_learning_rate_is_not_offered_to_a_run_already_in_the_usual_range():
+    from ppo_doctor.diagnose import rank_causes
+
+    n = 60
+    for lr, kept in ((1e-5, False), (1e-8, True)):
+        run = example_run(Example(series={"reward/score": flat(n, 0.0, 0.0), "kl/ref": flat(n, 0.001, 0.0001, seed=132), "opt/lr": flat(n, lr)}, framework="trl", metric_info=SEQ_K1))
+        low = next(c for c in rank_causes(run_rules(run, {})[0], run) if c.id == "lr-too-low")
+        assert any(fx.startswith("Raise the learning rate") for fx in low.fixes) is kept, (lr, low.fixes)

@@ -3,7 +3,10 @@
 The level is the robust local level (:func:`._util.smooth_level`, block medians), so one high
 point is not a peak and one low point is not a fall.  The result says how much of the gain
 from the first window's level to the peak was lost by the last window, where the fall crossed
-halfway, and whether the level came back above that point after it.
+halfway, and whether the level came back above that point after it.  The halfway mark lies
+between the peak and the lower of the first and the last window's level: a series that ends
+below where it started (or that started at its peak, so that it has no gain to halve) is
+judged by the middle of its fall, not by the middle of a gain it never had.
 """
 
 from __future__ import annotations
@@ -27,11 +30,17 @@ class PeakDrop:
     window: int  # points per window
     noise_se: float  # standard error of a window median (point-to-point noise)
     fall_idx: int | None  # first index after the peak where the level is below the halfway mark
+    mark: float  # the halfway mark: between the peak and min(first, late)
     recovered: bool  # the level came back above the halfway mark after falling below it
 
     @property
     def gain(self) -> float:
         return self.peak - self.first
+
+    @property
+    def fall(self) -> float:
+        """How far the last window sits below the peak."""
+        return self.peak - self.late
 
     @property
     def lost_share(self) -> float:
@@ -51,8 +60,8 @@ def peak_drop(steps: ArrayLike, values: ArrayLike, window_frac: float = 0.1, min
     peak = float(level[peak_idx])
     first, late = float(np.median(v[:w])), float(np.median(v[-w:]))
     se = noise_sd(v) * float(np.sqrt(2.0 / w))
-    half = peak - 0.5 * (peak - first)
+    half = peak - 0.5 * (peak - min(first, late))
     after = level[peak_idx:] < half
     fall_idx = int(peak_idx + np.argmax(after)) if after.any() else None
     recovered = bool(fall_idx is not None and (level[fall_idx:] >= half).any())
-    return PeakDrop(first, peak, peak_idx, late, w, se, fall_idx, recovered)
+    return PeakDrop(first, peak, peak_idx, late, w, se, fall_idx, half, recovered)

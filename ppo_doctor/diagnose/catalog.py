@@ -24,10 +24,11 @@ class Cause:
     fixes: tuple[str, ...]
     source: str  # where in the guides (or the peer threads) this cause comes from
     knobs: tuple[str, ...] = field(default=())  # canonical hyper-parameters involved
-    # (fix index, canonical knob, "raise" | "lower", low, high): that fix moves the knob into
-    # [low, high]; diagnosis drops it for a run whose config already sits there or beyond
+    # (fix index, canonical knob, "raise" | "lower", low, high, domain): that fix moves the knob
+    # into [low, high] for runs of that domain ("any", "llm" or "classic"); diagnosis drops it for
+    # a run whose config (or, for the learning rate, logged rate) already sits there or beyond
     # (a run with kl_coef 0.2 is not told to "raise it toward 0.05-0.2").
-    fix_ranges: tuple[tuple[int, str, str, float, float], ...] = field(default=())
+    fix_ranges: tuple[tuple[int, str, str, float, float, str], ...] = field(default=())
 
 
 CAUSES: tuple[Cause, ...] = (
@@ -48,7 +49,7 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 1 (KL problems: beta too low); FAQ 003 'why a reference model'",
         ("kl_coef", "adaptive_kl", "target_kl"),
-        ((0, "kl_coef", "raise", 0.05, 0.2),),
+        ((0, "kl_coef", "raise", 0.05, 0.2, "any"),),
     ),
     Cause(
         "adaptive-kl-target-too-high",
@@ -111,7 +112,7 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 1 (too many PPO epochs); fix 'reduce PPO iterations'",
         ("ppo_epochs", "num_mini_batches"),
-        ((0, "ppo_epochs", "lower", 1.0, 4.0),),
+        ((0, "ppo_epochs", "lower", 1.0, 4.0, "any"),),
     ),
     Cause(
         "batch-too-large",
@@ -141,7 +142,7 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 1 fix 'use gradient clipping'; diagnostics 'check gradients'",
         ("max_grad_norm",),
-        ((0, "max_grad_norm", "lower", 0.5, 1.0),),
+        ((0, "max_grad_norm", "lower", 0.5, 1.0, "any"),),
     ),
     Cause(
         "policy-not-from-sft",
@@ -303,6 +304,7 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 symptom 'vanishing gradients / stalled training' (learning signal too weak, optimisation stalled)",
         ("lr",),
+        ((0, "lr", "raise", 1e-6, 1e-5, "llm"), (0, "lr", "raise", 3e-4, 3e-4, "classic")),
     ),
     Cause(
         "weak-learning-signal",
@@ -371,6 +373,7 @@ SYMPTOM_CAUSES: dict[str, dict[str, float]] = {
         "reward-model-flawed": 0.4,
         "reward-dominated-by-query": 0.4,
         "implementation-bug": 0.2,
+        "generation-settings": 0.3,
     },
     "value_instability": {
         "value-lr-mistuned": 0.8,

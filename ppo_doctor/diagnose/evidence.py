@@ -24,10 +24,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..hparams import CLASSIC_RL_FRAMEWORKS
+from ..hparams import CLASSIC_RL_FRAMEWORKS, temperature_regime
 from ..metrics import NONNEGATIVE_ESTIMATORS
 from ..run import Run
 
+GRPO_FRAMEWORKS = frozenset({"trl_grpo", "trl_async_grpo"})
 LLM_FRAMEWORKS = frozenset({"trl_legacy", "trl", "trl_rloo", "trl_grpo", "trl_async_grpo", "trl_online_dpo", "openrlhf", "verl", "trlx", "deepspeed_chat", "other"})
 
 
@@ -130,6 +131,11 @@ def kl_coef_too_low(v: _View) -> list[Evidence]:
     beta, where = _kl_coef(v)
     if beta is None or v.domain == "classic":
         return []
+    if beta == 0 and v.run.framework in GRPO_FRAMEWORKS:
+        # beta = 0 is GRPOTrainer's default since TRL 0.19 (after DAPO and Dr. GRPO found the KL
+        # term unneeded; formats.md, GRPO table and gotcha 8): a choice many healthy runs make, so it can add to a
+        # symptom's own causes but not outrank them
+        return [Evidence(0.4, f"{where}: no KL penalty (GRPO's default since TRL 0.19): nothing pulls the policy back")]
     if beta == 0:
         return [Evidence(1.0, f"{where}: no KL penalty at all")]
     if beta < 0.01:
@@ -226,6 +232,11 @@ def lr_too_low(v: _View) -> list[Evidence]:
     floor = 1e-6 if v.domain == "classic" else 1e-7
     if lr < floor:
         return [Evidence(0.8, f"{where} is below {floor:g}")]
+    # at or above the top of the usual range (LLM RLHF 1e-6..1e-5, classic PPO 3e-4) the rate is
+    # not what keeps the policy still: raising it is not the fix (catalog fix_ranges)
+    top = 3e-4 if v.domain == "classic" else 1e-5
+    if v.domain != "unknown" and lr >= top:
+        return [Evidence(-1.0, f"{where} is at or above the usual range's top ({top:g})")]
     ok = 1e-4 if v.domain == "classic" else 1e-6
     if lr >= ok:
         return [Evidence(-0.3, f"{where} is not small")]
@@ -357,6 +368,32 @@ def reward_not_normalized(v: _View) -> list[Evidence]:
     return out
 
 
+def reward_model_flawed(v: _View) -> list[Evidence]:
+    """A reward that varies within batches while its mean does not move over the run: the
+    policy gets non-zero advantages at every step and learns nothing from them, so what the
+    reward varies with is not something the policy can change (noise, a broken scorer)."""
+    score, std = v.values("reward/score"), v.values("reward/std")
+    if len(score) < 20 or len(std) < 20:
+        return []
+    spread = float(np.median(std))
+    w = max(3, len(score) // 10)
+    moved = abs(float(np.median(score[-w:])) - float(np.median(score[:w])))
+    if spread > 0 and moved < REWARD_STILL_SHARE * spread:
+        return [
+            Evidence(
+                1.0,
+                f"{v.raw('reward/std')} median {_fmt(spread)} while the mean reward moved {_fmt(moved)} over the run: "
+                "responses score differently but the policy learns nothing from it",
+            )
+        ]
+    return []
+
+
+# "Did not move" for reward_model_flawed: the mean's change over the run is below this share of
+# one response's reward spread within a batch.
+REWARD_STILL_SHARE = 0.1
+
+
 def reward_not_clipped(v: _View) -> list[Evidence]:
     out = []
     if v.has_cfg("reward_clip"):
@@ -433,7 +470,12 @@ def generation_settings(v: _View) -> list[Evidence]:
     if v.cfg("do_sample") is False:
         out.append(Evidence(0.8, "do_sample = False: greedy/beam rollouts are not samples from the policy"))
     temp = v.num("temperature")
-    if temp is not None and temp != 1.0:
+    regime = temperature_regime(temp)
+    if temp is not None and regime == "greedy":
+        out.append(Evidence(0.8, f"temperature = {_fmt(temp)} is near-greedy: a group's samples are nearly all the same text"))
+    elif temp is not None and regime == "hot":
+        out.append(Evidence(0.8, f"temperature = {_fmt(temp)} flattens the policy toward uniform: samples are near-random text"))
+    elif temp is not None and temp != 1.0:
         out.append(Evidence(0.2, f"temperature = {_fmt(temp)}: log-probs must be computed at the same temperature"))
     if not out and any(v.has_cfg(k) for k in _SAMPLING_KEYS):
         shown = ", ".join(f"{k}={v.cfg(k)}" for k in _SAMPLING_KEYS if v.has_cfg(k))
@@ -482,6 +524,7 @@ EVIDENCE: dict[str, Callable[[_View], list[Evidence]]] = {
     "policy-not-from-sft": policy_not_from_sft,
     "reward-not-normalized": reward_not_normalized,
     "reward-not-clipped": reward_not_clipped,
+    "reward-model-flawed": reward_model_flawed,
     "value-lr-mistuned": value_lr_mistuned,
     "value-undertrained": value_undertrained,
     "gae-lambda": gae_lambda,
@@ -507,6 +550,19 @@ LLM_ONLY_CAUSES = frozenset(
 )
 
 
+def domain(run: Run) -> str:
+    """"llm", "classic" or "unknown": which recipes the run's knobs are judged against."""
+    return _View(run).domain
+
+
+def knob_value(run: Run, knob: str) -> float | None:
+    """A knob's value: from the config, or for the learning rate its logged peak."""
+    view = _View(run)
+    if knob == "lr":
+        return _lr(view)[0]
+    return view.num(knob)
+
+
 def collect(run: Run, cause_ids: list[str] | None = None) -> dict[str, list[Evidence]]:
     """Evidence per cause id (only causes with something to say appear)."""
     view = _View(run)
@@ -523,4 +579,4 @@ def collect(run: Run, cause_ids: list[str] | None = None) -> dict[str, list[Evid
     return out
 
 
-__all__ = ["Evidence", "EVIDENCE", "collect"]
+__all__ = ["Evidence", "EVIDENCE", "collect", "domain", "knob_value"]

@@ -27,7 +27,7 @@ from collections import defaultdict
 from ..findings import Finding, RankedCause
 from ..run import Run
 from .catalog import CAUSE_IDS, SYMPTOM_CAUSES, Cause, get_cause
-from .evidence import Evidence, collect
+from .evidence import Evidence, collect, domain, knob_value
 
 log = logging.getLogger(__name__)
 
@@ -55,11 +55,15 @@ def _describe(f: Finding) -> str:
 
 def applicable_fixes(cause: Cause, run: Run) -> tuple[list[str], list[str]]:
     """``(fixes, notes)``: the cause's fixes minus those that would move a knob into a range the
-    run's config already sits in (``Cause.fix_ranges``), with a note for each one dropped."""
+    run already sits in (``Cause.fix_ranges``, for the run's domain), with a note for each one
+    dropped."""
     dropped: dict[int, str] = {}
-    for idx, knob, direction, lo, hi in cause.fix_ranges:
-        value = run.config.get(knob)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    run_domain = domain(run) if cause.fix_ranges else "unknown"
+    for idx, knob, direction, lo, hi, where in cause.fix_ranges:
+        if where != "any" and where != run_domain:
+            continue
+        value = knob_value(run, knob)
+        if value is None or not math.isfinite(value):
             continue
         if knob == "max_grad_norm" and value <= 0:
             continue  # 0 or less means clipping is off (common.clipping_off): the fix applies

@@ -10,12 +10,10 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from itertools import repeat
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable
 
 import numpy as np
 
@@ -23,8 +21,7 @@ from ..errors import LogReadError, PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue, RunFrame
 from ..run import Run
 from .base import read_head
-
-T = TypeVar("T")
+from .storage import as_path
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +80,7 @@ def sniff(path: Path, head: bytes | None = None) -> ModuleType | None:
 def _read_file(fmt: str, fpath: Path, errors: list[ReadIssue]) -> list[RawRun] | None:
     """One file through its reader; what cannot be read becomes an entry of ``errors``."""
     try:
-        return reader_for(fmt).read(Path(fpath))
+        return reader_for(fmt).read(as_path(fpath))
     except LogReadError as exc:
         errors.append(ReadIssue(path=exc.path, message=exc.message, offset=exc.offset))
     except PPODoctorError as exc:
@@ -94,13 +91,17 @@ def _read_file(fmt: str, fpath: Path, errors: list[ReadIssue]) -> list[RawRun] |
     return None
 
 
-def _read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run], list[ReadIssue]]:
+ReadFile = Callable[[str, Path, list[ReadIssue]], "list[RawRun] | None"]
+
+
+def _read_source(source: Any, aliases: dict[str, str] | None, read_file: ReadFile | None = None) -> tuple[list[Run], list[ReadIssue]]:
     """Read every file of one discovered run and build its Run(s).
 
     Files of several formats merge into one run (the earlier, higher-priority format keeps a tag
     both have); a file holding several runs (interleaved JSONL parts) gives one run per part;
     ``add_scalars`` sub-run folders merge as ``<main>/<k>`` tags when their tags confirm it and
-    are runs of their own otherwise.
+    are runs of their own otherwise.  ``read_file`` replaces the reading of one file (``watch``
+    hands in what its followers have read so far); None means the format's ``read``.
     """
     from ..metrics import build_run
 
@@ -109,7 +110,7 @@ def _read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run]
     main: list[tuple[str, str, list[RawRun]]] = []
     by_sub: dict[str, list[tuple[str, str, list[RawRun]]]] = {}
     for fmt, fpath in source.files:
-        raws = _read_file(fmt, fpath, errors)
+        raws = (read_file or _read_file)(fmt, fpath, errors)
         if raws is None:
             continue
         rel = subruns.get(str(fpath))
@@ -121,10 +122,10 @@ def _read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run]
         if _rename_add_scalars(items, rel):
             main.extend(items)
         else:
-            separate.append((f"{source.id}/{rel}", Path(source.root) / rel, items))
-    first = [(source.id, Path(source.root), main)]
+            separate.append((f"{source.id}/{rel}", as_path(source.root) / rel, items))
+    first = [(source.id, as_path(source.root), main)]
     if len(sessions) > 1:  # several runs in one folder: one run per session, named by its first event file
-        first = [(f"{source.id}/{Path(items[0][1]).name}", Path(source.root), items) for items in sessions]
+        first = [(f"{source.id}/{as_path(items[0][1]).name}", as_path(source.root), items) for items in sessions]
 
     runs: list[Run] = []
     for rid, root, items in first + separate:
@@ -135,7 +136,7 @@ def _read_source(source: Any, aliases: dict[str, str] | None) -> tuple[list[Run]
                 if not filled:  # a metric-less side file (checkpoint list ...) next to real logs is fine
                     damage = [i for i in raw.issues if i.level == "error"]
                     # the damage says why nothing was read; otherwise say that nothing was found
-                    errors.extend(damage or [ReadIssue(path=str(root), message="no metric values found in " + ", ".join(Path(f).name for f in files))])
+                    errors.extend(damage or [ReadIssue(path=str(root), message="no metric values found in " + ", ".join(as_path(f).name for f in files))])
                 continue
             run_id = f"{rid}/{name}" if name else rid
             _printable(raw)
@@ -320,15 +321,29 @@ def _merge(into: RawRun, raw: RawRun, fmt: str, formats_seen: list[str]) -> None
             have.extend(incoming)
     for k, v in raw.config.items():
         into.config.setdefault(k, v)
-    into.texts.extend(raw.texts)
+    # A sample both a TensorBoard text table and samples.jsonl hold (the reference loop, HF's
+    # callbacks) is one sample: counted twice it doubles the weight text rules give it, and the
+    # live Monitor, fed each sample once, would disagree with the offline report.
+    have_texts = {(t.step, t.text, t.prompt) for t in into.texts}
+    into.texts.extend(t for t in raw.texts if (t.step, t.text, t.prompt) not in have_texts)
     into.issues.extend(raw.issues)
     into.restarts.extend(raw.restarts)
 
 
-def load(path: str | Path, *, jobs: int = 1, aliases: dict[str, str] | None = None) -> LoadResult:
-    """Discover and read every run under ``path``."""
+def load(
+    path: str | Path,
+    *,
+    jobs: int = 1,
+    aliases: dict[str, str] | None = None,
+    executor: str | None = None,
+    dask: str | None = None,
+) -> LoadResult:
+    """Discover and read every run under ``path`` (a folder, a file or an fsspec URL); where the
+    runs are read (``jobs`` processes, Dask) is :mod:`ppo_doctor.pipeline`'s business."""
+    from ..pipeline import Schedule, map_runs
+
     result = LoadResult()
-    for runs, errors in map_runs(path, _identity, jobs=jobs, aliases=aliases):
+    for runs, errors in map_runs(path, _identity, Schedule.choose(executor=executor, jobs=jobs, dask=dask), aliases=aliases):
         result.runs.extend(runs)
         result.errors.extend(errors)
     return result
@@ -336,45 +351,6 @@ def load(path: str | Path, *, jobs: int = 1, aliases: dict[str, str] | None = No
 
 def _identity(run: Run) -> Run:
     return run
-
-
-def map_runs(
-    path: str | Path, fn: Callable[[Run], T], *, jobs: int = 1, aliases: dict[str, str] | None = None
-) -> Iterator[tuple[list[T], list[ReadIssue]]]:
-    """Read every run under ``path`` and apply ``fn`` to each, per discovered source.
-
-    With ``jobs > 1`` each source is read *and* ``fn``-ed in a worker process, so that the work
-    after reading (the rules, for ``analyze``) runs in parallel too and only ``fn``'s result is
-    pickled back; ``fn`` must then be picklable (a module-level function or a ``partial`` of one).
-    Yields ``(results, errors)`` per source, in discovery order; error paths are for display.
-    """
-    from .discover import discover
-
-    p = Path(path)
-    if not p.exists() and not p.is_symlink():
-        yield [], [ReadIssue(path=str(path), message="no such file or directory")]
-        return
-    sources, issues = discover(p)
-    if not sources and not issues:
-        issues.append(ReadIssue(path=str(path), message="no training log found (TensorBoard, W&B, JSONL/JSON, CSV, MLflow, veRL console)"))
-    yield [], _displayed(issues)
-    if jobs > 1 and len(sources) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(sources))) as pool:
-            yield from pool.map(_map_source, sources, repeat(fn), repeat(aliases))
-    else:
-        for source in sources:
-            yield _map_source(source, fn, aliases)
-
-
-def _map_source(source: Any, fn: Callable[[Run], T], aliases: dict[str, str] | None) -> tuple[list[T], list[ReadIssue]]:
-    runs, errors = _read_source(source, aliases)
-    return [fn(run) for run in runs], _displayed(errors)
-
-
-def _displayed(errors: list[ReadIssue]) -> list[ReadIssue]:
-    for e in errors:
-        e.path = display(e.path)
-    return errors
 
 
 def load_runs(path: str | Path, **kw: Any) -> list[Run]:
@@ -398,4 +374,4 @@ def concat_series(parts: list[RawSeries]) -> RawSeries:
     )
 
 
-__all__ = ["LoadResult", "display", "load", "load_runs", "map_runs", "readers", "reader_for", "sniff", "RunFrame"]
+__all__ = ["LoadResult", "display", "load", "load_runs", "readers", "reader_for", "sniff", "RunFrame"]

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..frame import RawRun
+from .storage import open_binary
 
 HEAD_BYTES = 4096
 
@@ -37,7 +38,7 @@ class Reader(Protocol):
 
 def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
     try:
-        with open(path, "rb") as fh:
+        with open_binary(path) as fh:
             return fh.read(n)
     except OSError:
         return b""

@@ -44,6 +44,7 @@ from pathlib import Path, PurePosixPath
 from ..frame import ReadIssue
 from . import FORMAT_MODULES, display, sniff
 from .base import HEAD_BYTES
+from .storage import as_path, open_binary, realpath, scandir
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".trash", ".ipynb_checkpoints", ".venv", "venv", "site-packages"})
 # Sibling folders that hold one run's logs in one format each (see the module docstring).  Not
@@ -97,7 +98,7 @@ class _Group:
 
 def discover(path: str | Path) -> tuple[list[RunSource], list[ReadIssue]]:
     """Every run under ``path`` (sorted by id) and the problems met while looking."""
-    root = Path(path)
+    root = as_path(path)
     walker = _Walker(root)
     if root.is_file():
         return walker.single_file(root)
@@ -110,7 +111,7 @@ def discover(path: str | Path) -> tuple[list[RunSource], list[ReadIssue]]:
 class _Walker:
     def __init__(self, root: Path):
         self.root = root
-        self.root_real = os.path.realpath(root)
+        self.root_real = realpath(root)
         self.issues: list[ReadIssue] = []
         self.visited: set[str] = set()
         self.seen_files: set[str] = set()
@@ -130,12 +131,12 @@ class _Walker:
     def run(self) -> None:
         self._walk(self.root)
         for link in sorted(self.dir_links):
-            real = os.path.realpath(link)
+            real = realpath(link)
             if _inside(real, self.root_real) or real in self.visited:
                 continue  # the target is walked anyway (wandb/latest-run) or was already
             self._walk(link)
         for link in sorted(self.file_links):
-            if os.path.realpath(link) not in self.seen_files:
+            if realpath(link) not in self.seen_files:
                 self._file(link)
 
     def _walk(self, top: Path) -> None:
@@ -144,7 +145,7 @@ class _Walker:
         operating system's path calls go (past that, a folder is reported as unreadable)."""
         # real paths are joined on the way down (os.path.realpath costs one lstat per path
         # component: quadratic in depth); only the top and the symlinks are resolved
-        real_top = os.path.realpath(top)
+        real_top = realpath(top)
         stack = [(iter(self._list(top, real_top)), real_top)]
         while stack:
             listing, real = stack[-1]
@@ -164,7 +165,7 @@ class _Walker:
             return []
         self.visited.add(real)
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            entries = sorted(scandir(folder), key=lambda e: e.name)
         except OSError as exc:
             self.issues.append(ReadIssue(display(folder), f"cannot list folder ({exc.strerror or exc})", level="warning"))
             return []
@@ -178,7 +179,7 @@ class _Walker:
 
     def _entry(self, entry: os.DirEntry, parent_real: str) -> Path | None:
         """Record one folder entry; return it when it is a folder to walk into."""
-        p = Path(entry.path)
+        p = as_path(entry.path)
         try:
             if entry.is_symlink():
                 try:
@@ -210,7 +211,7 @@ class _Walker:
 
         name = folder.name
         if _WANDB_RUN.match(name):
-            files = [Path(e.path) for e in entries if e.name.endswith(".wandb") and e.is_file()]
+            files = [as_path(e.path) for e in entries if e.name.endswith(".wandb") and e.is_file()]
             if not files:
                 self.issues.append(ReadIssue(display(folder), "W&B run folder without a run-<id>.wandb file: its metrics are only in that file", level="warning"))
                 return True
@@ -230,7 +231,7 @@ class _Walker:
             # model weights, optimizer state, tokenizer ... and a copy of the trainer state
             for e in entries:
                 if e.name == "trainer_state.json" and e.is_file():
-                    self.checkpoints.setdefault(folder.parent, []).append((int(m.group(1)), Path(e.path)))
+                    self.checkpoints.setdefault(folder.parent, []).append((int(m.group(1)), as_path(e.path)))
             return True
         return False
 
@@ -261,13 +262,13 @@ class _Walker:
         if shown != str(file) and _LOG_LIKE.search(shown):
             self.issues.append(ReadIssue(shown, "file name is not valid UTF-8 (shown with \\x escapes)", level="warning"))
         try:
-            with open(file, "rb") as fh:
+            with open_binary(file) as fh:
                 head = fh.read(HEAD_BYTES)
         except OSError as exc:
             if not quiet or _LOG_LIKE.search(file.name):
                 self.issues.append(ReadIssue(shown, f"cannot read file ({exc.strerror or exc})"))
             return None
-        real = real or os.path.realpath(file)
+        real = real or realpath(file)
         if real in self.seen_files:
             return None
         if not head:
@@ -466,7 +467,7 @@ def _rel(path: Path, root: Path) -> str:
 def _global_step(file: Path) -> int | None:
     """``global_step`` of a trainer_state.json (sort_keys puts it before the log history)."""
     try:
-        with open(file, "rb") as fh:
+        with open_binary(file) as fh:
             m = _GLOBAL_STEP.search(fh.read(1 << 16))
     except OSError:
         return None

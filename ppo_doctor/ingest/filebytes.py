@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .storage import has_fileno, open_binary, size_of
+
 WINDOW = 1 << 20  # bytes read, tested for zeros and searched at once
 
 
@@ -43,12 +45,13 @@ def load_padded(fh: io.BufferedIOBase, pad: int) -> tuple[np.ndarray, int]:
     size it had at the start; one that shrinks, up to where it ends.
     """
     base = fh.tell()
-    size = max(os.fstat(fh.fileno()).st_size - base, 0)
+    size = max(size_of(fh) - base, 0)
+    fd = _fd(fh)
     out = np.zeros(size + pad, dtype=np.uint8)
     window = np.empty(min(WINDOW, max(size, 1)), dtype=np.uint8)
     got = 0
     while got < size:
-        data = _next_data(fh.fileno(), base + got, base + size) - base
+        data = _next_data(fd, base + got, base + size) - base
         if data - got >= WINDOW:  # a hole of a sparse file: nothing to read there
             got = data - data % WINDOW
             fh.seek(base + got)
@@ -62,9 +65,17 @@ def load_padded(fh: io.BufferedIOBase, pad: int) -> tuple[np.ndarray, int]:
     return out, got
 
 
-def _next_data(fd: int, pos: int, end: int) -> int:
+def _fd(fh: io.IOBase) -> int | None:
+    """The descriptor of a local file; None for a remote (fsspec) file, which has no holes to skip."""
+    return fh.fileno() if has_fileno(fh) else None
+
+
+def _next_data(fd: int | None, pos: int, end: int) -> int:
     """The first offset >= ``pos`` that is not in a hole of a sparse file (``SEEK_DATA``,
-    Linux and the BSDs); ``end`` when only a hole follows, ``pos`` when the system cannot say."""
+    Linux and the BSDs); ``end`` when only a hole follows, ``pos`` when the system cannot say
+    (or ``fd`` is None: a remote file)."""
+    if fd is None:
+        return pos
     try:
         return min(os.lseek(fd, pos, os.SEEK_DATA), end)
     except OSError as exc:
@@ -106,8 +117,9 @@ def read_capped_lines(path: Path | str, max_line: int) -> tuple[bytes, list[Long
     """
     if max_line < WINDOW:
         raise ValueError(f"max_line must be at least {WINDOW} bytes (one window)")
-    with open(path, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
+    with open_binary(path) as fh:
+        size = size_of(fh)
+        fd = _fd(fh)
         if size <= max_line:
             return fh.read(), []
         out = bytearray()
@@ -118,7 +130,7 @@ def read_capped_lines(path: Path | str, max_line: int) -> tuple[bytes, list[Long
         dropping = False
         pos = 0  # file offset of the window
         while True:
-            hole_end = _next_data(fh.fileno(), pos, size)
+            hole_end = _next_data(fd, pos, size)
             if hole_end - pos >= max_line + WINDOW:  # a sparse file's hole: the line is long anyway
                 if not dropping:
                     del out[kept_from:]
@@ -165,7 +177,7 @@ def read_lines_head(path: Path | str, lines: int, limit: int) -> bytes:
     """
     out = bytearray()
     seen = 0
-    with open(path, "rb") as fh:
+    with open_binary(path) as fh:
         while len(out) < limit:
             window = fh.read(min(WINDOW, limit - len(out)))
             if not window:
@@ -208,10 +220,22 @@ def content_end(fd: int, size: int) -> int:
 def read_content(path: Path | str) -> tuple[bytes, int]:
     """The bytes of a file up to :func:`content_end`, and the length of the zero tail left out
     (0 when none).  Raises OSError."""
-    with open(path, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        end = content_end(fh.fileno(), size)
+    with open_binary(path) as fh:
+        size = size_of(fh)
+        fd = _fd(fh)
+        if fd is None:  # a remote file: read once, the zero tail cut from the bytes
+            data = fh.read()
+            end = content_end_of(data)
+            return data[:end], len(data) - end
+        end = content_end(fd, size)
         return fh.read(end), size - end
+
+
+def content_end_of(data: bytes) -> int:
+    """:func:`content_end` of bytes already in memory (a remote file, which has no descriptor)."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    tail = next_nonzero(arr[::-1], 0)  # zero bytes at the end (all of them when there is no other)
+    return len(arr) - tail if tail >= WINDOW else len(arr)
 
 
 def zero_tail_message(length: int) -> str:

@@ -16,7 +16,6 @@ never reached by discovery.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue
 from . import filebytes, safe_yaml
 from .base import is_int64
+from .storage import as_path, open_binary, realpath, scandir
 
 NAME = "mlflow"
 
@@ -89,7 +89,7 @@ def read(path: Path) -> list[RawRun]:
 
 def _yaml(file: Path, issues: list[ReadIssue]) -> dict[str, Any]:
     try:
-        with open(file, "rb") as fh:
+        with open_binary(file) as fh:
             raw = fh.read(_MAX_META_BYTES + 1)
         if len(raw) > _MAX_META_BYTES:
             raise ValueError("larger than 1 MiB")
@@ -110,19 +110,19 @@ def _walk_keys(root: Path, issues: list[ReadIssue]) -> list[tuple[str, Path]]:
     while stack:
         folder, prefix = stack.pop()
         try:
-            real = os.path.realpath(folder)
+            real = realpath(folder)
             if real in seen:
                 continue
             seen.add(real)
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            entries = sorted(scandir(folder), key=lambda e: e.name)
         except OSError as exc:
             issues.append(ReadIssue(str(folder), f"cannot list folder ({exc.strerror or exc})"))
             continue
         for entry in entries:
             if entry.is_dir():
-                stack.append((Path(entry.path), f"{prefix}{entry.name}/"))
+                stack.append((as_path(entry.path), f"{prefix}{entry.name}/"))
             elif entry.is_file():
-                out.append((f"{prefix}{entry.name}", Path(entry.path)))
+                out.append((f"{prefix}{entry.name}", as_path(entry.path)))
     out.sort()
     return out
 

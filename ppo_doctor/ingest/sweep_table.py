@@ -26,6 +26,7 @@ import re
 from pathlib import Path
 
 from ..hparams import HPARAMS
+from .storage import open_binary
 
 # Bytes read to decide: sweep tables are small; a training log is recognised from its start.
 HEAD_LIMIT = 1 << 20
@@ -42,7 +43,7 @@ def read_sweep_table(path: Path, head: bytes | None = None) -> tuple[list[str], 
 
     if head is None:
         try:
-            with open(path, "rb") as fh:
+            with open_binary(path) as fh:
                 head = fh.read(HEAD_LIMIT)
         except OSError:
             return None

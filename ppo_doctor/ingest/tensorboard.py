@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import struct
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
 from . import filebytes, tfrecord
 from .base import HEAD_BYTES
+from .storage import as_path, open_binary, size_of
 from .protowire import (
     WIRE_I32,
     WIRE_I64,
@@ -746,16 +746,18 @@ def _decode_reference(buf: memoryview, rec: int, start: int, length: int, col: _
     col.add_event(rec, ev)
 
 
-def _decode_fast(buf: memoryview, padded: np.ndarray, framing: tfrecord.Framing, col: _Collector) -> None:
+def _decode_fast(buf: memoryview, padded: np.ndarray, framing: tfrecord.Framing, col: _Collector, *, min_group: int = _MIN_GROUP) -> None:
     """Decode every framed record: in bulk where a template applies, else one by one.
 
     ``padded`` is the file's bytes followed by at least ``_MAX_FAST_LENGTH + 4`` spare bytes, so
-    fixed-width row gathers may run past the end of the file.
+    fixed-width row gathers may run past the end of the file.  ``min_group``: smaller groups of
+    equal-length records are decoded one by one (``watch`` polls a few records of each length
+    at a time, and lowers it).
     """
     slow: list[np.ndarray] = []
     for span in _spans(framing.starts, _SUPER_CHUNK_BYTES):
         for length, g_rec, block in _gather_by_length(padded, framing, span, slow):
-            if len(g_rec) < _MIN_GROUP:
+            if len(g_rec) < min_group:
                 slow.append(g_rec)
             else:
                 slow.append(_decode_group(block, g_rec, length, col))
@@ -1010,7 +1012,7 @@ def _split_equal_rows(block: np.ndarray) -> list[np.ndarray | slice]:
 def sniff(path: Path, head: bytes) -> bool:
     """An ``events.out.tfevents.*`` file, or a TFRecord whose first record is an Event with a
     file_version (``brain.Event:N``)."""
-    if Path(path).name.startswith(FILE_PREFIX):
+    if as_path(path).name.startswith(FILE_PREFIX):
         return True
     if len(head) < tfrecord.OVERHEAD:
         return False
@@ -1036,8 +1038,8 @@ def _load(path: Path) -> tuple[memoryview, np.ndarray]:
     """
     spath = str(path)
     try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
+        with open_binary(path) as fh:
+            size = size_of(fh)
             problem = tfrecord.first_header_problem(fh.read(HEAD_BYTES), size)
             if problem:
                 raise LogReadError(spath, f"not a readable TensorBoard event file: {problem}", 0)

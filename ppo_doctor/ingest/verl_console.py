@@ -29,6 +29,7 @@ from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
 from . import filebytes
 from .base import is_int64
+from .storage import open_binary
 
 NAME = "verl_console"
 
@@ -62,7 +63,7 @@ def sniff(path: Path, head: bytes) -> bool:
     if path.suffix.lower() not in _CONSOLE_SUFFIXES and b" pid=" not in head:
         return False
     try:
-        with open(path, "rb") as fh:
+        with open_binary(path) as fh:
             chunk = fh.read(SNIFF_BYTES)
     except OSError:
         return False

@@ -30,7 +30,6 @@ import json
 import logging
 import math
 import mmap
-import os
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -45,6 +44,7 @@ from ..frame import RawRun, RawSeries, ReadIssue, TextSample
 from . import filebytes, numparse, wandb_files
 from .jsonl import parse_int
 from .wandb_files import EVAL_PREFIXES, TableRef
+from .storage import as_path, has_fileno, open_binary, size_of
 
 log = logging.getLogger(__name__)
 
@@ -727,15 +727,21 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def read(path: Path) -> list[RawRun]:
     """Read ``run-<id>.wandb`` and the side files of its run folder (``files/`` beside it)."""
-    path = Path(path)
+    path = as_path(path)
     try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            # a zero tail (crashed writer) is not mapped; the block holding the last non-zero byte
-            # is, whole: its zero bytes may be a record's or the block's padding
-            end = min(size, -(-filebytes.content_end(fh.fileno(), size) // _BLOCK) * _BLOCK)
-            # mmap: a multi-GB log is paged in as it is scanned instead of copied into memory
-            data = mmap.mmap(fh.fileno(), end, access=mmap.ACCESS_READ) if end else b""
+        with open_binary(path) as fh:
+            size = size_of(fh)
+            if not has_fileno(fh):  # a remote file, which has no descriptor: streamed into memory once
+                whole = fh.read()
+                size = len(whole)
+                end = min(size, -(-filebytes.content_end_of(whole) // _BLOCK) * _BLOCK)
+                data: bytes | mmap.mmap = whole[:end]
+            else:
+                # a zero tail (crashed writer) is not mapped; the block holding the last non-zero
+                # byte is, whole: its zero bytes may be a record's or the block's padding
+                end = min(size, -(-filebytes.content_end(fh.fileno(), size) // _BLOCK) * _BLOCK)
+                # mmap: a multi-GB log is paged in as it is scanned instead of copied into memory
+                data = mmap.mmap(fh.fileno(), end, access=mmap.ACCESS_READ) if end else b""
     except (OSError, ValueError) as exc:
         raise LogReadError(str(path), f"cannot read file: {getattr(exc, 'strerror', None) or exc}") from None
     try:
@@ -761,7 +767,7 @@ def read_run_folder(folder: Path) -> list[RawRun]:
     A folder without a ``.wandb`` file (copied without it) still gives its config and text
     tables, with a warning that the metrics are missing.
     """
-    folder = Path(folder)
+    folder = as_path(folder)
     logs = sorted(p for p in folder.glob("*.wandb") if p.is_file())
     if logs:
         runs: list[RawRun] = []

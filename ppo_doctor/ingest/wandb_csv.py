@@ -38,6 +38,7 @@ from . import wandb_files
 from .wandb_files import EVAL_PREFIXES
 from . import filebytes
 from .base import HEAD_BYTES
+from .storage import as_path, is_url, open_binary
 
 log = logging.getLogger(__name__)
 
@@ -133,9 +134,9 @@ def _parquet_has_step(path: Path) -> bool:
 
 def read(path: Path) -> list[RawRun]:
     """Every run of a W&B export file (a panel CSV may hold several)."""
-    path = Path(path)
+    path = as_path(path)
     try:
-        with open(path, "rb") as fh:
+        with open_binary(path) as fh:
             first_line = fh.readline(_MAX_HEADER)
     except OSError as exc:
         raise LogReadError(str(path), f"cannot read file: {exc.strerror or exc}") from None
@@ -165,6 +166,9 @@ def _read_csv(path: Path, **kw: Any) -> pd.DataFrame:
         with warnings.catch_warnings():
             # mixed-type columns are handled by _text_column; pandas' chunk warning is noise
             warnings.simplefilter("ignore", pd.errors.DtypeWarning)
+            if is_url(path):  # a remote export: pandas reads fsspec's file object
+                with open_binary(path) as fh:
+                    return pd.read_csv(fh, keep_default_na=False, na_values=[""], encoding_errors="replace", **kw)
             return pd.read_csv(path, keep_default_na=False, na_values=[""], encoding_errors="replace", **kw)
     except pd.errors.EmptyDataError:
         raise LogReadError(str(path), "empty file") from None
@@ -179,7 +183,11 @@ def _read_parquet(path: Path) -> dict[str, _Column]:
     except ImportError:
         raise LogReadError(str(path), "reading Parquet needs the optional 'pyarrow' package (pip install pyarrow)") from None
     try:
-        table = pq.read_table(path)
+        if is_url(path):  # a remote export: Parquet is read by ranges from fsspec's file object
+            with open_binary(path) as fh:
+                table = pq.read_table(fh)
+        else:
+            table = pq.read_table(path)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for bad files
         raise LogReadError(str(path), f"unreadable Parquet file: {exc}") from None
     import pyarrow as pa

@@ -29,6 +29,7 @@ import yaml
 
 from ..frame import RawRun, ReadIssue, TextSample
 from . import safe_yaml
+from .storage import open_binary
 
 # Keys W&B adds to a config that are not hyper-parameters (formats.md §9c).
 _INTERNAL_CONFIG_KEYS = ("wandb_version", "_wandb")
@@ -93,8 +94,8 @@ def unwrap_config(raw: dict[str, Any]) -> dict[str, Any]:
 def read_config_yaml(path: Path) -> tuple[dict[str, Any], list[ReadIssue]]:
     """``files/config.yaml`` -> hyper-parameters (yaml.safe_load only: the file is untrusted)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            raw = safe_yaml.safe_load(fh)
+        with open_binary(path) as fh:
+            raw = safe_yaml.safe_load(fh.read().decode("utf-8", "replace"))
     except (OSError, ValueError, yaml.YAMLError) as exc:
         return {}, [ReadIssue(str(path), f"config not read: {_short(exc)}", level="warning")]
     if raw is None:
@@ -107,7 +108,7 @@ def read_config_yaml(path: Path) -> tuple[dict[str, Any], list[ReadIssue]]:
 def read_json_object(path: Path, what: str) -> tuple[dict[str, Any], list[ReadIssue]]:
     """A JSON object file (summary, metadata, exported config); ``NaN``/``Infinity`` accepted."""
     try:
-        with open(path, "rb") as fh:
+        with open_binary(path) as fh:
             raw = json.loads(fh.read())
     except (OSError, ValueError, RecursionError) as exc:
         return {}, [ReadIssue(str(path), f"{what} not read: {_short(exc)}", level="warning")]

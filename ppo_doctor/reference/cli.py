@@ -105,6 +105,14 @@ def history_table(history: dict[str, list[float]]) -> str:
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="SFT cache (default ~/.cache/ppo_doctor).")
 @click.option("--device", default="auto", show_default=True, help="auto, cpu or cuda.")
 @click.option("--list", "list_only", is_flag=True, help="List the scenarios and exit.")
+@click.option(
+    "--stop-on",
+    "stop_on",
+    multiple=True,
+    help="Check the run while it trains and stop it on a new finding of this severity (error, warning), "
+    "symptom, rule code or name (repeatable or comma-separated); exit 1 when it stopped.",
+)
+@click.option("--check-every", type=click.IntRange(min=1), default=10, show_default=True, help="Steps between live checks (with --stop-on).")
 def simulate(
     name: str | None,
     out: str | None,
@@ -117,6 +125,8 @@ def simulate(
     cache_dir: str | None,
     device: str,
     list_only: bool,
+    stop_on: tuple[str, ...],
+    check_every: int,
 ) -> None:
     """Train the bundled tiny PPO-RLHF loop with scenario NAME's fault and write its logs to OUT."""
     if list_only or name is None:
@@ -147,10 +157,23 @@ def simulate(
         args = sc.args(**overrides)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    live = None
+    if stop_on:
+        from ..config import resolve
+        from ..monitor import Monitor
+        from .ppo import LiveCheck
+
+        wanted = [s.strip() for item in stop_on for s in item.split(",") if s.strip()]
+        live = LiveCheck(Monitor(resolve(), run_id=args.exp_name, path=out), wanted, check_every)
     t0 = time.time()
-    history = run(args, out)
+    history = run(args, out, live)
     click.echo(f"{args.exp_name}: {len(history.get('objective/kl', []))} steps in {time.time() - t0:.0f}s -> {out}")
     click.echo(history_table(history))
+    if live is not None and live.stopped_by is not None:
+        f = live.stopped_by
+        onset = f" from step {f.start_step}" if f.start_step is not None else ""
+        click.echo(f"stopped by ppo-doctor at step {live.stopped_at}: {f.severity} {f.code} {f.name} [{f.symptom}] on {f.metric}{onset}")
+        sys.exit(EXIT_FAIL)
 
 
 @click.command()

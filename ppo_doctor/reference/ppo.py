@@ -39,6 +39,8 @@ import numpy as np
 import torch
 from transformers import GPT2LMHeadModel
 
+from ..findings import Finding
+from ..monitor import Monitor, StopOn, describe, matches
 from .grammar import SCORERS, WordTokenizer, prompts
 from .logwriters import RunLogger
 from .models import ModelSpec, SFTSpec, ValueHead, new_policy, sft_policy, value_model_from
@@ -363,6 +365,34 @@ def build_policy(args: Args, tok: WordTokenizer, sft_model: GPT2LMHeadModel) -> 
     return new_policy(tok, args.model, args.seed + 10_000)
 
 
+@dataclass
+class LiveCheck:
+    """The doctor inside the loop (``simulate --stop-on``): every logged step goes to ``monitor``,
+    every ``check_every`` steps it checks, and a new finding that ``stop_on`` names (see
+    :func:`ppo_doctor.monitor.matches`) stops the run; ``stopped_by`` / ``stopped_at`` say why."""
+
+    monitor: Monitor
+    stop_on: StopOn = None
+    check_every: int = 10
+    alerts: list[tuple[int, Finding]] = field(default_factory=list)
+    stopped_by: Finding | None = None
+    stopped_at: int | None = None
+
+    def step(self, update: int, metrics: dict[str, Any], samples: list[dict[str, Any]] | None) -> bool:
+        """Feed one step; True when the run must stop."""
+        self.monitor.log(update, metrics, samples)
+        if update % self.check_every:
+            return False
+        for f in self.monitor.check():
+            self.alerts.append((update, f))
+            log.warning("ppo-doctor at step %d: %s", update, describe(f, self.monitor.last_causes))
+            if self.stopped_by is None and matches(f, self.stop_on):
+                self.stopped_by, self.stopped_at = f, update
+        if self.stopped_by is not None:
+            log.error("stopping at step %d (stop_on=%r): %s %s", update, self.stop_on, self.stopped_by.code, self.stopped_by.name)
+        return self.stopped_by is not None
+
+
 def make_deterministic(args: Args) -> None:
     """Seed every generator and pin what else varies between processes and machines.
 
@@ -381,11 +411,12 @@ def make_deterministic(args: Args) -> None:
     torch.set_num_threads(args.threads)
 
 
-def run(args: Args, out_dir: str | Path) -> dict[str, list[float]]:
+def run(args: Args, out_dir: str | Path, live: LiveCheck | None = None) -> dict[str, list[float]]:
     """Train and log one run into ``out_dir``; returns the logged metrics (name -> values).
 
     A run whose weights become non-finite stops there, as a real run would crash; its last
-    logged row shows the NaNs.
+    logged row shows the NaNs.  With ``live``, the doctor checks the run as it trains and may
+    stop it earlier (:class:`LiveCheck`).
     """
     make_deterministic(args)
     device = pick_device(args.device)
@@ -430,6 +461,8 @@ def run(args: Args, out_dir: str | Path) -> dict[str, list[float]]:
         fake_clock=args.fake_clock,
         epoch_len=len(all_prompts),
     )
+    if live is not None and not live.monitor.hparams:
+        live.monitor.hparams = dict(config)  # the config the logs carry, so live = offline
     history: dict[str, list[float]] = {}
     start = time.time()
     try:
@@ -590,18 +623,21 @@ def run(args: Args, out_dir: str | Path) -> dict[str, list[float]]:
             logger.log(update, metrics)
             for k, v in metrics.items():
                 history.setdefault(k, []).append(float(v))
+            samples = None
             if args.sample_every > 0 and (update % args.sample_every == 0 or update == 1):
-                logger.log_samples(
-                    update,
-                    [
-                        {
-                            "prompt": all_prompts[int(rows[i])],
-                            "response": tok.decode(resp_list[i]),
-                            "reward": round(float(scores[i]), 4),
-                        }
-                        for i in range(min(args.num_samples, args.batch_size))
-                    ],
-                )
+                samples = [
+                    {
+                        "prompt": all_prompts[int(rows[i])],
+                        "response": tok.decode(resp_list[i]),
+                        "reward": round(float(scores[i]), 4),
+                    }
+                    for i in range(min(args.num_samples, args.batch_size))
+                ]
+                logger.log_samples(update, samples)
+            # the row as the logs hold it (trainer_state adds HF's ``epoch``), so live = offline
+            row = {k: v for k, v in logger.history[-1].items() if k != "step"}
+            if live is not None and live.step(update, row, samples):
+                break
 
             # adaptive KL controller (Ziegler et al. 2019, TRL legacy AdaptiveKLController)
             if args.adap_kl_ctrl:

@@ -133,7 +133,10 @@ SCENARIOS: dict[str, Scenario] = {
             "scores multiplied by 100, no normalisation, whitening or clipping",
             {"reward_scale": 100.0},
             expected=_s("value_instability"),
-            allowed=_s("reward_spike", "oscillation", "gradient_explosion"),
+            # scores x100 make the KL penalty (beta 0.05 per nat) 100x weaker against the score, so
+            # the policy drifts from the reference as the reward rises: a KL blow-up and PD202's
+            # reward-with-KL pattern follow from the fault itself
+            allowed=_s("reward_spike", "oscillation", "gradient_explosion", "kl_blowup", "reward_hacking"),
             top_cause="reward-not-normalized",
         ),
         Scenario(

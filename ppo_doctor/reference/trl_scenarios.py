@@ -68,11 +68,15 @@ TRL_SCENARIOS: dict[str, Scenario] = {
         _trl(
             "grpo-beta0-hackable",
             "beta 0 (TRL's default) and a reward that pays 0.3 per '!': reward 0.2 -> 2.5 while responses "
-            "grow 6.4 -> 12.9 tokens and entropy falls 1.64 -> 0.88; no KL is logged (beta 0)",
+            "grow 6.4 -> 12.9 tokens and entropy falls 1.64 -> 0.88; no KL is logged (beta 0).  The exploit "
+            "is the reward paying per repeated token, so the response length grows with it: the catalog's "
+            "'reward-hacking-length' (exploited through length or repetition, no penalty term; fix: a "
+            "length/repetition term in the reward) names it more precisely than the generic "
+            "'reward-model-flawed' this label had (relabelled in issue 15)",
             {"beta": 0.0, "rewards": ("hackable",)},
             expected=_s("reward_hacking"),
             allowed=_s("entropy_collapse"),
-            top_cause="reward-model-flawed",
+            top_cause="reward-hacking-length",
         ),
         _trl(
             "grpo-noise-reward",

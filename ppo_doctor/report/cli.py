@@ -64,7 +64,8 @@ def _analyze(paths: tuple[str, ...], settings: dict[str, Any], *, quiet: bool = 
     for path in paths:
         with Progress(f"reading {path}", quiet=quiet):
             try:
-                part = analyze(path, settings, jobs=settings["jobs"])
+                run_on = {k: settings[k] for k in ("executor", "dask") if settings.get(k)}
+                part = analyze(path, settings, jobs=settings["jobs"], **run_on)
             except PPODoctorError as exc:
                 _fail(str(exc))
         report.runs.extend(part.runs)
@@ -156,10 +157,21 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option("--statistics", is_flag=True, help="Print the number of findings per rule code instead of the report."),
         click.option("--show-settings", is_flag=True, help="Print the resolved settings and where each came from, then exit."),
+        *run_on_options(),
     ]
     for option in reversed(options):
         func = option(func)
     return click.pass_context(func)
+
+
+def run_on_options() -> list[Callable]:
+    """``--executor`` and ``--dask``: where runs are processed (:mod:`ppo_doctor.pipeline`)."""
+    from ..config import EXECUTORS
+
+    return [
+        click.option("--executor", type=click.Choice(EXECUTORS), help="local (this process), processes (--jobs N), or dask."),
+        click.option("--dask", "dask_address", metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS (tcp://host:8786)."),
+    ]
 
 
 def _cli_settings(opts: dict[str, Any]) -> dict[str, Any]:
@@ -171,6 +183,8 @@ def _cli_settings(opts: dict[str, Any]) -> dict[str, Any]:
         "jobs": opts["jobs"],
         "format": opts["fmt"],
         "fail_on": opts.get("fail_on"),
+        "executor": opts["executor"],
+        "dask": opts["dask_address"],
     }
 
 

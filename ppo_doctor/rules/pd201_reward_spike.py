@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from ..detect import approx_median, default_window, quantiles, spans_to_mask, spike_scores, spikes
-from .base import Example, Rule
+from ..detect import Span, approx_median, default_window, quantiles, spans_to_mask, spike_scores, spikes
+from .base import Example, Rule, RuleContext
 from .common import finite_arrays, fmt_num, incident
 from .examples import saturating, with_points
+
+
+# A batch whose reward std is under this share of the run's median std scored (nearly) one value.
+ONE_VALUE_SHARE = 0.01
 
 
 class RewardSpike(Rule):
@@ -17,9 +23,20 @@ class RewardSpike(Rule):
     whose robust z-score against the local level (block medians of 5 % of the run, MAD scale)
     exceeds ``z``, and whose distance from that level is at least ``range_frac`` of the run's
     5-95 % range and ``level_frac`` of the median reward's magnitude (so a smooth, low-noise
-    curve, or a reward stuck at one value, is not flagged for a small wiggle).  Error when
+    curve, or a reward stuck at one value, is not flagged for a small wiggle).  A reward that
+    is one value on most points (a sparse 0/1 reward that almost never pays) has a zero MAD, so
+    its robust z is no evidence (one success scores in the hundreds): there a point counts only
+    when it departs from the level by more than the batch's own spread at that step
+    (``reward/std``), i.e. the whole batch moved, as when a scorer returns one wrong value for
+    every sample; one sample's rare success moves the batch mean by less than that.  Without
+    ``reward/std`` such a series is not judged.  Error when
     the spike lies "far beyond the plausible range": more than one full 1-99 % range outside the
     other points.
+
+    When ``reward/std`` at the largest spike is under ``ONE_VALUE_SHARE`` of its median over
+    the run, every sample of that batch got the same score: a scorer that returned one value
+    for a whole batch (a broken reward model or service), so the reward model comes first among
+    the causes, before clipping and normalisation.
 
     **Why it matters.** The guide's "reward surge": the mean reward rises fast, far beyond a
     plausible range, usually because the policy found a reward-model exploit, or because
@@ -52,6 +69,10 @@ class RewardSpike(Rule):
         scores = spike_scores(v, window)
         min_dev = max(p["range_frac"] * float(hi - lo), p["level_frac"] * abs(approx_median(v)))
         found = spikes(s, v, z=p["z"], window=window, direction=p["direction"], min_deviation=min_dev, scores=scores)
+        resid = v - scores[1]
+        if found and float(np.median(np.abs(resid - np.median(resid)))) == 0:
+            # most points sit exactly on the level: the z-scale is a fallback, not a spread
+            found = _batch_wide(ctx, found, resid)
         if not found:
             return
         rest = v[~spans_to_mask(len(v), found)]
@@ -61,6 +82,12 @@ class RewardSpike(Rule):
         worst = max(found, key=lambda sp: abs(sp.peak_value - centre))
         far = worst.peak_value > p99 + width or worst.peak_value < p1 - width
         z = float(np.nanmax(np.abs(scores[0][[sp.peak_idx for sp in found]])))
+        causes = None
+        if _one_value_batch(ctx, worst.peak_step):
+            # every sample of that batch got the same score: the scorer's output, not one extreme
+            # sample that clipping or normalisation would tame
+            causes = {"reward-model-flawed": 0.9, "reward-not-clipped": 0.4, "reward-not-normalized": 0.3}
+        extra: dict[str, Any] = {"causes": causes} if causes else {}  # else the rule's own causes
         yield incident(
             self,
             ctx,
@@ -73,7 +100,9 @@ class RewardSpike(Rule):
             peak_step=worst.peak_step,
             end_step=found[-1].end_step,
             severity="error" if far else "warning",
-            evidence=[f"other points lie in [{fmt_num(p1)}, {fmt_num(p99)}]"],
+            evidence=[f"other points lie in [{fmt_num(p1)}, {fmt_num(p99)}]"]
+            + (["reward/std is ~0 at the spike: every sample of that batch got the same score"] if causes else []),
+            **extra,
             fmt={"peak_s": fmt_num(worst.peak_value), "peak_step": worst.peak_step, "z_s": fmt_num(z)},
         )
 
@@ -84,3 +113,23 @@ class RewardSpike(Rule):
     @classmethod
     def good_example(cls):
         return Example(series={"reward/score": saturating(200, 0.0, 2.0, sd=0.2, seed=11)})
+
+
+def _batch_wide(ctx: RuleContext, found: list[Span], resid: np.ndarray) -> list[Span]:
+    """The spikes of a zero-MAD reward whose deviation exceeds the batch's own reward std at the
+    spike's step (the whole batch moved); none without a logged ``reward/std``."""
+    if not ctx.has("reward/std"):
+        return []
+    ss, sv = finite_arrays(ctx, "reward/std")
+    spread = dict(zip(ss.tolist(), sv.tolist()))
+    return [sp for sp in found if sp.peak_step in spread and abs(resid[sp.peak_idx]) > spread[sp.peak_step]]
+
+
+def _one_value_batch(ctx: RuleContext, step: int) -> bool:
+    """``reward/std`` at ``step`` is under ``ONE_VALUE_SHARE`` of its run median (which is > 0)."""
+    if not ctx.has("reward/std"):
+        return False
+    ss, sv = finite_arrays(ctx, "reward/std")
+    at = np.flatnonzero(ss == step)
+    typical = float(np.median(sv)) if len(sv) else 0.0
+    return bool(len(at) and typical > 0 and sv[at[0]] < ONE_VALUE_SHARE * typical)

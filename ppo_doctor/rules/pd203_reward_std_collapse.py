@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import mask_to_spans, summarize
+from ..hparams import temperature_regime
 from .base import Example, Rule
-from .common import early_late, finite_arrays, fmt_num, incident, kl_view
+from .common import cfg_float, early_late, finite_arrays, fmt_num, incident, kl_view
 from .examples import decay, flat, ramp, saturating
 
 
@@ -27,6 +28,14 @@ class RewardStdCollapse(Rule):
       learning signal, vanish (GRPO's ``frac_reward_zero_std`` case);
     * reward fell: entropy collapse, the policy degenerated into responses the reward cannot
       tell apart (typically after a KL blow-up).
+
+    Sampled at a temperature of at most 0.3 (``hparams.GREEDY_TEMPERATURE``, half the lowest that
+    GRPO recipes sample at: DeepSeek-R1 0.6, DAPO 1.0), a rising reward whose spread collapses is
+    read as stagnation instead: near-greedy decoding gives every member of a group the same
+    completion, so their rewards are equal because the sampler stopped exploring, not because
+    the policy found an exploit; the learning signal is gone either way.  The KL that TRL logs
+    is computed on logits divided by that temperature (``trl/trainer/utils.py``, policy and
+    reference alike), so it looks far above its band too.
 
     Without a ``kl/ref`` metric (GRPO's default beta = 0 logs none), a rising reward whose last
     window sits at the top of the run's reward range (within two standard errors of its 95th
@@ -73,7 +82,15 @@ class RewardStdCollapse(Rule):
                     trend = 1 if r.change > 0 else -1
                 se = r.noise * np.sqrt(2.0 / max(1, r.window))
                 at_ceiling = r.last >= float(np.percentile(rv, 95)) - 2 * se
-        if trend > 0:
+        temperature = cfg_float(ctx.run, "temperature")
+        if trend > 0 and temperature is not None and temperature_regime(temperature) == "greedy":
+            symptom = "stagnation"
+            meaning = (
+                f"sampling at temperature {fmt_num(temperature)} is near-greedy, so a group's completions are the "
+                "same text and score alike: advantages and the learning signal vanish"
+            )
+            causes = {"generation-settings": 0.9, "weak-learning-signal": 0.5}
+        elif trend > 0:
             view = kl_view(ctx)
             if view is not None and len(view.values) >= p["min_points"]:
                 if early_late(view.values)[1] <= view.band:

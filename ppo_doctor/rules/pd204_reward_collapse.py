@@ -14,19 +14,28 @@ from .examples import flat, saturating
 
 
 def collapsed(ctx: RuleContext, metric: str, min_gain: float, drop: float, min_points: int) -> tuple[np.ndarray, PeakDrop] | None:
-    """``(steps, PeakDrop)`` when ``metric`` climbed significantly, then lost at least ``drop`` of
-    that gain for good; None otherwise (PD301 uses it too: a collapsed reward did improve once)."""
+    """``(steps, PeakDrop)`` when ``metric`` fell far below an established peak level for good:
+    after climbing significantly, it lost at least ``drop`` of that gain; or, when its first
+    window already sat at the peak (a rise inside the first window, or a run started at its
+    best), it fell significantly by at least ``drop`` of the peak's magnitude.  None otherwise
+    (PD301 uses it too: a collapsed reward did improve once, or started high)."""
     s, v = finite_arrays(ctx, metric)
     if len(v) < min_points:
         return None
     pd = peak_drop(s, v)
     if pd is None or pd.fall_idx is None or pd.recovered:
         return None
-    significant = pd.gain >= min_gain * max(pd.noise_se, 1e-12) and pd.peak - pd.late >= min_gain * max(pd.noise_se, 1e-12)
+    floor = min_gain * max(pd.noise_se, 1e-12)
     before_the_end = pd.fall_idx < len(v) - pd.window  # it fell, then stayed down for a window at least
-    if not (significant and before_the_end and pd.lost_share >= drop):
+    if not (before_the_end and pd.fall >= floor):
         return None
-    return s, pd
+    if pd.gain >= floor:
+        far = pd.lost_share >= drop
+    else:
+        # no gain to lose a share of: the fall is "far" against the level itself, so that a
+        # reward at 1.0 that ends at 0 collapses and one that ends at 0.99 does not
+        far = pd.fall >= drop * max(abs(pd.peak), abs(pd.late))
+    return (s, pd) if far else None
 
 
 class RewardCollapse(Rule):
@@ -35,10 +44,13 @@ class RewardCollapse(Rule):
     **What it detects.** On the robust local level of the mean reward (block medians, so one
     high point is not a peak): the reward rose from its first window's median to its highest
     level by at least ``min_gain`` standard errors of a window median, then fell below the
-    halfway mark between the two before the last window, never came back above it, and ended
+    halfway mark of its fall before the last window, never came back above it, and ended
     having lost at least ``drop`` (50 %) of the gain.  Error when at least ``error_drop``
     (80 %) of the gain is gone (the run is back where it started: the learning is lost);
-    warning otherwise.
+    warning otherwise.  A reward whose first window already sits at its peak (it rose inside
+    the first window, or the run started at its best) has no gain to lose a share of: it
+    collapses when it falls by ``min_gain`` standard errors and by at least ``drop`` of the
+    peak's magnitude, and stays there; that is an error (it ends below where it started).
 
     **Why it matters.** Classic-RL PPO's "performance collapse": a policy that had learned
     forgets it, usually because late updates are as large as early ones (a learning rate too
@@ -61,8 +73,7 @@ class RewardCollapse(Rule):
     params = {"min_gain": 4.0, "drop": 0.5, "error_drop": 0.8, "min_points": 30}
     causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.6, "no-lr-annealing": 0.6, "value-undertrained": 0.4, "kl-coef-too-low": 0.3}
     message = (
-        "reward climbed from {first_s} to a peak level of {peak_s} at step {peak_step}, then fell below "
-        "{half_s} at step {threshold_step} and stayed down, ending at {late_s} ({lost} of the gain lost)"
+        "reward {rise}, then fell below {half_s} at step {threshold_step} and stayed down, ending at {late_s} ({lost})"
     )
 
     def evaluate(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -74,6 +85,13 @@ class RewardCollapse(Rule):
         if found is None:
             return
         s, pd = found
+        rose = pd.gain >= p["min_gain"] * max(pd.noise_se, 1e-12)
+        if rose:
+            rise = f"climbed from {fmt_num(pd.first)} to a peak level of {fmt_num(pd.peak)} at step {int(s[pd.peak_idx])}"
+            lost = f"{pd.lost_share:.0%} of the gain lost"
+        else:
+            rise = f"stood at its peak level of {fmt_num(pd.peak)} from the start (the median of its first {pd.window} points)"
+            lost = f"{pd.fall / max(abs(pd.peak), abs(pd.late)):.0%} of that level lost"
         yield self.finding(
             ctx,
             metric=metric,
@@ -82,15 +100,13 @@ class RewardCollapse(Rule):
             threshold_step=int(s[pd.fall_idx]),
             peak_step=int(s[pd.peak_idx]),
             end_step=int(s[-1]),
-            severity="error" if pd.lost_share >= p["error_drop"] else "warning",
-            evidence=[f"gain {fmt_num(pd.gain)} = {fmt_num(pd.gain / max(pd.noise_se, 1e-12))} noise s.e. of a window median"],
-            fmt={
-                "first_s": fmt_num(pd.first),
-                "peak_s": fmt_num(pd.peak),
-                "half_s": fmt_num(pd.peak - 0.5 * pd.gain),
-                "late_s": fmt_num(pd.late),
-                "lost": f"{pd.lost_share:.0%}",
-            },
+            severity="error" if not rose or pd.lost_share >= p["error_drop"] else "warning",
+            evidence=[
+                f"gain {fmt_num(pd.gain)} = {fmt_num(pd.gain / max(pd.noise_se, 1e-12))} noise s.e. of a window median"
+                if rose
+                else f"fall {fmt_num(pd.fall)} = {fmt_num(pd.fall / max(pd.noise_se, 1e-12))} noise s.e. of a window median"
+            ],
+            fmt={"rise": rise, "half_s": fmt_num(pd.mark), "late_s": fmt_num(pd.late), "lost": lost},
         )
 
     @classmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import summarize
+from ..hparams import temperature_regime
 from .base import Example, Rule, RuleContext
 from .common import cfg_float, early_late, finite_arrays, fmt_num, kl_view
 from .pd204_reward_collapse import RewardCollapse, collapsed
@@ -60,7 +61,9 @@ class RewardNotImproving(Rule):
     error (no learning over the whole run), without it a warning.  Not reported when the reward
     reached its plateau inside the first window (its first point is far below the first
     window, and it ends at the top of its range: a task solved early), nor when it rose and then
-    fell back (PD204 reward-collapse).
+    fell back (PD204 reward-collapse).  With a sampling temperature far from 1 in the config
+    (``hparams.temperature_regime``: at most 0.3 or at least 2), the generation settings join
+    the causes.
 
     **Why it matters.** The guide's "vanishing gradients / stalled training": reward plateaus,
     KL stays very low, the policy stops improving.  With a tiny KL the updates are too small
@@ -102,6 +105,10 @@ class RewardNotImproving(Rule):
         causes = dict(self.causes)
         if evidence:
             causes.update({"lr-too-low": 0.9, "weak-learning-signal": 0.5})
+        if temperature_regime(cfg_float(ctx.run, "temperature")) is not None:
+            # samples drawn far from the policy's own distribution (near-greedy or near-uniform)
+            # carry little the policy can learn from (PD203, diagnose.evidence.generation_settings)
+            causes["generation-settings"] = 0.6
         best = int(np.argmax(v))
         yield self.finding(
             ctx,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import sustained_spans
-from .base import Example, Rule
+from .base import Example, Rule, RuleContext
 from .common import early_late, finite_arrays, fmt_num, incident, sustain_window
 from .examples import decay, flat
 
@@ -17,7 +17,12 @@ class VanishingGradients(Rule):
     is below ``factor`` times its early median (first 10 %), with a sustained stretch below
     that level.  Each logged norm is judged separately.  Exact zeros amid ordinary norms are
     steps with no signal at all (a GRPO batch whose prompt groups all got equal rewards gives no
-    gradient) and are left out, unless the whole last window is zero.
+    gradient) and are left out, unless the whole last window is zero.  Also: the reward stops
+    being logged (or turns non-finite) before the end while the norm goes on, and after its
+    last value the norm sits, sustained, below ``after_reward_factor`` (10 %) of its median
+    before it.  That is the learning signal vanishing with the reward (TRL writes a NaN reward
+    as a missing one and its advantages become 0; only the KL term still pulls, PD604): with
+    no reward left to judge, the gradients are the evidence that the run stopped learning.
 
     **Why it matters.** Near-zero gradients mean the update no longer changes the model:
     stalled training, the guide's "vanishing gradients".  Causes include a detached graph or
@@ -36,12 +41,13 @@ class VanishingGradients(Rule):
     symptom = "stagnation"
     severity = "warning"
     requires = (("grad/norm", "grad/norm_critic"),)
-    params = {"factor": 0.01, "min_points": 10}
+    params = {"factor": 0.01, "after_reward_factor": 0.1, "min_points": 10}
     causes = {"weak-learning-signal": 0.7, "implementation-bug": 0.4, "lr-too-low": 0.3}
-    message = "{metric} fell from {first_s} to {late_s} (below {factor:.0%} of its early level): gradients vanish"
+    message = "{metric} fell from {first_s} to {late_s} ({how}): gradients vanish"
 
     def evaluate(self, ctx):
         p = ctx.params
+        stop = _reward_stop(ctx, p["min_points"])
         for metric in ("grad/norm", "grad/norm_critic"):
             if not ctx.has(metric):
                 continue
@@ -57,10 +63,23 @@ class VanishingGradients(Rule):
                 if len(v) < p["min_points"]:
                     continue
             first, late, _ = early_late(v)
-            if not first > 0 or late >= p["factor"] * first:
-                continue
             k, w = sustain_window(len(v))
-            spans = sustained_spans(s, v < p["factor"] * first, k, w, values=v, peak="min")
+            how = f"below {p['factor']:.0%} of its early level"
+            spans = []
+            if first > 0 and late < p["factor"] * first:
+                spans = sustained_spans(s, v < p["factor"] * first, k, w, values=v, peak="min")
+            if not spans and stop is not None:
+                reward, last = stop
+                before, after = v[s <= last], v[s > last]
+                if len(before) >= p["min_points"] and len(after) >= p["min_points"]:
+                    first, late = float(np.median(before)), float(np.median(after))
+                    if first > 0 and late < p["after_reward_factor"] * first:
+                        low = (s > last) & (v < p["after_reward_factor"] * first)
+                        spans = sustained_spans(s, low, k, w, values=v, peak="min")
+                        how = (
+                            f"medians before and after {reward} stopped after step {last}: under "
+                            f"{p['after_reward_factor']:.0%} of its level, no reward, no advantages"
+                        )
             if not spans:
                 continue
             yield incident(
@@ -74,7 +93,7 @@ class VanishingGradients(Rule):
                 log_scale=True,
                 observed={"first": first, "late": late, "min": float(np.min(v))},
                 end_step=spans[-1].end_step,
-                fmt={"metric": metric, "first_s": fmt_num(first), "late_s": fmt_num(late)},
+                fmt={"metric": metric, "first_s": fmt_num(first), "late_s": fmt_num(late), "how": how},
             )
 
     @classmethod
@@ -84,3 +103,16 @@ class VanishingGradients(Rule):
     @classmethod
     def good_example(cls):
         return Example(series={"grad/norm": flat(100, 0.8, 0.1, seed=23)})
+
+
+def _reward_stop(ctx: RuleContext, min_points: int) -> tuple[str, int] | None:
+    """``(reward metric, its last finite step)`` when the reward stops before the run's last
+    logged gradient norm; None when it goes on to the end or was never logged enough."""
+    metric = ctx.first_present("reward/score", "reward/total")
+    if metric is None:
+        return None
+    s, _ = finite_arrays(ctx, metric)
+    if len(s) < min_points:
+        return None
+    ends = [int(ctx.arrays(m)[0][-1]) for m in ("grad/norm", "grad/norm_critic") if ctx.has(m) and len(ctx.arrays(m)[0])]
+    return (metric, int(s[-1])) if ends and int(s[-1]) < max(ends) else None

@@ -118,8 +118,13 @@ def split_early_late(samples: Sequence[TextSample], frac: float = 0.25) -> tuple
 
 
 def mean(xs: Sequence[float]) -> float:
-    """Arithmetic mean, 0.0 for an empty sequence."""
-    return sum(xs) / len(xs) if xs else 0.0
+    """Arithmetic mean, 0.0 for an empty sequence.
+
+    With ``math.fsum``, so the result does not depend on the samples' order: offline they come
+    file by file (TensorBoard text, then samples.jsonl), live in the order they were logged, and
+    both reports must be the same (the Monitor replay test).
+    """
+    return math.fsum(xs) / len(xs) if xs else 0.0
 
 
 def hacking_evidence(samples: Sequence[TextSample]) -> list[str]:

@@ -1,0 +1,261 @@
+"""Where log files live: the local disk, or any fsspec filesystem named by a URL.
+
+Every command takes fsspec URLs (``s3://``, ``gs://``, ``az://``, ``hf://``, ``http(s)://``,
+``memory://``; the protocol packages are the optional ``[remote]`` extra).  This is the one thin
+layer that discovery and the readers go through, so that a remote tree is listed and read in place,
+never copied to local disk first:
+
+* :class:`RemotePath` is a :class:`~pathlib.PurePosixPath` whose first part is the scheme
+  (``s3:``), so the pure path operations discovery relies on (``parent``, ``parents``, ``name``,
+  ``relative_to``, ``/``, sorting, hashing) work unchanged and stay remote; the methods a reader
+  calls on a path (``open``, ``read_bytes``, ``stat``, ``is_file``, ``is_dir``, ``glob`` ...) go
+  to its fsspec filesystem.  It has no ``__fspath__``: a built-in ``open()`` of a remote path
+  fails loudly instead of looking for a local file of that name;
+* :func:`as_path` turns a command-line string into a :class:`~pathlib.Path` or a ``RemotePath``;
+* :func:`open_binary`, :func:`size_of`, :func:`scandir`, :func:`realpath` are what readers and
+  discovery call instead of ``open``, ``os.fstat(fh.fileno())``, ``os.scandir`` and
+  ``os.path.realpath``; on local paths they are exactly those calls.
+
+Opened remote files are fsspec's buffered files: a reader that seeks and reads a few KiB (a
+sniffer's head, a TFRecord header) fetches those byte ranges, one that reads everything streams
+the object into memory once.  Filesystem options come from fsspec's own configuration
+(``fsspec.config.conf``, or ``FSSPEC_<PROTOCOL>_<OPTION>`` environment variables such as
+``FSSPEC_S3_ENDPOINT_URL``), so credentials stay where the user keeps them.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat as stat_mod
+from pathlib import Path, PurePosixPath
+from types import SimpleNamespace
+from typing import IO, Any, Iterator, cast
+
+LOCAL_SCHEMES = ("file",)
+
+
+def is_url(path: object) -> bool:
+    """Whether ``path`` names a remote (fsspec) location: ``scheme://...`` other than ``file://``."""
+    if isinstance(path, RemotePath):
+        return True
+    if not isinstance(path, str) or "://" not in path:
+        return False
+    scheme = path.split("://", 1)[0]
+    # RFC 3986 scheme syntax; one letter is a Windows drive, not a scheme
+    return len(scheme) > 1 and scheme[0].isalpha() and all(c.isalnum() or c in "+-." for c in scheme) and scheme.lower() not in LOCAL_SCHEMES
+
+
+def as_path(path: str | os.PathLike[str]) -> Path:
+    """A :class:`Path` for a local path (``file://`` URLs included), a :class:`RemotePath` for a URL."""
+    if isinstance(path, RemotePath):
+        return path  # type: ignore[return-value]
+    if isinstance(path, str) and path.startswith("file://"):
+        return Path(path[len("file://") :])
+    if isinstance(path, str) and is_url(path):
+        return RemotePath(path)  # type: ignore[return-value]
+    return Path(path)
+
+
+class RemotePath(PurePosixPath):
+    """A path on an fsspec filesystem (see the module docstring)."""
+
+    def __str__(self) -> str:
+        parts = self.parts
+        if parts and len(parts[0]) > 1 and parts[0].endswith(":"):
+            return parts[0] + "//" + "/".join(parts[1:])
+        return PurePosixPath.__str__(self)
+
+    def __fspath__(self) -> str:
+        raise TypeError(f"{self} is a remote path: open it with ppo_doctor.ingest.storage.open_binary")
+
+    # -- the filesystem ---------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return str(self)
+
+    def _fs(self) -> tuple[Any, str]:
+        return _filesystem(self.url)
+
+    def open(self, mode: str = "rb", **kw: Any) -> IO[Any]:
+        fs, p = self._fs()
+        if "b" not in mode:
+            return io.TextIOWrapper(fs.open(p, mode.replace("t", "") + "b"), encoding=kw.get("encoding") or "utf-8", errors=kw.get("errors") or "strict")
+        return fs.open(p, mode)
+
+    def read_bytes(self) -> bytes:
+        fs, p = self._fs()
+        return bytes(fs.cat_file(p))
+
+    def read_text(self, encoding: str | None = None, errors: str | None = None) -> str:
+        return self.read_bytes().decode(encoding or "utf-8", errors or "strict")
+
+    def stat(self) -> SimpleNamespace:
+        fs, p = self._fs()
+        try:
+            info = fs.info(p)
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(2, "No such file or directory", str(self)) from exc
+        is_dir = info.get("type") == "directory"
+        mode = (stat_mod.S_IFDIR | 0o755) if is_dir else (stat_mod.S_IFREG | 0o644)
+        size = int(info.get("size") or 0)
+        return SimpleNamespace(st_size=size, st_mode=mode, st_mtime=_mtime(info))
+
+    def lstat(self) -> SimpleNamespace:
+        return self.stat()
+
+    def exists(self) -> bool:
+        fs, p = self._fs()
+        try:
+            return bool(fs.exists(p))
+        except OSError:
+            return False
+
+    def is_file(self) -> bool:
+        fs, p = self._fs()
+        try:
+            # on HTTP every URL that answers is a "file", a folder's index page too
+            return bool(fs.isfile(p)) and not (self._http() and self.is_dir())
+        except OSError:
+            return False
+
+    def is_dir(self) -> bool:
+        fs, p = self._fs()
+        try:
+            # HTTP has no folders: a URL is one when ``<url>/`` serves an index of links (a file
+            # answers 404 there, so this never downloads a log)
+            return bool(fs.isdir(_listing(self, p)))
+        except OSError:
+            return False
+
+    def _http(self) -> bool:
+        return self.parts[0].lower() in ("http:", "https:")
+
+    def is_symlink(self) -> bool:
+        return False
+
+    def resolve(self, strict: bool = False) -> "RemotePath":
+        return self
+
+    def iterdir(self) -> Iterator["RemotePath"]:
+        for entry in scandir(self):
+            yield entry.path_obj
+
+    def glob(self, pattern: str) -> Iterator["RemotePath"]:
+        fs, p = self._fs()
+        for hit in sorted(fs.glob(p.rstrip("/") + "/" + pattern)):
+            # fsspec gives paths without the scheme (s3: "bucket/key"), whole URLs for http
+            yield RemotePath(hit if "://" in hit else f"{self.parts[0]}//{hit.lstrip('/')}")
+
+    def rglob(self, pattern: str) -> Iterator["RemotePath"]:
+        return self.glob("**/" + pattern)
+
+
+class _Entry:
+    """What :func:`scandir` yields for a remote folder: the ``os.DirEntry`` methods discovery uses."""
+
+    def __init__(self, path: RemotePath, is_dir: bool):
+        self.path_obj = path
+        self.path = path  # discovery calls as_path(entry.path)
+        self.name = path.name
+        self._dir = is_dir
+
+    def is_dir(self, *, follow_symlinks: bool = True) -> bool:
+        return self._dir
+
+    def is_file(self, *, follow_symlinks: bool = True) -> bool:
+        return not self._dir
+
+    def is_symlink(self) -> bool:
+        return False
+
+
+def scandir(folder: Path | RemotePath | str) -> Iterator[Any]:
+    """``os.scandir(folder)``, or the entries of a remote folder (one listing call)."""
+    if not isinstance(folder, RemotePath):
+        return iter(os.scandir(folder))
+    fs, p = folder._fs()
+    entries = []
+    for info in fs.ls(_listing(folder, p), detail=True):
+        name = str(info["name"]).rstrip("/").rsplit("/", 1)[-1]
+        if not name or name in (".", ".."):
+            continue
+        child = folder / name
+        if str(child).rstrip("/") == str(folder).rstrip("/"):
+            continue  # some servers list the folder itself
+        entries.append(_Entry(child, info.get("type") == "directory"))
+    return iter(entries)
+
+
+def _listing(folder: RemotePath, p: str) -> str:
+    """The path to list ``folder`` at: an HTTP index page lives at ``<url>/``, and its relative
+    links resolve against that."""
+    return p.rstrip("/") + "/" if folder._http() else p
+
+
+def open_binary(path: Path | RemotePath | str) -> io.BufferedIOBase:
+    """``open(path, "rb")`` for a local path or a remote one (fsspec's buffered files are
+    ``io.IOBase`` objects with the same read/seek/readinto methods)."""
+    if isinstance(path, RemotePath):
+        return cast(io.BufferedIOBase, path.open("rb"))
+    return open(path, "rb")
+
+
+def size_of(fh: IO[bytes] | io.IOBase) -> int:
+    """The size of an open file: ``os.fstat`` locally, the filesystem's size for a remote file."""
+    try:
+        return os.fstat(fh.fileno()).st_size
+    except (AttributeError, OSError, ValueError, TypeError, NotImplementedError):
+        size = getattr(fh, "size", None)
+        if isinstance(size, int):
+            return size
+        here = fh.tell()
+        end = fh.seek(0, os.SEEK_END)
+        fh.seek(here)
+        return int(end)
+
+
+def has_fileno(fh: IO[bytes] | io.IOBase) -> bool:
+    """Whether ``fh`` is a local file (one that ``mmap`` and ``os.fstat`` can use)."""
+    try:
+        fh.fileno()
+    except (AttributeError, OSError, ValueError, TypeError, NotImplementedError):
+        return False
+    return True
+
+
+def realpath(path: Path | str) -> str:
+    """``os.path.realpath`` locally; a remote path is its own real path (no links to follow)."""
+    if isinstance(path, RemotePath):
+        return str(path)
+    return os.path.realpath(path)
+
+
+def _filesystem(url: str) -> tuple[Any, str]:
+    """The fsspec filesystem of ``url`` and the path inside it (fsspec caches the instances)."""
+    try:
+        from fsspec.core import url_to_fs
+    except ImportError as exc:
+        from ..errors import PPODoctorError
+
+        raise PPODoctorError(f"{url}: reading URLs needs fsspec and its protocol package: pip install 'ppo-doctor[remote]'") from exc
+    try:
+        return url_to_fs(url)
+    except (ImportError, ValueError) as exc:  # the protocol's package is missing, or an unknown protocol
+        from ..errors import PPODoctorError
+
+        raise PPODoctorError(f"{url}: {exc}") from exc
+
+
+def _mtime(info: dict[str, Any]) -> float:
+    for key in ("mtime", "LastModified", "last_modified", "created"):
+        v = info.get(key)
+        if isinstance(v, (int, float)):
+            return float(v)
+        stamp = getattr(v, "timestamp", None)  # a datetime (S3's LastModified)
+        if callable(stamp):
+            return float(stamp())
+    return 0.0
+
+
+__all__ = ["RemotePath", "as_path", "has_fileno", "is_url", "open_binary", "realpath", "scandir", "size_of"]

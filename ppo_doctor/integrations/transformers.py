@@ -1,0 +1,191 @@
+"""``DoctorCallback``: the doctor inside a Hugging Face ``Trainer`` or any TRL trainer.
+
+::
+
+    from ppo_doctor.integrations.transformers import DoctorCallback
+    trainer = GRPOTrainer(..., callbacks=[DoctorCallback(stop_on="error")])
+
+* ``on_log`` feeds every log dict (TRL / HF names, mapped as offline) to a
+  :class:`~ppo_doctor.monitor.Monitor`; every ``check_every`` steps (default 3 % of
+  ``max_steps``, at least 10) it checks.
+* New or changed findings go to ``logging`` (logger ``ppo_doctor.integrations.transformers``)
+  and to ``state.log_history`` as ``{"step": N, "ppo_doctor": "<text>"}`` rows, naming the
+  symptom, the onset and the top fix.
+* ``stop_on`` (``"error"``, ``"warning"``, symptoms, rule codes or names, or a list of these;
+  see :func:`ppo_doctor.monitor.matches`) sets ``control.should_training_stop`` and
+  ``control.should_save`` and says why, so the trainer saves a checkpoint and exits cleanly.
+  The decision depends only on the logged numbers, which every rank of a distributed run
+  logs alike, so all ranks stop together.
+* ``on_train_end`` writes ``ppo-doctor.json`` and ``ppo-doctor.html`` into ``args.output_dir``
+  (on the main process only).
+* Settings come from ``config`` when given, else from ``[tool.ppo-doctor]`` / ``ppo-doctor.toml``
+  found from the working directory (:func:`ppo_doctor.config.resolve`); a bad file raises
+  :class:`~ppo_doctor.errors.ConfigError` when the callback is built, before training starts.
+* It never breaks training: an internal error in a hook is logged once, with its traceback,
+  and the callback does nothing from then on.
+
+``transformers`` is imported by this module only; ``import ppo_doctor`` never imports it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+from typing import Any, Callable, cast
+
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+
+from ..findings import Finding
+from ..ingest.trainer_state import SUMMARY_MARKERS
+from ..monitor import Monitor, StopOn, describe, matches
+
+log = logging.getLogger(__name__)
+
+# Default check interval: this share of max_steps, and never more often than every MIN_CHECK_EVERY.
+CHECK_SHARE = 0.03
+MIN_CHECK_EVERY = 10
+REPORT_JSON = "ppo-doctor.json"
+REPORT_HTML = "ppo-doctor.html"
+LOG_KEY = "ppo_doctor"
+
+
+def _history(state: TrainerState) -> list[dict[str, Any]]:
+    """``state.log_history``, typed as what it holds (transformers annotates it float-valued, but
+    its rows are JSON objects, and ours carry text)."""
+    return cast("list[dict[str, Any]]", state.log_history)
+
+
+def default_check_every(max_steps: int) -> int:
+    """A few per cent of the run, at least ``MIN_CHECK_EVERY`` steps."""
+    return max(MIN_CHECK_EVERY, math.ceil(CHECK_SHARE * max(0, max_steps)))
+
+
+class DoctorCallback(TrainerCallback):
+    """Checks the run while it trains; see the module docstring.
+
+    Args:
+        stop_on: what stops training (None: never stop, only report).
+        check_every: steps between checks (default: :func:`default_check_every` of ``max_steps``).
+        config: analysis settings as :func:`ppo_doctor.config.resolve` returns them; None reads
+            the config file found from the working directory.
+        write_reports: write ``ppo-doctor.json`` / ``ppo-doctor.html`` at train end.
+        plots: draw the plots into the HTML report (needs matplotlib).
+    """
+
+    def __init__(
+        self,
+        stop_on: StopOn = None,
+        *,
+        check_every: int | None = None,
+        config: dict[str, Any] | None = None,
+        write_reports: bool = True,
+        plots: bool = True,
+    ) -> None:
+        if check_every is not None and check_every < 1:
+            raise ValueError(f"check_every must be >= 1, got {check_every}")
+        if config is None:
+            from ..config import resolve
+
+            config = resolve()
+        self.stop_on = stop_on
+        self.check_every = check_every
+        self.config = config
+        self.write_reports = write_reports
+        self.plots = plots
+        self.monitor: Monitor | None = None
+        self.stopped_by: Finding | None = None
+        self.alerts: list[Finding] = []
+        self.reports_written: list[Path] = []
+        self._every = check_every or MIN_CHECK_EVERY
+        self._last_check_step = 0
+        self._broken = False
+
+    # -- hooks ----------------------------------------------------------------------------
+    def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
+        self._guard(self._begin, args, state)
+
+    def on_log(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, logs: dict[str, Any] | None = None, **kwargs: Any
+    ) -> TrainerControl:
+        self._guard(self._on_log, args, state, control, logs or {})
+        return control
+
+    def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
+        self._guard(self._end, args, state)
+
+    # -- work -----------------------------------------------------------------------------
+    def _guard(self, fn: Callable[..., None], *a: Any) -> None:
+        if self._broken:
+            return
+        try:
+            fn(*a)
+        except Exception:  # noqa: BLE001 - the doctor must never take the training down
+            self._broken = True
+            log.error("ppo-doctor: internal error, the callback stops checking this run", exc_info=True)
+
+    def _begin(self, args: TrainingArguments, state: TrainerState) -> None:
+        self._every = self.check_every or default_check_every(int(state.max_steps or 0))
+        hparams = args.to_dict() if hasattr(args, "to_dict") else {}
+        run_id = str(getattr(args, "run_name", None) or Path(str(args.output_dir or "run")).name)
+        self.monitor = Monitor(self.config, hparams=hparams, run_id=run_id, path=str(args.output_dir or ""), source="trainer")
+        self._last_check_step = int(state.global_step or 0)
+        log.info("ppo-doctor: checking every %d steps%s", self._every, f", stopping on {self.stop_on}" if self.stop_on else "")
+
+    def _on_log(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, logs: dict[str, Any]) -> None:
+        if self.monitor is None:  # a trainer that skipped on_train_begin
+            self._begin(args, state)
+        assert self.monitor is not None
+        if any(k in logs for k in SUMMARY_MARKERS):
+            return  # Trainer.train's closing speed/summary row: offline it goes to the config, not a series
+        step = int(state.global_step)
+        self.monitor.log(step, {k: v for k, v in logs.items() if k != "step"})
+        if step - self._last_check_step >= self._every:
+            self._last_check_step = step
+            self._check(state, control)
+
+    def _check(self, state: TrainerState, control: TrainerControl | None) -> None:
+        assert self.monitor is not None
+        step = int(state.global_step)
+        new = self.monitor.check()
+        for f in new:
+            before = self.monitor.previous(f)
+            text = ("changed: " if before is not None else "") + describe(f, self.monitor.last_causes)
+            self.alerts.append(f)
+            (log.error if f.severity == "error" else log.warning if f.severity == "warning" else log.info)("ppo-doctor at step %d: %s", step, text)
+            _history(state).append({"step": step, LOG_KEY: text})
+        if control is None or self.stopped_by is not None:
+            return
+        hit = next((f for f in new if matches(f, self.stop_on)), None)
+        if hit is not None:
+            self.stopped_by = hit
+            control.should_training_stop = True
+            control.should_save = True
+            why = f"stopping training at step {step} (stop_on={self.stop_on!r}): {hit.code} {hit.name} [{hit.symptom}] on {hit.metric}"
+            if hit.start_step is not None:
+                why += f" from step {hit.start_step}"
+            log.error("ppo-doctor: %s", why)
+            _history(state).append({"step": step, LOG_KEY: why})
+
+    def _end(self, args: TrainingArguments, state: TrainerState) -> None:
+        if self.monitor is None or not self.monitor.points:
+            return
+        if self.monitor.last_step != self._last_check_step:
+            self._check(state, None)  # what the last interval found is still announced
+        if not self.write_reports or not state.is_world_process_zero:
+            return
+        from ..report import RenderOptions, render
+
+        out = Path(args.output_dir or ".")
+        out.mkdir(parents=True, exist_ok=True)
+        report = self.monitor.report()
+        options = RenderOptions(config=self.config, plots=self.plots)
+        for name, fmt in ((REPORT_JSON, "json"), (REPORT_HTML, "html")):
+            target = out / name
+            target.write_text(render(report, fmt, options), encoding="utf-8")
+            self.reports_written.append(target)
+        rr = report.runs[0]
+        log.info("ppo-doctor: run %s is %s (%s); report in %s", rr.run.id, rr.verdict, rr.verdict_reason, out / REPORT_HTML)
+
+
+__all__ = ["DoctorCallback", "default_check_every"]

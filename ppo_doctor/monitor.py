@@ -1,0 +1,415 @@
+"""Live mode: the doctor inside a training loop (DESIGN.md "Three ways in": live).
+
+::
+
+    monitor = ppo_doctor.Monitor(config={"rules": {...}}, hparams=my_config)
+    for step in range(n):
+        ...
+        monitor.log(step, {"objective/kl": kl, "objective/scores": score, ...})
+        if step % 10 == 0:
+            for finding in monitor.check():       # new or changed since the last check
+                print(finding.code, finding.start_step, finding.message)
+    report = monitor.report()                     # == analyze() of the same points
+
+``log`` takes the metrics as the framework names them (TRL, OpenRLHF, veRL, CleanRL or our
+canonical names): the points are kept under their raw tags and every check canonicalises them
+with :func:`ppo_doctor.metrics.build_run`, the very function the offline readers feed, so the
+live verdict and the offline report of the same points are one computation.
+
+Storage is columnar and lossless: one row per ``log`` call (a call for the step of the previous
+row that logs none of its metrics joins that row, as the HF Trainer's separate train / eval
+``log`` calls do), a shared int64 step and float64 wall-time column, and per tag a float64 value
+column with a presence mask, all grown geometrically by 1.5x (amortised O(1) per point).  A check costs
+one pass over the points plus the offline rules; it never grows faster than they do.
+
+Announcements are stable (:class:`Announcer`, shared with ``ppo-doctor watch``): a finding is
+identified by its rule code and metric; :meth:`Monitor.check` returns it when that incident
+first fires and again only when its severity rises, so the same trouble is not repeated on
+every check while the run grows; a separate later incident (a second spike) is new.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+from numbers import Real
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .findings import SEVERITY_RANK, Finding, RankedCause
+from .frame import RawRun, RawSeries, TextSample
+from .report.model import Report, RunReport
+from .run import Run
+
+log = logging.getLogger(__name__)
+
+_INITIAL_ROWS = 64
+# Geometric growth by 1.5x (amortised O(1) a point, as Java's ArrayList): a row of 30 metrics costs
+# 30 x 9 + 16 bytes of capacity, 1.19x its 8-byte values, so the columns stay under 1.5 x 1.19 = 1.8x
+# the raw float64 size right after a growth; doubling would reach 2.4x there (budget: 2x).
+GROWTH_NUM, GROWTH_DEN = 3, 2
+# What ``stop_on`` accepts: see :func:`matches`.
+StopOn = str | Sequence[str] | None
+
+
+@dataclass
+class _Column:
+    """One tag's values from row ``start`` on; ``present[i]`` says whether row ``start + i`` logged it."""
+
+    start: int
+    values: np.ndarray
+    present: np.ndarray
+    count: int = 0
+
+    def grow(self, rows_capacity: int) -> None:
+        size = rows_capacity - self.start
+        values = np.empty(size, dtype=np.float64)
+        present = np.zeros(size, dtype=bool)
+        values[: len(self.values)] = self.values
+        present[: len(self.present)] = self.present
+        self.values, self.present = values, present
+
+
+@dataclass
+class _Announced:
+    """What has been said about one (code, metric): the step spans of the incidents announced
+    (grown as they extend) and the highest severity said."""
+
+    spans: list[list[float]] = field(default_factory=list)
+    rank: int = -1
+    last: Finding | None = None  # the latest announced version
+
+
+class Announcer:
+    """Decides which findings of a run's successive reports are worth saying.
+
+    A finding is identified by its rule code and metric.  :meth:`update` returns it when no
+    announced incident of that (code, metric) overlaps its steps (a new incident, e.g. a second
+    reward spike), or when its severity rises above what was said (``changed``, e.g. a KL
+    drift that became an error).  An onset that moves while the incident goes on (a change
+    point re-estimated on more data, a text rule's "late samples" window sliding with the run)
+    is the same trouble and is not said again.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, str], _Announced] = {}
+        self._previous: dict[int, Finding | None] = {}
+
+    def update(self, findings: Iterable[Finding]) -> list[Finding]:
+        """The findings of a new report that are new or changed."""
+        out: list[Finding] = []
+        self._previous = {}
+        for f in findings:
+            seen = self._seen.setdefault((f.code, f.metric), _Announced())
+            lo = -math.inf if f.start_step is None else float(f.start_step)
+            hi = math.inf if f.end_step is None else float(f.end_step)
+            hit = next((sp for sp in seen.spans if sp[0] <= hi and lo <= sp[1]), None)
+            rank = SEVERITY_RANK[f.severity]
+            if hit is None:
+                seen.spans.append([lo, hi])
+            else:
+                hit[0], hit[1] = min(hit[0], lo), max(hit[1], hi)
+            if hit is None or rank > seen.rank:
+                self._previous[id(f)] = None if hit is None else seen.last
+                seen.rank = max(seen.rank, rank)
+                seen.last = f
+                out.append(f)
+        return out
+
+    def previous(self, finding: Finding) -> Finding | None:
+        """For a finding the last :meth:`update` returned: the announced version of the same
+        incident whose severity it raised, or None when it is a new incident."""
+        return self._previous.get(id(finding))
+
+
+def as_number(value: Any) -> float | None:
+    """``value`` as a float, or None when it is not a scalar number (strings, bools, lists ...).
+
+    Accepts Python and numpy numbers and 0-d / one-element arrays or tensors (``.item()``), so a
+    loop can log ``loss`` without converting it first.
+    """
+    if isinstance(value, bool) or isinstance(value, str):
+        return None
+    if isinstance(value, Real):
+        return float(value)
+    item = getattr(value, "item", None)
+    if not callable(item):
+        return None
+    try:
+        out = item()  # numpy / torch: raises unless the array holds exactly one element
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    return None if isinstance(out, bool) or not isinstance(out, Real) else float(out)
+
+
+def matches(finding: Finding, stop_on: StopOn) -> bool:
+    """Whether ``finding`` is one that ``stop_on`` names.
+
+    ``stop_on`` is a severity (``"error"``: error-level findings; ``"warning"``: warning or
+    error), a symptom (``"kl_blowup"``), a rule code or code prefix (``"PD101"``, ``"PD1"``), a
+    rule name, or a list of any of these.  ``None`` matches nothing.
+    """
+    if stop_on is None:
+        return False
+    for item in [stop_on] if isinstance(stop_on, str) else list(stop_on):
+        want = str(item).strip()
+        if want in SEVERITY_RANK:
+            if SEVERITY_RANK[finding.severity] >= SEVERITY_RANK[want]:
+                return True
+        elif want in (finding.symptom, finding.name) or (want.upper().startswith("PD") and finding.code.startswith(want.upper())):
+            return True
+    return False
+
+
+def describe(finding: Finding, causes: Sequence[RankedCause] = ()) -> str:
+    """One line for a live alert: severity, code, symptom, metric, onset, message and the top fix."""
+    onset = f" from step {finding.start_step}" if finding.start_step is not None else ""
+    where = f" on {finding.metric}" if finding.metric else ""
+    text = f"{finding.severity.upper()} {finding.code} {finding.name} [{finding.symptom}]{where}{onset}: {finding.message}"
+    fix = top_fix(finding, causes)
+    return text + (f" Fix to try first: {fix}" if fix else "")
+
+
+def top_fix(finding: Finding, causes: Sequence[RankedCause]) -> str | None:
+    """The first fix of the best-ranked of ``causes`` (a report's ranking) this finding supports."""
+    for cause in causes:
+        if cause.id in finding.causes and cause.fixes:
+            return cause.fixes[0]
+    return None
+
+
+class Monitor:
+    """Collects a run's points as it trains and checks them with the offline rules.
+
+    Args:
+        config: the analysis settings ``analyze`` takes (``select``, ``ignore``, ``rules``,
+            ``aliases``), e.g. :func:`ppo_doctor.config.resolve`'s result.
+        hparams: the run's hyper-parameters as the framework names them (a TRL ``GRPOConfig``
+            as a dict, a veRL config ...); they feed the cause ranking as offline.
+        run_id: the run's name in reports.
+        path: where the run writes (shown in reports; nothing is read from it).
+        source: the ``source`` column of the points.
+    """
+
+    def __init__(
+        self,
+        config: dict[str, Any] | None = None,
+        *,
+        hparams: Mapping[str, Any] | None = None,
+        run_id: str = "live",
+        path: str = "",
+        source: str = "monitor",
+    ) -> None:
+        self.config: dict[str, Any] = dict(config or {})
+        self.hparams: dict[str, Any] = dict(hparams or {})
+        self.run_id = run_id
+        self.path = path
+        self.source = source
+        self._rows = 0
+        self._steps = np.empty(_INITIAL_ROWS, dtype=np.int64)
+        self._wall = np.empty(_INITIAL_ROWS, dtype=np.float64)
+        self._cols: dict[str, _Column] = {}
+        self._texts: list[TextSample] = []
+        self._announcer = Announcer()
+        self.last_findings: list[Finding] = []
+        self.last_causes: list[RankedCause] = []
+        self.last_verdict: str | None = None
+
+    # -- feeding --------------------------------------------------------------------------
+    def log(
+        self,
+        step: int,
+        metrics: Mapping[str, Any],
+        texts: Iterable[Any] | None = None,
+        *,
+        wall_time: float | None = None,
+    ) -> None:
+        """Record the metrics one step logged (non-numeric values are ignored).
+
+        ``texts``: generated samples of this step, each a string, a ``(prompt, completion)``
+        pair or a dict with ``completion``/``text``/``response`` and optional ``prompt`` and
+        ``reward``.
+        """
+        step = int(step)
+        numbers = {str(k): v for k, v in ((k, as_number(v)) for k, v in metrics.items()) if v is not None}
+        if numbers:
+            row = self._row_for(step, numbers, time.time() if wall_time is None else float(wall_time))
+            for tag, value in numbers.items():
+                col = self._cols.get(tag)
+                if col is None:
+                    size = len(self._steps) - row
+                    col = self._cols[tag] = _Column(row, np.empty(size, dtype=np.float64), np.zeros(size, dtype=bool))
+                i = row - col.start
+                col.values[i] = value
+                col.present[i] = True
+                col.count += 1
+        for t in texts or ():
+            sample = _text_sample(step, t, self.source)
+            if sample is not None:
+                self._texts.append(sample)
+
+    def _row_for(self, step: int, numbers: Mapping[str, float], wall: float) -> int:
+        last = self._rows - 1
+        if last >= 0 and self._steps[last] == step and not any(self._has(tag, last) for tag in numbers):
+            return last
+        if self._rows == len(self._steps):
+            self._grow()
+        row = self._rows
+        self._steps[row] = step
+        self._wall[row] = wall
+        self._rows += 1
+        return row
+
+    def _has(self, tag: str, row: int) -> bool:
+        col = self._cols.get(tag)
+        return col is not None and row >= col.start and bool(col.present[row - col.start])
+
+    def _grow(self) -> None:
+        cap = len(self._steps) * GROWTH_NUM // GROWTH_DEN
+        steps = np.empty(cap, dtype=np.int64)
+        wall = np.empty(cap, dtype=np.float64)
+        steps[: self._rows] = self._steps[: self._rows]
+        wall[: self._rows] = self._wall[: self._rows]
+        self._steps, self._wall = steps, wall
+        for col in self._cols.values():
+            col.grow(cap)
+
+    # -- sizes ----------------------------------------------------------------------------
+    @property
+    def points(self) -> int:
+        """How many scalar points have been logged."""
+        return sum(c.count for c in self._cols.values())
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the point storage (capacity included)."""
+        return self._steps.nbytes + self._wall.nbytes + sum(c.values.nbytes + c.present.nbytes for c in self._cols.values())
+
+    @property
+    def last_step(self) -> int | None:
+        return int(self._steps[self._rows - 1]) if self._rows else None
+
+    # -- analysis -------------------------------------------------------------------------
+    def raw_run(self) -> RawRun:
+        """The points as the readers would return them: one RawSeries per tag, in log order."""
+        from .ingest.jsonl import is_eval_key
+
+        raw = RawRun(config=dict(self.hparams), texts=list(self._texts))
+        for tag, col in self._cols.items():
+            n = self._rows - col.start
+            present = col.present[:n]
+            if col.count == n:  # logged on every row since it appeared: views, no copy
+                rows = slice(col.start, self._rows)
+                values = col.values[:n]
+            else:
+                idx = np.flatnonzero(present)
+                rows = col.start + idx  # type: ignore[assignment]
+                values = col.values[idx]
+            series = RawSeries(tag=tag, steps=self._steps[rows], values=values, wall_time=self._wall[rows], source=self.source)
+            (raw.eval_series if is_eval_key(tag) else raw.series).append(series)
+        return raw
+
+    def run(self) -> Run:
+        """The run as a :class:`~ppo_doctor.run.Run` (canonicalised exactly as offline)."""
+        from .metrics import build_run
+
+        return build_run(self.run_id, self.path, "live", [], self.raw_run(), self.config.get("aliases"))
+
+    def run_report(self) -> RunReport:
+        """The :class:`RunReport` of everything logged so far (computed afresh)."""
+        from .analyze import analyze_run
+
+        return analyze_run(self.run(), self.config)
+
+    def report(self) -> Report:
+        """The full Report of everything logged so far: ``analyze`` of the same points."""
+        return Report(runs=[self.run_report()])
+
+    def check(self) -> list[Finding]:
+        """Findings that are new incidents, or whose severity rose, since the last check.
+
+        Only the findings, causes and verdict of the check are kept (:attr:`last_findings`,
+        :attr:`last_causes`, :attr:`last_verdict`): the run frame the rules read is a copy of
+        the points and is freed, so a check leaves no more memory behind than the columns.
+        """
+        rr = self.run_report()
+        self.last_findings, self.last_causes, self.last_verdict = rr.findings, rr.causes, rr.verdict
+        return self._announcer.update(rr.findings)
+
+    def previous(self, finding: Finding) -> Finding | None:
+        """For a finding the last :meth:`check` returned: the version of the same code and
+        metric announced before it, or None when it is new."""
+        return self._announcer.previous(finding)
+
+
+def replay(run: Run, *, check_every: int = 10, config: dict[str, Any] | None = None) -> tuple[Monitor, list[tuple[int, Finding]]]:
+    """Feed a finished run to a new Monitor step by step as its loop would have, checking every
+    ``check_every`` logged steps (0: never); returns the Monitor and each ``(step, finding)``
+    alert.  Shows how early the live checks would have spoken (docs/live.md).
+
+    The points go in per step in step order with their raw tags (a tag logged twice at one step
+    goes into a second call, so nothing is merged away), each text sample with its step; the
+    Monitor's report then equals the offline report of the run (tests/test_monitor.py).
+    """
+    mon = Monitor(config, hparams=run.raw_config, run_id=run.id, path=run.path)
+    texts: dict[int, list[dict[str, Any]]] = {}
+    for t in run.texts:
+        texts.setdefault(t.step, []).append({"tag": t.tag, "completion": t.text, "prompt": t.prompt, "reward": t.reward})
+    alerts: list[tuple[int, Finding]] = []
+    for k, (step, metrics, wall) in enumerate(_calls(run)):
+        mon.log(step, metrics, texts.pop(step, None), wall_time=wall)
+        if check_every and (k + 1) % check_every == 0:
+            alerts.extend((step, f) for f in mon.check())
+    for step, samples in texts.items():  # samples at steps without metrics
+        mon.log(step, {}, samples)
+    if check_every:
+        alerts.extend((mon.last_step or 0, f) for f in mon.check())
+    return mon, alerts
+
+
+def _calls(run: Run) -> Iterable[tuple[int, dict[str, float], float]]:
+    df = run.frame.df
+    order = np.argsort(df["step"].to_numpy(), kind="stable")  # keeps each tag's file order
+    steps = df["step"].to_numpy()[order].tolist()
+    tags = df["raw_tag"].to_numpy()[order].tolist()
+    values = df["value"].to_numpy()[order].tolist()
+    wall = df["wall_time"].to_numpy()[order].tolist()
+    call: dict[str, float] = {}
+    step, t0 = 0, float("nan")
+    for s, tag, v, w in zip(steps, tags, values, wall):
+        if call and (s != step or tag in call):
+            yield step, call, t0
+            call = {}
+        if not call:
+            step, t0 = s, w
+        call[tag] = v
+    if call:
+        yield step, call, t0
+
+
+def _text_sample(step: int, item: Any, source: str) -> TextSample | None:
+    if isinstance(item, str):
+        return TextSample(step=step, tag="text", text=item, source=source)
+    if isinstance(item, (tuple, list)) and len(item) == 2 and all(isinstance(x, str) for x in item):
+        return TextSample(step=step, tag="text", text=item[1], prompt=item[0], source=source)
+    if isinstance(item, Mapping):
+        text = next((item[k] for k in ("completion", "text", "response") if isinstance(item.get(k), str)), None)
+        if text is None:
+            return None
+        prompt = item.get("prompt")
+        reward = as_number(item.get("reward"))
+        return TextSample(
+            step=step,
+            tag=str(item.get("tag", "text")),
+            text=text,
+            prompt=prompt if isinstance(prompt, str) else None,
+            reward=reward,
+            source=source,
+        )
+    return None
+
+
+__all__ = ["Announcer", "Monitor", "replay", "StopOn", "as_number", "describe", "matches", "top_fix"]

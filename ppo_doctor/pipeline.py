@@ -1,0 +1,295 @@
+"""How runs are scheduled, for every command: in this process, in local worker processes, or on
+a Dask cluster (DESIGN.md "One straight line": one module decides this, not ``ingest/``).
+
+The unit of work is one discovered run (a :class:`~ppo_doctor.ingest.discover.RunSource`): a task
+reads it and applies the command's function to each run it holds (``analyze_run`` for ``report``
+and ``check``, a compact row for ``sweep``), so only that function's result travels back and a
+worker holds one run at a time: its memory is bounded by the largest single run.
+
+Executors (``Schedule.executor``):
+
+* ``local``: one after the other in this process (the default, and what ``jobs=1`` means);
+* ``processes``: ``jobs`` worker processes (:class:`concurrent.futures.ProcessPoolExecutor`); at
+  most one task per worker is in flight, so results stream back as they finish and no queue of
+  finished reports builds up in the workers;
+* ``dask``: one ``Client.submit`` per run on the cluster at ``Schedule.dask`` (a scheduler
+  address), or on a :class:`distributed.LocalCluster` of ``jobs`` single-threaded worker processes
+  started for the call.  ``dask.distributed`` is the optional ``[dask]`` extra, imported only here
+  and only when asked for.
+
+A worker that dies mid-task (killed for memory, a crash in a C extension) takes its task with it.
+Here its runs are tried again, up to ``Schedule.retries`` times, each retry alone in a fresh pool so
+that a second death is certainly its own; Dask retries a task whose worker died on its own
+(``distributed.scheduler.allowed-failures``, set from ``retries`` on a cluster we start) and raises
+``KilledWorker`` after that.  Either way the run becomes an error entry, and the other runs are kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
+
+from .frame import ReadIssue
+from .ingest import _read_source, display
+from .ingest.discover import RunSource, discover
+from .ingest.storage import as_path
+from .run import Run
+
+T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+from .config import EXECUTORS
+from .errors import ConfigError, PPODoctorError
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Where and how runs are processed; see the module docstring for each executor."""
+
+    executor: str = "local"
+    jobs: int = 1
+    dask: str | None = None  # scheduler address of an existing cluster (tcp://host:8786)
+    retries: int = 1  # extra tries of a run whose worker died
+
+    def __post_init__(self) -> None:
+        if self.executor not in EXECUTORS:
+            raise ConfigError(f"unknown executor {self.executor!r}; choose from {', '.join(EXECUTORS)}")
+        if self.jobs < 1:
+            raise ConfigError(f"jobs must be >= 1, got {self.jobs}")
+
+    @classmethod
+    def choose(cls, *, executor: str | None = None, jobs: int | None = None, dask: str | None = None) -> "Schedule":
+        """The schedule the command-line flags ask for: ``--dask ADDRESS`` means the Dask executor,
+        ``--jobs N`` (N > 1) alone means local processes, nothing means this process."""
+        n = jobs or 1
+        if executor is None:
+            executor = "dask" if dask else ("processes" if n > 1 else "local")
+        if dask and executor != "dask":
+            raise ConfigError(f"--dask {dask} needs the dask executor, not {executor!r}")
+        return cls(executor=executor, jobs=n, dask=dask)
+
+
+@dataclass
+class Outcome(Generic[T]):
+    """What one task gave: ``fn``'s result for each run the source held, and read errors."""
+
+    index: int  # the task's place in discovery order
+    source: RunSource | None
+    results: list[T]
+    errors: list[ReadIssue]
+
+
+def find_sources(paths: Iterable[str | Path]) -> tuple[list[RunSource], list[ReadIssue]]:
+    """Every run under each path or fsspec URL (in the order given, each sorted by id) and the
+    problems met."""
+    sources: list[RunSource] = []
+    issues: list[ReadIssue] = []
+    for path in paths:
+        p = as_path(path)
+        if not p.exists() and not p.is_symlink():
+            issues.append(ReadIssue(path=str(path), message="no such file or directory"))
+            continue
+        found, problems = discover(p)
+        if not found and not problems:
+            problems.append(
+                ReadIssue(path=str(path), message="no training log found (TensorBoard, W&B, JSONL/JSON, CSV, MLflow, veRL console)")
+            )
+        sources.extend(found)
+        issues.extend(_displayed(problems))
+    return sources, issues
+
+
+def process_source(source: RunSource, fn: Callable[[Run], T], aliases: dict[str, str] | None) -> tuple[list[T], list[ReadIssue]]:
+    """One task: read one discovered run and apply ``fn`` to each run it holds (runs in a worker)."""
+    runs, errors = _read_source(source, aliases)
+    return [fn(run) for run in runs], _displayed(errors)
+
+
+def stream(
+    sources: list[RunSource],
+    fn: Callable[[Run], T],
+    schedule: Schedule = Schedule(),
+    *,
+    aliases: dict[str, str] | None = None,
+) -> Iterator[Outcome[T]]:
+    """Process every source under ``schedule``, yielding each :class:`Outcome` as it finishes.
+
+    For ``processes`` and ``dask``, ``fn`` must be picklable (a module-level function or a
+    ``partial`` of one).  A task that raises, or whose worker is lost past its retries, yields an
+    Outcome with no results and one error naming the run's folder.
+    """
+    task = partial(process_source, fn=fn, aliases=aliases)
+    if schedule.executor == "dask":
+        yield from _on_dask(sources, task, schedule)
+    elif schedule.executor == "processes" and len(sources) > 1 and schedule.jobs > 1:
+        yield from _on_processes(sources, task, schedule)
+    else:
+        for i, source in enumerate(sources):
+            yield _guarded(i, source, task)
+
+
+def map_runs(
+    paths: str | Path | Iterable[str | Path],
+    fn: Callable[[Run], T],
+    schedule: Schedule = Schedule(),
+    *,
+    aliases: dict[str, str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[tuple[list[T], list[ReadIssue]]]:
+    """Discover every run under ``paths``, apply ``fn`` to each under ``schedule``.
+
+    Yields ``(results, errors)``: first the discovery problems, then one pair per discovered run in
+    discovery order (results arrive as they finish and are put back in order here, so a report does
+    not depend on the executor).  ``progress(done, total)`` is called as each run finishes.
+    """
+    path_list = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    sources, issues = find_sources(path_list)
+    yield [], issues
+    pending: dict[int, Outcome[T]] = {}
+    next_index = 0
+    for done, outcome in enumerate(stream(sources, fn, schedule, aliases=aliases), 1):
+        if progress is not None:
+            progress(done, len(sources))
+        pending[outcome.index] = outcome
+        while next_index in pending:
+            out = pending.pop(next_index)
+            next_index += 1
+            yield out.results, out.errors
+
+
+def _guarded(index: int, source: RunSource, task: Callable[[RunSource], tuple[list[T], list[ReadIssue]]]) -> Outcome[T]:
+    """Run ``task`` here; an exception becomes the run's error instead of ending the sweep."""
+    try:
+        results, errors = task(source)
+    except Exception as exc:  # noqa: BLE001 - one run's failure must not lose the others
+        log.debug("task for %s failed", source.root, exc_info=True)
+        return _failed(index, source, f"internal error ({type(exc).__name__}: {exc})")
+    return Outcome(index, source, results, errors)
+
+
+def _failed(index: int, source: RunSource, message: str) -> Outcome[Any]:
+    return Outcome(index, source, [], [ReadIssue(path=display(source.root), message=message)])
+
+
+def _on_processes(
+    sources: list[RunSource], task: Callable[[RunSource], tuple[list[T], list[ReadIssue]]], schedule: Schedule
+) -> Iterator[Outcome[T]]:
+    """Local worker processes, one task per worker in flight; see the module docstring for retries."""
+    workers = min(schedule.jobs, len(sources))
+    todo = list(range(len(sources)))[::-1]  # a stack: pop() takes the next in discovery order
+    suspects: list[int] = []  # tasks in flight when a worker died, retried alone
+    deaths = [0] * len(sources)
+    while todo or suspects:
+        alone = bool(suspects)
+        pool = ProcessPoolExecutor(max_workers=1 if alone else workers)
+        in_flight: dict[Future, int] = {}
+        broken = False
+        try:
+            while (todo or suspects or in_flight) and not broken:
+                while not broken and len(in_flight) < (1 if alone else workers) and (suspects if alone else todo):
+                    i = suspects.pop() if alone else todo.pop()
+                    try:
+                        in_flight[pool.submit(task, sources[i])] = i
+                    except BrokenProcessPool:
+                        (suspects if alone else todo).append(i)
+                        broken = True
+                if not in_flight:
+                    break
+                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    i = in_flight.pop(fut)
+                    try:
+                        results, errors = fut.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        deaths[i] += 1
+                        if deaths[i] > schedule.retries:
+                            yield _failed(i, sources[i], f"worker process died while reading this run ({deaths[i]} tries)")
+                        else:
+                            suspects.append(i)
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - an error in fn: this run's error only
+                        yield _failed(i, sources[i], f"internal error ({type(exc).__name__}: {exc})")
+                        continue
+                    yield Outcome(i, sources[i], results, errors)
+        finally:
+            # tasks still in flight when the pool broke are suspects too
+            for fut, i in in_flight.items():
+                deaths[i] += 1
+                suspects.append(i)
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def dask_settings(schedule: Schedule) -> dict[str, Any]:
+    """The Dask configuration a cluster started for ``schedule`` gets.
+
+    Dask's nannies start workers with ``MALLOC_TRIM_THRESHOLD_=65536`` (distributed.yaml,
+    ``nanny.pre-spawn-environ``) so that freed memory goes back to the OS at once; a run's numpy
+    arrays are freed after every task, and on 200 runs that cost each worker ~600,000 page faults
+    and half again the CPU (6.3-6.7 vs 3.9-4.4 s; benchmarks/RESULTS.md "Sweeps").  A worker's memory is
+    bounded by its largest run anyway, so clusters started here leave glibc's default.
+    """
+    import dask
+
+    environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {})
+    environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    return {
+        # KilledWorker after this many worker deaths while running the task (Dask's retry of lost work)
+        "distributed.scheduler.allowed-failures": schedule.retries,
+        "distributed.nanny.pre-spawn-environ": environ,
+    }
+
+
+def _on_dask(
+    sources: list[RunSource], task: Callable[[RunSource], tuple[list[T], list[ReadIssue]]], schedule: Schedule
+) -> Iterator[Outcome[T]]:
+    """One ``Client.submit`` per run; results are taken (and released) as they complete."""
+    try:
+        import dask
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError as exc:
+        raise PPODoctorError("the dask executor needs dask.distributed: pip install 'ppo-doctor[dask]'") from exc
+    cluster = None
+    with dask.config.set(dask_settings(schedule)):
+        if schedule.dask:
+            client = Client(schedule.dask)
+        else:
+            cluster = LocalCluster(
+                n_workers=schedule.jobs, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.WARNING
+            )
+            client = Client(cluster)
+    try:
+        # unique keys: on a shared cluster, equal keys from two clients would be taken for one task
+        tag = uuid.uuid4().hex
+        futures = {client.submit(task, s, pure=False, key=f"ppo-doctor-run-{tag}-{i}"): i for i, s in enumerate(sources)}
+        for fut in as_completed(futures):
+            i = futures.pop(fut)
+            try:
+                results, errors = fut.result()
+            except Exception as exc:  # noqa: BLE001 - KilledWorker, or an error in fn
+                name = type(exc).__name__
+                why = "worker lost while reading this run" if name == "KilledWorker" else "internal error"
+                yield _failed(i, sources[i], f"{why} ({name}: {exc})")
+            else:
+                yield Outcome(i, sources[i], results, errors)
+            fut.release()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _displayed(errors: list[ReadIssue]) -> list[ReadIssue]:
+    for e in errors:
+        e.path = display(e.path)
+    return errors
+
+
+__all__ = ["EXECUTORS", "Outcome", "Schedule", "dask_settings", "find_sources", "map_runs", "process_source", "stream"]

@@ -1,0 +1,133 @@
+"""Sweeps: analyse every run of one or more roots and say which config values separate the
+unhealthy runs from the healthy ones (DESIGN.md "fleet").
+
+``sweep(paths)`` finds the runs (:func:`ppo_doctor.pipeline.find_sources`), analyses each where
+the :class:`~ppo_doctor.pipeline.Schedule` says, keeps one :class:`~.report.SweepRow` per run (a
+run that cannot be read is an ``error`` row, never a lost sweep), joins any sweep table found
+beside the runs (recognised by :mod:`ppo_doctor.ingest.sweep_table`, joined by :mod:`.table`), and ranks parameter splits (:mod:`.attribution`) for the verdict
+and for each symptom.  Parameters come from each run's own config (the canonical hyper-parameters
+that ``metrics.build_run`` extracted) and from the sweep table's parameter columns.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from ..frame import ReadIssue
+from ..ingest import display
+from ..ingest.discover import RunSource
+from ..ingest.storage import as_path, open_binary, scandir, size_of
+from ..ingest.sweep_table import HEAD_LIMIT, sweep_table_reason
+from .attribution import Attribution, attribute
+from .report import SweepReport, SweepRow, error_row, sweep_row
+from .table import MAX_BYTES, SweepTable, join
+
+log = logging.getLogger(__name__)
+
+OUTCOME = "unhealthy"
+JUDGED = ("healthy", "unhealthy")
+
+
+def sweep(
+    paths: str | Path | Iterable[str | Path],
+    config: dict[str, Any] | None = None,
+    schedule: Any = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> SweepReport:
+    """Analyse every run under ``paths`` (folders, files or fsspec URLs) and attribute the
+    unhealthy ones to config values."""
+    from ..pipeline import Schedule, find_sources, stream
+
+    cfg = config or {}
+    path_list = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    sources, issues = find_sources(path_list)
+    report = SweepReport()
+    slots: list[list[SweepRow]] = [[] for _ in sources]
+    fn = partial(sweep_row, config=cfg)
+    for done, out in enumerate(stream(sources, fn, schedule or Schedule(), aliases=cfg.get("aliases")), 1):
+        if progress is not None:
+            progress(done, len(sources))
+        report.errors.extend(out.errors)
+        if out.results:
+            slots[out.index] = list(out.results)
+        else:
+            src = sources[out.index]
+            why = "; ".join(e.message for e in out.errors if e.level == "error") or "no run could be read"
+            slots[out.index] = [error_row(src.id, display(src.root), why)]
+    report.rows = [row for slot in slots for row in slot]
+    tables = _tables(sources, path_list, [r.run for r in report.rows])
+    report.tables = [t.path for t in tables]
+    # discovery notes each sweep table it skipped as a run; the report lists the joined ones instead
+    report.errors = [e for e in issues if not (e.level == "info" and e.path in report.tables)] + report.errors
+    report.attribution = attribute_rows(report.rows, _add_table_params(report.rows, tables))
+    return report
+
+
+def attribute_rows(rows: list[SweepRow], order: list[str] | None = None) -> Attribution:
+    """The attribution of the rows' verdicts and symptoms to their parameters (``order``: the
+    parameters that win ties, e.g. the runs' own config keys before a table's columns)."""
+    judged = [r for r in rows if r.verdict in JUDGED]
+    outcomes: dict[str, dict[str, bool]] = {OUTCOME: {r.run: r.verdict == OUTCOME for r in judged}}
+    for symptom in sorted({s for r in judged for s in r.symptoms}):
+        outcomes[symptom] = {r.run: symptom in r.symptoms for r in judged}
+    return attribute({r.run: r.params for r in judged}, outcomes, order=order or ())
+
+
+def _add_table_params(rows: list[SweepRow], tables: list[SweepTable]) -> list[str]:
+    """Put the tables' parameters on the rows (a run's own config wins); the parameter order."""
+    own = sorted({k for r in rows for k in r.params})
+    extra: list[str] = []
+    by_id = {r.run: r for r in rows}
+    for t in tables:
+        for rid, values in t.params.items():
+            for k, v in values.items():
+                by_id[rid].params.setdefault(k, v)
+        extra.extend(c for c in t.columns if c not in own and c not in extra)
+    return own + extra
+
+
+def _tables(sources: list[RunSource], roots: list[str | Path], run_ids: list[str]) -> list[SweepTable]:
+    """The sweep tables (``ingest.sweep_table`` recognises them) among the CSV files of the roots
+    and of the folders holding the runs, joined to the runs."""
+    found: list[str] = []
+    tops = [p for p in map(as_path, roots) if p.is_dir()]
+    # never above a root: a run that is the root itself has its parent outside the sweep
+    parents = {as_path(s.root).parent for s in sources}
+    folders = set(tops) | {f for f in parents if any(f == t or t in f.parents for t in tops)}
+    for folder in sorted(folders, key=str):
+        try:
+            entries = sorted(scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            path = str(as_path(entry.path))
+            if entry.name.lower().endswith((".csv", ".tsv")) and entry.is_file() and path not in found:
+                found.append(path)
+    out = []
+    for path in found:
+        text = _read_table_text(path)
+        table = None if text is None else join(display(path), text, run_ids)
+        if table is not None:
+            out.append(table)
+    return out
+
+
+def _read_table_text(path: str) -> str | None:
+    """The text of a CSV small enough to be a sweep table and recognised as one, else None."""
+    try:
+        with open_binary(as_path(path)) as fh:
+            if size_of(fh) > MAX_BYTES:
+                return None
+            data = fh.read()
+    except OSError:
+        return None
+    if sweep_table_reason(as_path(path), head=data[:HEAD_LIMIT]) is None:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+__all__ = ["SweepReport", "SweepRow", "attribute_rows", "sweep", "sweep_row"]

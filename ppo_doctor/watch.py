@@ -1,0 +1,237 @@
+"""``ppo-doctor watch PATH``: follow a log folder while a training writes it.
+
+Every ``--interval`` seconds the folder is discovered again (new runs appear), each file of
+each run is polled by its follower (:mod:`ppo_doctor.ingest.follow`: only what was appended is
+read), and a run that changed is analysed with the offline line (the same discovery, merge,
+canonicalisation, rules and ranking as ``check``).  Each new or changed finding is said once
+(:class:`ppo_doctor.monitor.Announcer`): a line on the terminal, or one JSON object per event
+with ``--format jsonl``; ``--exec CMD`` runs CMD (through the shell) once per new finding with
+the event as JSON on its stdin, for the user's own notifier (we ship no network code).
+
+It ends when every run has been idle (no file changed) for ``--idle`` seconds, or on Ctrl-C.
+The closing verdicts are :func:`ppo_doctor.analyze` of the folder (the offline report, which
+also reports any damage that remained), and the exit code is ``check``'s: 0 when no finding is
+at or above ``--fail-on``, 1 when one is, 2 on a usage or configuration error or when no run
+was ever read.
+
+JSON events (``--format jsonl``), one per line::
+
+    {"event": "run", "run": "...", "path": "...", "time": 1700000000.0}
+    {"event": "finding", "status": "new" | "changed", "run": "...", "step": 120, "time": ...,
+     "finding": {Finding.to_dict()}, "fix": "..." | null}
+    {"event": "end", "reason": "idle" | "interrupted", "exit_code": 0, "time": ...,
+     "runs": [{"run": "...", "verdict": "...", "verdict_reason": "...", "symptoms": [...]}],
+     "errors": [{"path": "...", "message": "..."}]}
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from .findings import Finding, RankedCause
+from .frame import RawRun, ReadIssue
+from .ingest.follow import Tail, fresh, tail_for
+from .monitor import Announcer, describe, top_fix
+from .report.json_out import finite_json
+from .report.model import Report, RunReport
+
+log = logging.getLogger(__name__)
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXEC_TIMEOUT_S = 60.0
+
+
+@dataclass
+class _RunState:
+    """One discovered run folder: its files' tails and when one last changed."""
+
+    id: str
+    path: str
+    tails: dict[str, Tail] = field(default_factory=dict)
+    last_change: float = 0.0
+
+
+class Watcher:
+    """Follows ``path`` and reports findings as they appear (see the module docstring).
+
+    Args:
+        path: a log folder (or one file) being written.
+        config: settings as :func:`ppo_doctor.config.resolve` returns them.
+        emit: called with each event dict (``run``, ``finding``, ``end``).
+        idle: seconds without any change after which every run counts as finished.
+        clock: the time source (tests drive it).
+    """
+
+    def __init__(self, path: str | Path, config: dict[str, Any], emit: Callable[[dict[str, Any]], None], *, idle: float = 120.0, clock: Callable[[], float] = time.time) -> None:
+        self.path = Path(path)
+        self.config = config
+        self.emit = emit
+        self.idle = idle
+        self.clock = clock
+        self.runs: dict[str, _RunState] = {}
+        # per run id (a file holding several runs gives ids "<folder>/<part>"): what was said
+        self.announcers: dict[str, Announcer] = {}
+        self.started = clock()
+
+    def poll(self) -> None:
+        """Discover, read what is new, analyse the runs that changed, emit their new findings."""
+        from .analyze import analyze_run
+        from .ingest import _read_source
+        from .ingest.discover import discover
+
+        now = self.clock()
+        sources, _ = discover(self.path)  # a file not recognisable yet (half its first record) comes later
+        for source in sources:
+            state = self.runs.get(source.id)
+            if state is None:
+                state = self.runs[source.id] = _RunState(source.id, str(source.root), last_change=now)
+                self.emit({"event": "run", "run": source.id, "path": str(source.root), "time": now})
+            changed = False
+            for fmt, fpath in source.files:
+                tail = state.tails.get(str(fpath))
+                if tail is None:
+                    tail = state.tails[str(fpath)] = tail_for(Path(fpath), fmt)
+                changed |= tail.poll()
+            if not changed:
+                continue
+            state.last_change = now
+
+            def read_file(fmt: str, fpath: Path, errors: list[ReadIssue], tails: dict[str, Tail] = state.tails) -> list[RawRun] | None:
+                tail = tails.get(str(fpath))
+                return None if tail is None else fresh(tail.raw_runs())
+
+            runs, _ = _read_source(source, self.config.get("aliases"), read_file)
+            for run in runs:
+                self._announce(analyze_run(run, self.config))
+
+    def _announce(self, rr: RunReport) -> None:
+        step = rr.run.frame.step_range()
+        announcer = self.announcers.setdefault(rr.run.id, Announcer())
+        for f in announcer.update(rr.findings):
+            self.emit(self.finding_event(rr.run.id, f, announcer.previous(f), rr.causes, None if step is None else step[1]))
+
+    def finding_event(self, run_id: str, f: Finding, before: Finding | None, causes: list[RankedCause], step: int | None) -> dict[str, Any]:
+        return {
+            "event": "finding",
+            "status": "new" if before is None else "changed",
+            "run": run_id,
+            "step": step,
+            "time": self.clock(),
+            "finding": finite_json(f.to_dict()),
+            "fix": top_fix(f, causes),
+            "text": describe(f, causes),
+        }
+
+    def all_idle(self) -> bool:
+        """True when every run has been idle ``idle`` seconds (or none appeared in that time)."""
+        now = self.clock()
+        if not self.runs:
+            return now - self.started >= self.idle
+        return all(now - s.last_change >= self.idle for s in self.runs.values())
+
+    def finish(self, reason: str, fail_on: str) -> int:
+        """The closing report (offline ``analyze`` of the folder), its events and the exit code."""
+        from .analyze import analyze
+
+        report: Report = analyze(self.path, self.config)
+        for rr in report.runs:
+            self._announce(rr)  # what only the final read shows is said too
+        if not report.runs:
+            code = EXIT_ERROR
+        else:
+            failing = [] if fail_on == "never" else report.findings_at_or_above(fail_on)
+            code = EXIT_FINDINGS if failing else EXIT_OK
+        self.emit(
+            {
+                "event": "end",
+                "reason": reason,
+                "exit_code": code,
+                "time": self.clock(),
+                "runs": [{"run": r.run.id, "verdict": r.verdict, "verdict_reason": r.verdict_reason, "symptoms": r.symptoms} for r in report.runs],
+                "errors": [{"path": e.path, "message": e.message} for e in report.errors],
+            }
+        )
+        return code
+
+
+def run_exec(cmd: str, event: dict[str, Any]) -> None:
+    """Run the user's ``--exec`` command with ``event`` as JSON on stdin; a failure is logged."""
+    try:
+        proc = subprocess.run(cmd, shell=True, input=json.dumps(event) + "\n", text=True, timeout=EXEC_TIMEOUT_S, check=False)  # noqa: S602 - the user's own command line
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("--exec %r failed: %s", cmd, exc)
+        return
+    if proc.returncode:
+        log.warning("--exec %r exited with %d", cmd, proc.returncode)
+
+
+def terminal_line(event: dict[str, Any]) -> str | None:
+    """The terminal form of an event (None: nothing to print)."""
+    if event["event"] == "run":
+        return f"watching run {event['run']} ({event['path']})"
+    if event["event"] == "finding":
+        step = f" at step {event['step']}" if event.get("step") is not None else ""
+        return f"[{event['run']}{step}] {'changed: ' if event['status'] == 'changed' else ''}{event['text']}"
+    lines = [f"run {r['run']}: {r['verdict']} ({r['verdict_reason']})" for r in event["runs"]]
+    lines += [f"error: {e['path']}: {e['message']}" for e in event["errors"]]
+    return "\n".join(lines + [f"watch ended ({event['reason']}), exit code {event['exit_code']}"])
+
+
+@click.command()
+@click.argument("path", type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(("text", "jsonl")), default="text", show_default=True, help="Terminal lines, or one JSON object per event.")
+@click.option("--interval", type=click.FloatRange(min=0.01), default=2.0, show_default=True, help="Seconds between polls.")
+@click.option("--idle", type=click.FloatRange(min=0.0), default=120.0, show_default=True, help="End when every run has been idle this many seconds.")
+@click.option("--exec", "exec_cmd", help="Run this shell command per new finding, the finding event as JSON on stdin.")
+@click.option("--fail-on", type=click.Choice(("info", "warning", "error", "never")), help="Lowest severity that fails (default: error, or the config's).")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file (no search).")
+@click.option("--isolated", is_flag=True, help="Ignore every config file.")
+def watch(path: str, fmt: str, interval: float, idle: float, exec_cmd: str | None, fail_on: str | None, config_file: str | None, isolated: bool) -> None:
+    """Follow PATH while a training writes it; print each new finding once.
+
+    Exits like check when every run has been idle --idle seconds or on Ctrl-C: 0 when no
+    finding is at or above --fail-on, 1 when one is, 2 when no run was read or on a bad config.
+    """
+    from .config import resolve
+    from .errors import PPODoctorError
+
+    try:
+        settings = resolve({"fail_on": fail_on}, config_file=config_file, isolated=isolated)
+    except PPODoctorError as exc:
+        click.echo(f"ppo-doctor: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+
+    def emit(event: dict[str, Any]) -> None:
+        if fmt == "jsonl":
+            click.echo(json.dumps(finite_json(event)))
+        else:
+            line = terminal_line(event)
+            if line:
+                click.echo(line)
+        sys.stdout.flush()
+        if exec_cmd and event["event"] == "finding":
+            run_exec(exec_cmd, event)
+
+    watcher = Watcher(path, settings, emit, idle=idle)
+    reason = "idle"
+    try:
+        while True:
+            watcher.poll()
+            if watcher.all_idle():
+                break
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        reason = "interrupted"
+    sys.exit(watcher.finish(reason, settings["fail_on"]))
+
+
+__all__ = ["Watcher", "run_exec", "terminal_line", "watch"]

@@ -1,0 +1,194 @@
+"""Issue 15, GRPO part: one synthetic series per shape the real-TRL GRPO suite showed, each with
+its counterpart that must stay as it was (the mechanism, not the suite's numbers).
+
+Shapes: a reward at its peak from the first window that then collapses (PD204); a sparse reward
+that is 0 almost everywhere (PD201's zero MAD); a batch-wide one-value glitch (PD201's causes);
+near-greedy sampling whose reward spread vanishes (PD203); gradients collapsing once the reward
+stops (PD302); and the causes of stagnation under a far-from-1 temperature, a noise reward and a
+tiny learning rate (diagnose)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ppo_doctor.diagnose import rank_causes
+from ppo_doctor.diagnose.evidence import collect
+from ppo_doctor.rules.base import Example
+from ppo_doctor.rules.engine import run_rules
+from ppo_doctor.rules.examples import example_run, flat, saturating
+from ppo_doctor.rules.pd201_reward_spike import RewardSpike
+from ppo_doctor.rules.pd203_reward_std_collapse import RewardStdCollapse
+from ppo_doctor.rules.pd204_reward_collapse import RewardCollapse
+from ppo_doctor.rules.pd302_vanishing_gradients import VanishingGradients
+
+N = 120
+TOKEN_KL = {"kl/ref": {"estimator": "k3", "reduction": "token_mean"}}
+
+
+def fire(rule, example):
+    return list(rule().run(example_run(example)))
+
+
+def analyse(example):
+    run = example_run(example)
+    findings, _ = run_rules(run, {})
+    return findings, rank_causes(findings, run)
+
+
+# -- PD204: a collapse needs no rise when the first window already sits at the peak -------------
+def early_peak(late: float) -> np.ndarray:
+    """Reward 0.1 for two steps, then 1.0 (the rise inside the first window), then ``late``
+    from step 58 to the end."""
+    return np.r_[[0.1, 0.07], np.full(56, 1.0), np.full(N - 58, late)] + flat(N, 0.0, 0.002, seed=3)
+
+
+def test_collapse_from_a_peak_held_since_the_start():
+    (f,) = fire(RewardCollapse, Example(series={"reward/score": early_peak(0.0)}))
+    assert f.symptom == "reward_collapse" and f.severity == "error"
+    assert 50 <= f.threshold_step <= 60
+    assert "from the start" in f.message
+
+
+def test_small_fall_from_an_early_peak_is_not_a_collapse():
+    # 1.0 -> 0.97: many noise units, but 3 % of the level
+    assert fire(RewardCollapse, Example(series={"reward/score": early_peak(0.97)})) == []
+
+
+def test_collapse_after_a_rise_is_unchanged():
+    r = np.r_[saturating(60, 0.0, 1.0, rate=6, sd=0.02, seed=4), flat(60, 0.1, 0.02, seed=5)]
+    (f,) = fire(RewardCollapse, Example(series={"reward/score": r}))
+    assert "climbed from" in f.message and "of the gain lost" in f.message
+
+
+# -- PD201: a reward that is one value on most points has no robust spread ----------------------
+def sparse(success: float, batch_std: float) -> Example:
+    reward, std = np.zeros(N), np.zeros(N)
+    reward[73], std[73] = success, batch_std
+    return Example(series={"reward/score": reward, "reward/std": std})
+
+
+def test_one_rare_success_of_a_sparse_reward_is_not_a_spike():
+    # one completion of 32 paid 1: the batch mean is 1/32, its std 0.18
+    assert fire(RewardSpike, sparse(1 / 32, 0.177)) == []
+
+
+def test_a_batch_wide_jump_of_a_one_value_reward_is_a_spike():
+    # every sample of the batch scored 50 (std 0): the scorer, not a sample
+    (f,) = fire(RewardSpike, sparse(50.0, 0.0))
+    assert f.symptom == "reward_spike" and f.peak_step == 73
+
+
+def test_zero_mad_reward_without_a_batch_std_is_not_judged():
+    reward = np.zeros(N)
+    reward[73] = 1 / 32
+    assert fire(RewardSpike, Example(series={"reward/score": reward})) == []
+
+
+def test_a_one_value_batch_puts_the_scorer_first():
+    reward = flat(N, 0.2, 0.15, seed=7)
+    std = np.abs(flat(N, 0.3, 0.05, seed=8))
+    reward[60:62], std[60:62] = 50.0, 0.0
+    findings, causes = analyse(Example(series={"reward/score": reward, "reward/std": std}, framework="trl_grpo"))
+    (spike,) = [f for f in findings if f.code == "PD201"]
+    assert max(spike.causes, key=spike.causes.get) == "reward-model-flawed"
+    assert causes[0].id == "reward-model-flawed"
+    # an outlier amid a normal spread keeps clipping and normalisation first among its causes
+    std[60:62] = 0.3
+    findings, _ = analyse(Example(series={"reward/score": reward, "reward/std": std}, framework="trl_grpo"))
+    (spike,) = [f for f in findings if f.code == "PD201"]
+    assert spike.causes == RewardSpike.causes
+
+
+# -- PD203: near-greedy sampling makes every group one completion ------------------------------
+def converged(temperature: float) -> Example:
+    reward = np.r_[saturating(15, 0.6, 0.96, rate=4, sd=0.02, seed=9), np.full(N - 15, 0.964)]
+    std = np.r_[np.linspace(0.5, 0.05, 15), np.full(N - 15, 6e-8)]
+    kl = np.r_[np.linspace(0.0, 0.5, 15), np.abs(flat(N - 15, 0.5, 0.1, seed=10))]
+    return Example(
+        series={"reward/score": reward, "reward/std": std, "kl/ref": kl},
+        config={"temperature": temperature},
+        framework="trl_grpo",
+        metric_info=TOKEN_KL,
+    )
+
+
+def test_spread_collapse_under_near_greedy_sampling_is_stagnation():
+    (f,) = fire(RewardStdCollapse, converged(0.05))
+    assert f.symptom == "stagnation" and "near-greedy" in f.message
+    assert max(f.causes, key=f.causes.get) == "generation-settings"
+
+
+def test_spread_collapse_at_temperature_one_is_still_hacking():
+    (f,) = fire(RewardStdCollapse, converged(1.0))
+    assert f.symptom == "reward_hacking"
+
+
+# -- PD302: gradients collapsing once the reward stops being logged ----------------------------
+def nan_reward(reward_to_the_end: bool, late_norm: float) -> Example:
+    grad = np.r_[np.abs(flat(60, 0.75, 0.1, seed=11)), np.abs(flat(60, late_norm, late_norm / 4, seed=12))]
+    reward = flat(N, 0.1, 0.1, seed=13)
+    return Example(
+        series={
+            "grad/norm": grad,
+            "reward/score": reward if reward_to_the_end else reward[:59],
+            "loss/total": flat(N, 0.01, 0.01, seed=14),
+        },
+        framework="trl_grpo",
+    )
+
+
+def test_gradients_collapse_after_the_reward_stops():
+    (f,) = fire(VanishingGradients, nan_reward(False, 0.015))
+    assert f.symptom == "stagnation" and f.threshold_step >= 59
+    assert "reward/score stopped after step 58" in f.message
+
+
+def test_the_same_drop_with_the_reward_logged_is_not_judged_by_it():
+    # 0.75 -> 0.015 is 2 % of the early level: above PD302's 1 % when the reward goes on
+    assert fire(VanishingGradients, nan_reward(True, 0.015)) == []
+
+
+def test_gradients_that_go_on_after_the_reward_stops_are_not_stagnation():
+    assert fire(VanishingGradients, nan_reward(False, 0.6)) == []
+
+
+# -- causes of stagnation ----------------------------------------------------------------------
+def stalled(config: dict, reward_sd: float, batch_std: float, kl: float = 0.005) -> Example:
+    return Example(
+        series={
+            "reward/score": flat(N, 0.05, reward_sd, seed=15),
+            "reward/std": np.abs(flat(N, batch_std, batch_std / 10, seed=16)),
+            "reward/zero_std_frac": np.zeros(N),
+            "kl/ref": np.abs(flat(N, kl, kl / 4, seed=17)),
+            "grad/norm": np.abs(flat(N, 0.7, 0.1, seed=18)),
+        },
+        config={"kl_coef": 0.04, "top_k": 0, "top_p": 1.0, "temperature": 1.0, **config},
+        framework="trl_grpo",
+        metric_info=TOKEN_KL,
+    )
+
+
+def test_far_from_one_temperature_puts_generation_settings_first():
+    findings, causes = analyse(stalled({"lr": 5e-5, "temperature": 4.0}, 0.17, 0.3))
+    assert any(f.symptom == "stagnation" for f in findings)
+    assert causes[0].id == "generation-settings"
+
+
+def test_noise_reward_blames_the_reward_not_a_usual_learning_rate():
+    _, causes = analyse(stalled({"lr": 5e-5}, 0.17, 1.0))
+    assert causes[0].id == "reward-model-flawed"
+    lr = next(c for c in causes if c.id == "lr-too-low")
+    assert any("usual range's top" in e for e in lr.config_against)
+
+
+def test_tiny_learning_rate_is_still_lr_too_low():
+    _, causes = analyse(stalled({"lr": 5e-10}, 0.17, 0.3, kl=0.0))
+    assert causes[0].id == "lr-too-low"
+
+
+def test_beta_zero_weighs_less_in_grpo_than_in_ppo():
+    def weight(framework: str) -> float:
+        run = example_run(Example(series={"reward/score": flat(30, 0.0)}, config={"kl_coef": 0.0}, framework=framework))
+        return sum(e.weight for e in collect(run, ["kl-coef-too-low"])["kl-coef-too-low"])
+
+    assert 0 < weight("trl_grpo") < weight("trl_legacy")
