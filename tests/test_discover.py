@@ -261,3 +261,13 @@ def test_orchestrator_merge_keeps_priority_and_hf_prefixes(tmp_path, monkeypatch
     assert [s.tag for s in into.series] == ["train/loss", "grad_norm"]
     assert [s.tag for s in into.eval_series] == ["eval/loss"]
     assert into.config == {"global_step": 2} and len(into.issues) == 2
+
+
+def test_a_csv_with_a_bare_carriage_return_in_a_cell_is_no_sweep_table(tmp_path):
+    """csv.Error ("new-line character seen in unquoted field") found by
+    test_hostile_properties: the file is simply not a sweep table, never a traceback."""
+    from ppo_doctor.ingest.sweep_table import read_sweep_table
+
+    path = tmp_path / "t.csv"
+    path.write_bytes(b"a,b\n1,2\rx\n3,4\n")
+    assert read_sweep_table(path) is None

@@ -54,7 +54,10 @@ def read_sweep_table(path: Path, head: bytes | None = None) -> tuple[list[str], 
     delim = _delimiter(first)
     if delim is None:
         return None
-    lines = [r for r in csv.reader(io.StringIO(text), delimiter=delim) if any(c.strip() for c in r)]
+    try:
+        lines = [r for r in csv.reader(io.StringIO(text), delimiter=delim) if any(c.strip() for c in r)]
+    except csv.Error:  # e.g. a bare carriage return inside a cell (a damaged file): not a table
+        return None
     if len(lines) < 2:
         return None
     header = [c.strip() for c in lines[0]]
