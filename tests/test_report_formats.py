@@ -54,8 +54,9 @@ def report_validator() -> jsonschema.Draft202012Validator:
 # -- text ---------------------------------------------------------------------------------
 def test_text_report_has_verdicts_onsets_causes_and_read_errors():
     out = render(sample_report(), "text")
-    assert ("UNHEALTHY: kl_blowup from step 120 (PD101 kl-runaway, error): KL to the reference rose from 0.05 to 40 "
-            "after step 120; also gradient_explosion from step 121, nan from step 190") in out
+    # the deciding finding's message is shown once, on its own line under the verdict
+    assert "UNHEALTHY: kl_blowup from step 120 (PD101 kl-runaway, error); also gradient_explosion from step 121, nan from step 190\n" in out
+    assert out.count("KL to the reference rose from 0.05 to 40 after step 120") == 1
     assert "run healthy  HEALTHY\n" in out
     assert "UNKNOWN: the run logs no reward or KL" in out
     assert "PD101 kl-runaway" in out and "kl/ref from step 120: " in out

@@ -172,7 +172,7 @@ def _run(index: int, rr: RunReport, options: RenderOptions) -> str:
     steps = "no steps" if rng is None else f"steps {rng[0]}-{rng[1]}"
     parts = [
         f'<h2 id="run-{index}">{e(run.id)} {_badge(rr.verdict)}</h2>',
-        f'<div class="verdict">{e(verdict_line(rr))}</div>',
+        f'<div class="verdict">{e(verdict_line(rr, findings_listed=True))}</div>',
         f'<div class="muted">{e(run.path)} &middot; {e(run.framework)} &middot; {e(run.format)} &middot; '
         f"{steps} &middot; {len(run.frame)} points &middot; {len(run.files)} file(s)</div>",
     ]

@@ -44,7 +44,7 @@ def _summary(report: Report) -> list[str]:
 def _run(rr: RunReport) -> list[str]:
     run = rr.run
     rng = run.frame.step_range()
-    out = [f"## {md(run.id)}", "", f"**{md(verdict_line(rr))}**", ""]
+    out = [f"## {md(run.id)}", "", f"**{md(verdict_line(rr, findings_listed=True))}**", ""]
     steps = "no steps" if rng is None else f"steps {rng[0]}-{rng[1]}"
     out.append(f"{md(run.path)} ({md(run.framework)}, {md(run.format)}, {steps}, {len(run.frame)} points)")
     out.append("")

@@ -5,16 +5,22 @@ from __future__ import annotations
 from collections import Counter
 
 from ..findings import SEVERITY_RANK, Finding
+from ..rules.engine import unhealthy_reason
 from .escape import plain
 from .model import NotApplicable, Report, RunReport
 
 TOP_CAUSES = 3
 
 
-def verdict_line(rr: RunReport) -> str:
+def verdict_line(rr: RunReport, *, findings_listed: bool = False) -> str:
     """``UNHEALTHY: kl_blowup from step 410 (PD101 ...): <message>`` (plain, log text stripped):
-    the verdict and its one-sentence reason, the same in every output."""
-    reason = plain(rr.verdict_reason)
+    the verdict and its one-sentence reason, the same in every output.
+
+    ``findings_listed``: the report lists every finding under this line, so the deciding
+    finding's message is left out here (it is shown once, on its own line).
+    """
+    brief = unhealthy_reason(rr.findings, with_message=False) if findings_listed and rr.verdict == "unhealthy" else ""
+    reason = plain(brief or rr.verdict_reason)
     if rr.verdict == "healthy":
         return "HEALTHY" + (f": {reason}" if reason else "")
     if rr.verdict == "unknown":

@@ -79,7 +79,7 @@ def _finding_full(w: _Writer, f: Finding) -> None:
 
 def _header(w: _Writer, rr: RunReport) -> None:
     # the verdict and its one-sentence reason (summary.verdict_line, the same in every output)
-    w(w.style(f"run {plain(rr.run.id)}", bold=True) + "  " + w.style(verdict_line(rr), **VERDICT_STYLE[rr.verdict]))
+    w(w.style(f"run {plain(rr.run.id)}", bold=True) + "  " + w.style(verdict_line(rr, findings_listed=True), **VERDICT_STYLE[rr.verdict]))
 
 
 def _run_short(w: _Writer, rr: RunReport) -> None:

@@ -181,6 +181,29 @@ def _at(f: Finding) -> str:
     return f"{f.symptom}" + (f" from step {f.start_step}" if f.start_step is not None else "")
 
 
+def unhealthy_reason(findings: list[Finding], *, with_message: bool = True) -> str:
+    """The reason of an unhealthy verdict: the deciding finding (errors first, then the earliest
+    onset) and the other symptoms in step order; "" when no finding decides.
+
+    ``with_message=False`` leaves the deciding finding's message out, for the reports that list
+    every finding under the verdict (a finding's message is shown once per run).
+    """
+    bad = decisive(findings)
+    if not bad:
+        return ""
+    worst = bad[0]
+    reason = f"{_at(worst)} ({worst.code} {worst.name}, {worst.severity})"
+    if with_message:
+        reason += f": {worst.message}"
+    others: list[Finding] = []
+    for f in sorted(bad[1:], key=lambda f: (f.start_step if f.start_step is not None else -1, f.code)):
+        if f.symptom != worst.symptom and f.symptom not in {o.symptom for o in others}:
+            others.append(f)
+    if others:
+        reason += "; also " + ", ".join(_at(f) for f in others)
+    return reason
+
+
 def verdict_for(run: Run, findings: list[Finding], not_applicable: list[NotApplicable]) -> tuple[str, str]:
     """``(verdict, reason)``, the one contract of every output (DESIGN.md "Verdict contract").
 
@@ -207,15 +230,7 @@ def verdict_for(run: Run, findings: list[Finding], not_applicable: list[NotAppli
                 f"a judgement needs at least {MIN_POINTS_FOR_VERDICT}"
             )
     if bad:
-        worst = bad[0]
-        reason = f"{_at(worst)} ({worst.code} {worst.name}, {worst.severity}): {worst.message}"
-        others: list[Finding] = []
-        for f in sorted(bad[1:], key=lambda f: (f.start_step if f.start_step is not None else -1, f.code)):
-            if f.symptom != worst.symptom and f.symptom not in {o.symptom for o in others}:
-                others.append(f)
-        if others:
-            reason += "; also " + ", ".join(_at(f) for f in others)
-        return "unhealthy", reason
+        return "unhealthy", unhealthy_reason(bad)
     reason = "no warning- or error-level finding on a training symptom"
     off = [fam for fam in missing if fam == "KL" and run.kl_off]
     if off:
