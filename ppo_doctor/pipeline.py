@@ -255,7 +255,7 @@ def _on_dask(
         import dask
         from distributed import Client, LocalCluster, as_completed
     except ImportError as exc:
-        raise PPODoctorError("the dask executor needs dask.distributed: pip install 'ppo-doctor[dask]'") from exc
+        raise PPODoctorError("the dask executor needs dask.distributed: the [dask] extra (in a checkout of ppo-doctor: pip install -e '.[dask]')") from exc
     cluster = None
     with dask.config.set(dask_settings(schedule)):
         if schedule.dask:

@@ -238,7 +238,7 @@ def _filesystem(url: str) -> tuple[Any, str]:
     except ImportError as exc:
         from ..errors import PPODoctorError
 
-        raise PPODoctorError(f"{url}: reading URLs needs fsspec and its protocol package: pip install 'ppo-doctor[remote]'") from exc
+        raise PPODoctorError(f"{url}: reading URLs needs fsspec and its protocol package: the [remote] extra (in a checkout of ppo-doctor: pip install -e '.[remote]')") from exc
     try:
         return url_to_fs(url)
     except (ImportError, ValueError) as exc:  # the protocol's package is missing, or an unknown protocol
