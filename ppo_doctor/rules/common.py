@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..detect import Span, approx_median, onset
+from ..detect import Span, TrendSummary, approx_median, onset, summarize
 from ..detect._util import finite_xy, window_size
 from ..findings import Finding
 from ..run import Run
@@ -144,17 +144,9 @@ def unclipped_causes(ctx: RuleContext, causes: dict[str, float]) -> tuple[dict[s
 LEARNING_RISE = 3.0
 
 
-def learning_despite_critic(ctx: RuleContext, min_points: int = 20) -> str | None:
-    """Evidence text when the mean reward rose clearly over the run, else None.
-
-    A critic that explains little of the returns while the reward rises well is a note, not a
-    symptom (value rules PD403 and PD405 then report at info level, as PD702 does for answers
-    that got shorter but are more than EOS): the policy learns
-    regardless, and once a task is solved the returns sit at a cap, where they have almost no
-    variance left to explain (explained variance = 1 - Var(returns - values) / Var(returns)).
-    """
-    from ..detect import summarize
-
+def _rising_reward(ctx: RuleContext, min_points: int) -> tuple[TrendSummary, np.ndarray] | None:
+    """The reward's trend summary and finite values when it rose clearly (by at least
+    :data:`LEARNING_RISE` noise standard errors over at least ``min_points`` points), else None."""
     metric = ctx.first_present("reward/score", "reward/total")
     if metric is None:
         return None
@@ -164,6 +156,22 @@ def learning_despite_critic(ctx: RuleContext, min_points: int = 20) -> str | Non
     t = summarize(s, v)
     if not (t.change > 0 and t.change_in_noise >= LEARNING_RISE):
         return None
+    return t, v
+
+
+def learning_despite_critic(ctx: RuleContext, min_points: int = 20) -> str | None:
+    """Evidence text when the mean reward rose clearly over the run, else None.
+
+    A critic that explains little of the returns while the reward rises well is a note, not a
+    symptom (value rules PD403 and PD405 then report at info level, as PD702 does for answers
+    that got shorter but are more than EOS): the policy learns
+    regardless, and once a task is solved the returns sit at a cap, where they have almost no
+    variance left to explain (explained variance = 1 - Var(returns - values) / Var(returns)).
+    """
+    rising = _rising_reward(ctx, min_points)
+    if rising is None:
+        return None
+    t, _ = rising
     return f"the reward rose {fmt_num(t.first)} -> {fmt_num(t.last)} ({fmt_num(t.change_in_noise)} noise s.e.): the policy learns despite the critic"
 
 
@@ -177,19 +185,13 @@ def solved(ctx: RuleContext, min_points: int = 20) -> str | None:
     range (within two standard errors of its 95th percentile, or at least :data:`TOP_SHARE` of
     the way from its first window to it), else None: a task the policy solved, where becoming
     confident (lower entropy) is what learning looks like."""
-    from ..detect import summarize
-
-    metric = ctx.first_present("reward/score", "reward/total")
-    if metric is None:
+    rising = _rising_reward(ctx, min_points)
+    if rising is None:
         return None
-    s, v = finite_arrays(ctx, metric)
-    if len(v) < min_points:
-        return None
-    t = summarize(s, v)
+    t, v = rising
     se = t.noise * math.sqrt(2.0 / max(1, t.window))
     top = float(np.percentile(v, 95))
-    at_top = t.last >= top - 2 * se or t.last - t.first >= TOP_SHARE * (top - t.first)
-    if not (t.change > 0 and t.change_in_noise >= LEARNING_RISE and at_top):
+    if not (t.last >= top - 2 * se or t.last - t.first >= TOP_SHARE * (top - t.first)):
         return None
     return f"the reward rose {fmt_num(t.first)} -> {fmt_num(t.last)} and ends at the top of its range: the policy solved its task"
 
