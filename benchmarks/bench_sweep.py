@@ -73,7 +73,6 @@ def measure(kind: str, root: Path, n: int, jobs: int) -> dict[str, object]:
     from ppo_doctor.sweep import sweep
 
     folders = sorted(p for p in root.iterdir() if p.is_dir())[:n]
-    import scipy.stats  # noqa: F401 - the attribution's one-time import (~0.5 s), outside the clock like the others
 
     ppo_doctor.analyze(str(folders[0]))  # imports and first-call caches, outside the clock
     out: dict[str, object] = {"kind": kind, "runs": len(folders)}
