@@ -144,6 +144,12 @@ def unclipped_causes(ctx: RuleContext, causes: dict[str, float]) -> tuple[dict[s
 LEARNING_RISE = 3.0
 
 
+# The causes of a metric that could not be computed (NaN, Inf, or no value logged): a bug in the
+# loss or the masking first, then steps so large that the numbers overflow (the guides' "NaN"
+# section; verl#751, #789). Shared by PD601 and PD604, which see the same failure two ways.
+NAN_CAUSES = {"implementation-bug": 0.7, "lr-too-high": 0.5, "reward-not-normalized": 0.3, "no-grad-clipping": 0.3}
+
+
 def _rising_reward(ctx: RuleContext, min_points: int) -> tuple[TrendSummary, np.ndarray] | None:
     """The reward's trend summary and finite values when it rose clearly (by at least
     :data:`LEARNING_RISE` noise standard errors over at least ``min_points`` points), else None."""

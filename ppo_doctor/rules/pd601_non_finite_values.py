@@ -6,7 +6,7 @@ import numpy as np
 
 from ..detect import NonFinite, nonfinite, onset
 from .base import Example, Rule
-from .common import describe, unclipped_causes
+from .common import NAN_CAUSES, describe, unclipped_causes
 from .examples import ramp, saturating
 
 CANONICAL = frozenset(
@@ -62,7 +62,7 @@ class NonFiniteValues(Rule):
     severity = "error"
     requires = ()
     params = {"isolated_share": 0.01, "min_prefix": 10}
-    causes = {"implementation-bug": 0.7, "lr-too-high": 0.5, "reward-not-normalized": 0.3, "no-grad-clipping": 0.3}
+    causes = NAN_CAUSES
     message = "{metric} has {count} non-finite value(s) ({kinds}) from step {first_step}{recovered}"
 
     @staticmethod

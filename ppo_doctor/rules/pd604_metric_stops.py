@@ -8,6 +8,7 @@ import numpy as np
 
 from ..findings import Finding
 from .base import Example, Rule, RuleContext
+from .common import NAN_CAUSES
 from .examples import flat, saturating
 
 # Training metrics whose value every logged step has; one that stops while the others go on
@@ -46,7 +47,7 @@ class MetricStops(Rule):
     severity = "error"
     requires = ()
     params = {"min_points": 10, "min_missing": 3}
-    causes = {"implementation-bug": 0.7, "lr-too-high": 0.5, "reward-not-normalized": 0.3, "no-grad-clipping": 0.3}
+    causes = NAN_CAUSES
     message = (
         "{metric} was logged on {count} points up to step {last_s} and is missing on the {missing} later steps "
         "where the other training metrics are logged (from step {start_step} to {end_step}): its value could not be computed"
