@@ -154,6 +154,30 @@ def test_vectorised_crc_equals_per_row_crc():
     assert tfr.varying_columns(np.zeros((0, 3), np.uint8)).tolist() == [False] * 3
 
 
+def test_bulk_crc_check_accepts_intact_rows_and_sees_any_damage():
+    """crcs_ok_in_bulk checks rows as they sit in the file (data, then the stored masked CRC):
+    every size around the tree's odd/even rounds and the one-call-per-row cut-off, every
+    width from empty data up, one flipped bit anywhere (data or stored CRC), and the same bit
+    flipped in two records (which a plain XOR of the CRCs would miss)."""
+    rng = np.random.default_rng(4)
+    for n in (1, 2, 63, 64, 65, 127, 300):
+        for length in (0, 1, 7, 57, 61, 200):
+            data = rng.integers(0, 256, size=(n, length), dtype=np.uint8)
+            crcs = np.array([tfr.masked_crc32c(r.tobytes()) for r in data], dtype="<u4")
+            block = np.ascontiguousarray(np.concatenate([data, crcs[:, None].view(np.uint8)], axis=1))
+            assert tfr.crcs_ok_in_bulk(block)
+            for _ in range(3):
+                bad = block.copy()
+                bad[rng.integers(n), rng.integers(length + 4)] ^= np.uint8(1 << int(rng.integers(8)))
+                assert not tfr.crcs_ok_in_bulk(bad)
+            if n >= 2:
+                twice = block.copy()
+                col = int(rng.integers(length + 4))
+                twice[[0, n - 1], col] ^= np.uint8(0x10)
+                assert not tfr.crcs_ok_in_bulk(twice)
+    assert tfr.crcs_ok_in_bulk(np.zeros((0, 8), np.uint8))
+
+
 def test_fast_framing_equals_reference_on_damaged_streams():
     rng = np.random.default_rng(2)
     records = [gi.tfrecord(bytes([9]) + rng.bytes(int(rng.integers(0, 60)))) for _ in range(400)]

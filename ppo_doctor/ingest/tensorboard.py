@@ -831,8 +831,8 @@ def _decode_group(block: np.ndarray, g_rec: np.ndarray, length: int, col: _Colle
     row's CRC computed to find the damaged records. Decoding then runs on cache-sized blocks
     of rows: a column operation on a row-major matrix touches every row's cache line.
     """
-    stored = _column(block, length, "<u4")
-    if not tfrecord.crcs_ok_in_bulk(block[:, :length], stored):
+    if not tfrecord.crcs_ok_in_bulk(block):
+        stored = _column(block, length, "<u4")
         bad = tfrecord.masked_crc_rows(block[:, :length]) != stored
         for r in g_rec[bad].tolist():
             col.issues.append(tfrecord.data_crc_issue(col.path, int(col.starts[r])))
