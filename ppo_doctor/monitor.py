@@ -41,6 +41,7 @@ import numpy as np
 
 from .findings import SEVERITY_RANK, Finding, RankedCause
 from .frame import RawRun, RawSeries, TextSample
+from .frameworks import is_eval_key
 from .report.model import Report, RunReport
 from .run import Run
 
@@ -295,8 +296,6 @@ class Monitor:
     # -- analysis -------------------------------------------------------------------------
     def raw_run(self) -> RawRun:
         """The points as the readers would return them: one RawSeries per tag, in log order."""
-        from .ingest.jsonl import is_eval_key
-
         raw = RawRun(config=dict(self.hparams), texts=list(self._texts))
         for tag, col in self._cols.items():
             n = self._rows - col.start

@@ -36,9 +36,10 @@ import pandas as pd
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue
+from ..frameworks import is_eval_key
 from . import filebytes
 from .base import HEAD_BYTES
-from .jsonl import EPOCH_FLOOR, is_eval_key, to_wall_seconds, usable_steps
+from .jsonl import EPOCH_FLOOR, to_wall_seconds, usable_steps
 from .storage import as_path, is_url, open_binary, size_of
 
 NAME = "csv_logs"

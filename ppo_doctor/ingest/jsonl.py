@@ -42,6 +42,7 @@ except ImportError:  # pragma: no cover - pandas without it: the standard parser
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
+from ..frameworks import is_eval_key
 from . import filebytes
 
 NAME = "jsonl"
@@ -73,9 +74,6 @@ RESPONSE_KEYS = frozenset(
     {"completion", "completions", "response", "responses", "sample", "samples", "text", "texts", "generation", "generations"}
 )
 TEXT_KEYS = PROMPT_KEYS | RESPONSE_KEYS
-# Keys of evaluation rows, kept apart from training series.  ``val/`` is NOT here: in TRL it is the
-# value head / policy ratio (``val/clipfrac_avg``, ``val/ratio``), not validation (formats.md §1b).
-EVAL_PREFIXES = ("eval/", "eval_", "test/", "val-core/", "val-aux/", "validation/")
 # Hyper-parameter files a training script commonly writes next to its log.
 CONFIG_NAMES = ("config.json", "hparams.json", "args.json", "params.json")
 # Files that Hugging Face writes beside checkpoints: model artefacts, never training logs.
@@ -115,11 +113,6 @@ _NUMERIC_ARRAY_RE = re.compile(rb'"[^"\n]{1,200}"\s*:\s*\[\s*(-?[0-9.]|NaN|-?Inf
 # ---------------------------------------------------------------------------------------------
 # shared helpers
 # ---------------------------------------------------------------------------------------------
-def is_eval_key(tag: str) -> bool:
-    """True for keys of evaluation / test rows (kept apart as ``RawRun.eval_series``)."""
-    return tag.startswith(EVAL_PREFIXES)
-
-
 def sibling_config(path: Path) -> tuple[dict[str, Any], list[ReadIssue]]:
     """Hyper-parameters from a ``config.json`` / ``hparams.json`` / ``args.json`` beside ``path``."""
     config: dict[str, Any] = {}

@@ -41,9 +41,10 @@ import pandas as pd
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
+from ..frameworks import is_eval_key
 from . import filebytes, numparse, wandb_files
 from .jsonl import parse_int
-from .wandb_files import EVAL_PREFIXES, TableRef
+from .wandb_files import TableRef
 from .storage import as_path, has_fileno, open_binary, size_of
 
 log = logging.getLogger(__name__)
@@ -984,7 +985,7 @@ def _build(lg: _Log) -> Decoded:
             continue
         r = rows[idx]
         series = RawSeries(tag=name, steps=resolver.steps(name, r), values=vals[idx], wall_time=row_walls[r], source=lg.path)
-        (raw.eval_series if name.startswith(EVAL_PREFIXES) else raw.series).append(series)
+        (raw.eval_series if is_eval_key(name) else raw.series).append(series)
 
     by_key: dict[str, list[tuple[int, str]]] = {}
     for name, row, text in lg.texts:
