@@ -32,7 +32,7 @@ from ..errors import LogReadError
 from ..frame import RawRun, ReadIssue
 from ..frameworks import HF_EVAL_ROW_PREFIXES
 from . import filebytes
-from .jsonl import Columns, StepInfo, arrow_records, arrow_table_columns, build_raw_run, choose_steps, collect_columns, column_notes, parse_int
+from .tabular import Columns, StepInfo, arrow_records, arrow_table_columns, build_raw_run, choose_steps, collect_columns, column_notes, parse_int
 
 NAME = "trainer_state"
 

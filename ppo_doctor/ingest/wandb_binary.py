@@ -43,7 +43,7 @@ from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
 from ..frameworks import is_eval_key
 from . import filebytes, numparse, wandb_files
-from .jsonl import parse_int
+from .tabular import parse_int
 from .wandb_files import TableRef
 from .storage import as_path, has_fileno, open_binary, size_of
 

@@ -3,7 +3,7 @@ GitHub annotations' ``line=``).
 
 Only line-oriented logs have a meaningful line: JSON lines (``.jsonl``, ``.ndjson``, ``.log``
 holding one JSON object per line) and CSV/TSV (one row per line, after a header).  A line
-is the first whose step (the readers' step keys, :data:`ppo_doctor.ingest.jsonl.STEP_KEYS`
+is the first whose step (the readers' step keys, :data:`ppo_doctor.ingest.tabular.STEP_KEYS`
 and :data:`ppo_doctor.ingest.csv_logs.STEP_COLUMNS`, top level only) equals the step and
 which holds the metric's raw tag, so a train line and an eval line of the same step are told
 apart.  Other formats (TensorBoard records, ``trainer_state.json``, ``.wandb``) give None.
@@ -46,7 +46,7 @@ def _as_step(value: object) -> int | None:
 
 
 def _jsonl_steps(fh: io.TextIOBase) -> Iterable[tuple[int, int, set[str]]]:
-    from ..ingest.jsonl import STEP_KEYS
+    from ..ingest.tabular import STEP_KEYS
 
     for number, line in enumerate(fh, 1):
         if not line.lstrip().startswith("{"):
