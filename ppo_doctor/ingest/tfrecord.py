@@ -281,24 +281,31 @@ def _candidate_headers(arr: np.ndarray, lead_byte: int | None) -> tuple[np.ndarr
     n = len(arr)
     if lead_byte is None or n < OVERHEAD + 1:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    # data positions holding the lead byte, found a few MiB at a time (a whole-file boolean
-    # temporary would cost a page fault per 4 KiB); the length's top byte is 0 for any record
-    # that fits in a file: a cheap first filter
-    found = []
+    # data positions holding the lead byte, found and checked a few MiB at a time: a whole-file
+    # boolean temporary would cost a page fault per 4 KiB, and the per-candidate arrays of a
+    # chunk (~75,000 records of a 4 MiB scalar log) stay in the CPU cache through the dozen
+    # array operations below, where whole-file ones (8 MB each per million records) do not;
+    # the length's top byte is 0 for any record that fits in a file: a cheap first filter
+    u64, u32, lut = _typed_view(arr, "<u8"), _typed_view(arr, "<u4"), _length_crc_lut()
+    found: list[np.ndarray] = []
+    found_lengths: list[np.ndarray] = []
     stop = n - FOOTER_BYTES - HEADER_BYTES
     for a in range(0, stop, _SCAN_BYTES):
         hits = np.flatnonzero(arr[HEADER_BYTES + a : HEADER_BYTES + min(a + _SCAN_BYTES, stop)] == lead_byte) + a
-        found.append(hits[arr[hits + 7] == 0])
-    cand = np.concatenate(found)
-    lengths = _typed_view(arr, "<u8")[cand]
-    stored = _typed_view(arr, "<u4")[cand + 8]
-    ok = lengths <= (n - OVERHEAD - cand).astype(np.uint64)  # the whole record is in the file
-    small = lengths < _LUT_LENGTHS
-    ok &= small & (_length_crc_lut()[np.where(small, lengths, 0)] == stored)
-    big = np.flatnonzero(~small & (lengths <= (n - OVERHEAD - cand).astype(np.uint64)))
-    if len(big):  # records of 64 KiB or more: rare, checked one by one
-        ok[big] = [masked_crc32c(int(x).to_bytes(8, "little")) == int(c) for x, c in zip(lengths[big], stored[big])]
-    return cand[ok], lengths[ok].astype(np.int64)
+        hits = hits[arr[hits + 7] == 0]
+        lengths = u64[hits]
+        fits = lengths <= (n - OVERHEAD - hits).astype(np.uint64)  # the whole record is in the file
+        small = lengths < _LUT_LENGTHS
+        ok = fits & small
+        ok[ok] = lut[lengths[ok]] == u32[hits[ok] + 8]
+        big = np.flatnonzero(fits & ~small)
+        if len(big):  # records of 64 KiB or more: rare, checked one by one
+            ok[big] = [masked_crc32c(int(x).to_bytes(8, "little")) == int(c) for x, c in zip(lengths[big], u32[hits[big] + 8])]
+        found.append(hits[ok])
+        found_lengths.append(lengths[ok].astype(np.int64))
+    if not found:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    return np.concatenate(found), np.concatenate(found_lengths)
 
 
 def _typed_view(arr: np.ndarray, dtype: str) -> np.ndarray:
