@@ -7,7 +7,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .report.model import Report, RunReport
+from .results import Report, RunReport
 from .run import Run
 
 log = logging.getLogger(__name__)

@@ -39,9 +39,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .findings import SEVERITY_RANK, Finding, RankedCause
 from .frame import RawRun, RawSeries, TextSample
-from .report.model import Report, RunReport
+from .results import SEVERITY_RANK, Finding, RankedCause, Report, RunReport
 from .run import Run
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from ppo_doctor.cli import cli
 from ppo_doctor.frame import ReadIssue
 from ppo_doctor.report import rulemeta
 from ppo_doctor.report.json_out import json_schema
-from ppo_doctor.report.model import Report
+from ppo_doctor.results import Report
 from report_builders import healthy_report, unhealthy_report, warning_finding
 
 ANALYZE = sys.modules["ppo_doctor.analyze"]

@@ -12,7 +12,7 @@ import pytest
 
 from ppo_doctor.report import FORMATS, RenderOptions, render
 from ppo_doctor.report.github import escape_data, escape_property
-from ppo_doctor.report.model import Report
+from ppo_doctor.results import Report
 from ppo_doctor.rules.engine import verdict_for
 from ppo_doctor.report import rulemeta
 from ppo_doctor.report.rulemeta import RuleMeta

@@ -7,7 +7,7 @@ import json
 import xml.etree.ElementTree as ET
 
 from ppo_doctor.report import RenderOptions, render
-from ppo_doctor.report.model import Report
+from ppo_doctor.results import Report
 from ppo_doctor.rules.citations import public_text
 from ppo_doctor.rules.registry import all_rules
 from report_builders import healthy_report

@@ -36,9 +36,9 @@ from typing import Any, Callable, cast
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from ..findings import Finding
 from ..ingest.trainer_state import SUMMARY_MARKERS
 from ..monitor import Monitor, StopOn, describe, matches
+from ..results import Finding
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import Report
+from ..results import Report
 
 # format name -> module in this package defining ``render(report, options) -> str``
 FORMATS: dict[str, str] = {

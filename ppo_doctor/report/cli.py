@@ -24,10 +24,9 @@ import click
 
 from ..config import FAIL_ON, FORMATS, resolve_with_sources
 from ..errors import PPODoctorError
-from ..findings import SEVERITY_RANK
+from ..results import SEVERITY_RANK, Report, RunReport
 from . import RenderOptions, render
 from .escape import plain
-from .model import Report, RunReport
 from .progress import Progress
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

@@ -17,10 +17,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from ..findings import SEVERITY_RANK, Finding
+from ..results import SEVERITY_RANK, Finding, Report, RunReport
 from . import RenderOptions
 from .escape import step_span, xml_text
-from .model import Report, RunReport
 from .rulemeta import RuleMeta, catalog
 
 NO_TIME = "0"

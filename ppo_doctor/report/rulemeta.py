@@ -14,8 +14,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from ..findings import Finding
-from .model import Report
+from ..results import Finding, Report
 
 
 @dataclass(frozen=True)

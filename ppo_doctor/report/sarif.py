@@ -22,12 +22,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from .. import __version__
-from ..findings import Finding
+from .._version import __version__
+from ..results import Finding, Report, RunReport
 from ..run import Run
 from . import RenderOptions
 from .json_out import dumps, finite_json
-from .model import Report, RunReport
 from .rulemeta import RuleMeta, catalog
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -4,7 +4,7 @@ A rule module defines one subclass of :class:`Rule` with:
 
 * ``code`` (``PD`` + 3 digits, the hundreds digit groups the symptom family) and ``name``
   (kebab-case); both work wherever a code is accepted (``--select``, ``explain``);
-* ``symptom`` (from :data:`ppo_doctor.findings.SYMPTOMS`) and default ``severity``;
+* ``symptom`` (from :data:`ppo_doctor.results.SYMPTOMS`) and default ``severity``;
 * ``requires``: canonical metrics, each entry a metric name or a tuple meaning "any of";
 * ``params``: defaults, overridable from ``[tool.ppo-doctor.rules.<name>]``;
 * ``causes``: cause id -> support weight given to diagnosis when the rule fires;
@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Iterable, Iterator
 import numpy as np
 import pandas as pd
 
-from ..findings import Finding
+from ..results import Finding
 from ..run import Run
 
 

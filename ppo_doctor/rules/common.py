@@ -18,7 +18,7 @@ import numpy as np
 
 from ..detect import Span, TrendSummary, approx_median, onset, summarize
 from ..detect._util import finite_xy, window_size
-from ..findings import Finding
+from ..results import Finding
 from ..run import Run
 from .base import Rule, RuleContext
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..findings import Finding
+from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .common import cfg_int, entropy_view, finite_arrays, fmt_num
 from .examples import flat

@@ -16,7 +16,7 @@ import re
 from typing import Iterable
 
 from ..diagnose.catalog import CAUSE_IDS as CATALOG_IDS
-from ..findings import SEVERITIES, SYMPTOMS
+from ..results import SEVERITIES, SYMPTOMS
 from .base import Rule
 
 CODE_RE = re.compile(r"^PD\d{3}$")
