@@ -157,6 +157,23 @@ class NotApplicable:
         return out
 
 
+@dataclass(frozen=True)
+class RuleMeta:
+    """What a report says about one rule, so that renderers need no rule registry: SARIF
+    describes every rule the tool ran with (``tool.driver.rules``), JUnit makes a test case of
+    each ``selected`` one.  ``doc`` is the rule's docstring as a SARIF or JUnit reader may see
+    it; ``requires`` the metrics it reads, one ``a|b`` entry per "any of" group."""
+
+    code: str
+    name: str
+    summary: str = ""
+    doc: str = ""
+    severity: str = "warning"
+    symptom: str = ""
+    requires: tuple[str, ...] = field(default_factory=tuple)
+    selected: bool = True
+
+
 @dataclass
 class RunReport:
     run: Run
@@ -220,8 +237,13 @@ class RunReport:
 
 @dataclass
 class Report:
+    """The runs' reports, the inputs that could not be read, and ``rules``: the metadata of
+    every rule the analysis knew (empty for a report built by hand: renderers then describe
+    only the rules its findings name).  ``rules`` is not part of the JSON contract."""
+
     runs: list[RunReport] = field(default_factory=list)
     errors: list[ReadIssue] = field(default_factory=list)
+    rules: list[RuleMeta] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {

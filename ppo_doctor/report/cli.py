@@ -69,6 +69,7 @@ def _analyze(paths: tuple[str, ...], settings: dict[str, Any], *, quiet: bool = 
                 _fail(str(exc))
         report.runs.extend(part.runs)
         report.errors.extend(part.errors)
+        report.rules = part.rules  # one configuration: the same rules for every path
     return report
 
 
@@ -233,7 +234,7 @@ def _run_and_render(ctx: click.Context, opts: dict[str, Any]) -> tuple[Report, d
         if opts["statistics"]:
             text = statistics(report)
         else:
-            options = RenderOptions(fail_on=settings["fail_on"], color=color, config=settings, verbose=verbose)
+            options = RenderOptions(fail_on=settings["fail_on"], color=color, verbose=verbose)
             with Progress(f"writing the {fmt} report", quiet=quiet > 0):  # html draws every plot: slow on big inputs
                 text = render(report, fmt, options)
         _emit(text, output, color=color)

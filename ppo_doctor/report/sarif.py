@@ -217,7 +217,7 @@ def _notifications(report: Report, bases: _Bases) -> list[dict[str, Any]]:
 
 
 def to_sarif(report: Report, rules: list[RuleMeta] | None = None, root: Path | None = None) -> dict[str, Any]:
-    """The SARIF log as a dict (``rules`` and ``root`` default to the registry and cwd)."""
+    """The SARIF log as a dict (``rules`` and ``root`` default to the report's rules and cwd)."""
     root = (root or Path.cwd()).resolve()
     metas = catalog(report, rules)
     index = {m.code: i for i, m in enumerate(metas)}

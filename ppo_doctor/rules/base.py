@@ -59,6 +59,12 @@ class RuleContext:
         return None
 
 
+def requirement_text(need: str | tuple[str, ...] | list[str], sep: str = "|") -> str:
+    """One ``Rule.requires`` entry as every report, listing and doc spells it: the metric, or
+    an "any of" group joined by ``sep`` (``a|b`` in reports, ``a | b`` in prose)."""
+    return need if isinstance(need, str) else sep.join(need)
+
+
 class Rule:
     code: ClassVar[str] = ""
     name: ClassVar[str] = ""
@@ -82,7 +88,7 @@ class Rule:
         for req in cls.requires:
             group = (req,) if isinstance(req, str) else tuple(req)
             if not any(run.frame.has(m) for m in group):
-                out.append("|".join(group))
+                out.append(requirement_text(group))
         return out
 
     # -- evaluation ---------------------------------------------------------------------
