@@ -7,7 +7,9 @@ returns an empty or neutral result when there is too little data to judge.
 Modules: :mod:`.spans` (mask <-> spans), :mod:`.threshold`, :mod:`.sustained`,
 :mod:`.spike`, :mod:`.level_shift`, :mod:`.trend`, :mod:`.flatline`,
 :mod:`.oscillation`, :mod:`.peak_drop`, :mod:`.nonfinite`, :mod:`.onset`; robust statistics (``robust_sd``,
-``noise_sd``, ``quantiles``, ``approx_median``) that subsample very long series.
+``noise_sd``, ``quantiles``, ``approx_median``, ``block_min``) that subsample very long series,
+and the input helpers ``finite_xy`` (the finite points) and ``window_size`` (a share of a
+series clamped to bounds).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from .onset import Onset, onset, onset_step
 from .oscillation import Oscillation, oscillation
 from .peak_drop import PeakDrop, peak_drop
 from .spans import Span, longest, mask_to_spans, spans_to_mask
-from ._util import approx_median, noise_sd, quantiles, robust_sd
+from ._util import approx_median, block_min, finite_xy, noise_sd, quantiles, robust_sd, window_size
 from .spike import default_window, robust_z, spike_scores, spikes
 from .sustained import first_sustained_step, sustained_mask, sustained_spans
 from .threshold import above, below, first_true, outside, threshold_spans
@@ -43,6 +45,9 @@ __all__ = [
     "spikes",
     "default_window",
     "approx_median",
+    "block_min",
+    "finite_xy",
+    "window_size",
     "quantiles",
     "robust_sd",
     "noise_sd",

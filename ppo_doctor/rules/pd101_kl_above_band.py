@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from ..detect import sustained_spans, theil_sen
 from .base import Example, Rule
-from .common import SEQ_KL_BAND, TOKEN_KL_BAND, early_late, first_kl, fmt_num, incident, kl_view, per_token_kl, sustain_window, unclipped_causes
+from .common import SEQ_KL_BAND, TOKEN_KL_BAND, first_kl, incident, kl_view, per_token_kl, sustain_window, unclipped_causes
+from .inputs import early_late
+from .messages import fmt_num
 from .examples import ramp, saturating
 
 

@@ -6,7 +6,8 @@ import numpy as np
 
 from ..detect import mask_to_spans
 from .base import Example, Rule
-from .common import SEQ_KL_BAND, TOKEN_KL_BAND, first_kl, fmt_num, kl_view
+from .common import SEQ_KL_BAND, TOKEN_KL_BAND, first_kl, kl_view
+from .messages import fmt_num
 from .examples import flat, saturating
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from ..detect import mask_to_spans, theil_sen
 from .base import Example, Rule
-from .common import early_late, finite_arrays, fmt_num, incident
+from .common import incident
+from .inputs import early_late
+from .messages import fmt_num
 from .examples import flat, ramp
 
 
@@ -42,7 +44,7 @@ class KLCoefRunaway(Rule):
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = finite_arrays(ctx, "kl/coef")
+        s, v = ctx.finite("kl/coef")
         if len(v) < p["min_points"]:
             return
         first, late, _ = early_late(v)

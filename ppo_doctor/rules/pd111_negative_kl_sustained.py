@@ -7,7 +7,8 @@ import numpy as np
 from ..detect import sustained_spans
 from ..run import Run
 from .base import Example, Rule
-from .common import cfg_float, cfg_value, fmt_num, incident, kl_view, sustain_window
+from .common import cfg_float, cfg_value, incident, kl_view, sustain_window
+from .messages import fmt_num
 from .examples import saturating
 
 

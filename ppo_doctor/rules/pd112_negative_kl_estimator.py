@@ -6,7 +6,8 @@ import numpy as np
 
 from ..detect import mask_to_spans
 from .base import Example, Rule
-from .common import fmt_num, incident, kl_view
+from .common import incident, kl_view
+from .messages import fmt_num
 from .examples import saturating, with_points
 
 

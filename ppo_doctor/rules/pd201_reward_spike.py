@@ -8,7 +8,8 @@ import numpy as np
 
 from ..detect import Span, approx_median, default_window, quantiles, spans_to_mask, spike_scores, spikes
 from .base import Example, Rule, RuleContext
-from .common import finite_arrays, fmt_num, incident
+from .common import incident
+from .messages import fmt_num
 from .examples import saturating, with_points
 
 
@@ -61,7 +62,7 @@ class RewardSpike(Rule):
     def evaluate(self, ctx):
         p = ctx.params
         metric = ctx.first_present("reward/score", "reward/total")
-        s, v = finite_arrays(ctx, metric)
+        s, v = ctx.finite(metric)
         if len(v) < p["min_points"]:
             return
         lo, hi = quantiles(v, [5, 95])
@@ -120,7 +121,7 @@ def _batch_wide(ctx: RuleContext, found: list[Span], resid: np.ndarray) -> list[
     spike's step (the whole batch moved); none without a logged ``reward/std``."""
     if not ctx.has("reward/std"):
         return []
-    ss, sv = finite_arrays(ctx, "reward/std")
+    ss, sv = ctx.finite("reward/std")
     spread = dict(zip(ss.tolist(), sv.tolist()))
     return [sp for sp in found if sp.peak_step in spread and abs(resid[sp.peak_idx]) > spread[sp.peak_step]]
 
@@ -129,7 +130,7 @@ def _one_value_batch(ctx: RuleContext, step: int) -> bool:
     """``reward/std`` at ``step`` is under ``ONE_VALUE_SHARE`` of its run median (which is > 0)."""
     if not ctx.has("reward/std"):
         return False
-    ss, sv = finite_arrays(ctx, "reward/std")
+    ss, sv = ctx.finite("reward/std")
     at = np.flatnonzero(ss == step)
     typical = float(np.median(sv)) if len(sv) else 0.0
     return bool(len(at) and typical > 0 and sv[at[0]] < ONE_VALUE_SHARE * typical)

@@ -6,17 +6,9 @@ import numpy as np
 
 from ..detect import quantiles, summarize, sustained_spans
 from .base import Example, Rule, RuleContext
-from .common import (
-    SEQ_KL_BAND,
-    TOKEN_KL_BAND,
-    early_late,
-    entropy_view,
-    finite_arrays,
-    fmt_num,
-    incident,
-    kl_view,
-    sustain_window,
-)
+from .common import SEQ_KL_BAND, TOKEN_KL_BAND, entropy_view, incident, kl_view, sustain_window
+from .inputs import early_late
+from .messages import fmt_num
 from .examples import ramp, saturating
 from .textstats import hacking_evidence
 
@@ -26,7 +18,7 @@ def supporting_evidence(ctx: RuleContext) -> list[str]:
     collapse, degenerate samples (Secrets of RLHF I; OpenRLHF#236; trl#204)."""
     out = []
     if ctx.has("len/response_mean"):
-        _, ln = finite_arrays(ctx, "len/response_mean")
+        _, ln = ctx.finite("len/response_mean")
         a, b, _ = early_late(ln)
         if len(ln) >= 5 and a > 0 and b / a >= 1.5:
             out.append(f"responses grew {b / a:.1f}x longer ({fmt_num(a)} -> {fmt_num(b)} tokens)")
@@ -36,7 +28,7 @@ def supporting_evidence(ctx: RuleContext) -> list[str]:
         if a > 0 and b <= 0.5 * a:
             out.append(f"entropy fell {1 - b / a:.0%} ({fmt_num(a)} -> {fmt_num(b)})")
     if ctx.has("reward/std"):
-        _, sd = finite_arrays(ctx, "reward/std")
+        _, sd = ctx.finite("reward/std")
         a, b, _ = early_late(sd)
         if len(sd) >= 5 and a > 0 and b <= 0.3 * a:
             out.append(f"reward std across the batch fell {1 - b / a:.0%}: responses converge on one pattern")
@@ -90,7 +82,7 @@ class RewardHacking(Rule):
         rmetric = ctx.first_present("reward/score", "reward/total")
         if view is None or rmetric is None:
             return
-        rs, rv = finite_arrays(ctx, rmetric)
+        rs, rv = ctx.finite(rmetric)
         ks, kv, band = view.steps, view.values, view.band
         if len(rv) < p["min_points"] or len(kv) < p["min_points"]:
             return

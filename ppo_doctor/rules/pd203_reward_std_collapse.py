@@ -7,7 +7,9 @@ import numpy as np
 from ..detect import mask_to_spans, summarize
 from ..hparams import temperature_regime
 from .base import Example, Rule
-from .common import cfg_float, early_late, finite_arrays, fmt_num, incident, kl_view
+from .common import cfg_float, incident, kl_view
+from .inputs import early_late
+from .messages import fmt_num
 from .examples import decay, flat, ramp, saturating
 
 
@@ -65,7 +67,7 @@ class RewardStdCollapse(Rule):
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = finite_arrays(ctx, "reward/std")
+        s, v = ctx.finite("reward/std")
         if len(v) < p["min_points"]:
             return
         first, late, _ = early_late(v)
@@ -75,7 +77,7 @@ class RewardStdCollapse(Rule):
         at_ceiling = False
         rmetric = ctx.first_present("reward/score", "reward/total")
         if rmetric is not None:
-            rs, rv = finite_arrays(ctx, rmetric)
+            rs, rv = ctx.finite(rmetric)
             if len(rv) >= p["min_points"]:
                 r = summarize(rs, rv)
                 if abs(r.change_in_noise) >= p["min_change"]:

@@ -9,7 +9,7 @@ import numpy as np
 from ..detect import PeakDrop, peak_drop
 from ..findings import Finding
 from .base import Example, Rule, RuleContext
-from .common import finite_arrays, fmt_num
+from .messages import fmt_num
 from .examples import flat, saturating
 
 
@@ -19,7 +19,7 @@ def collapsed(ctx: RuleContext, metric: str, min_gain: float, drop: float, min_p
     window already sat at the peak (a rise inside the first window, or a run started at its
     best), it fell significantly by at least ``drop`` of the peak's magnitude.  None otherwise
     (PD301 uses it too: a collapsed reward did improve once, or started high)."""
-    s, v = finite_arrays(ctx, metric)
+    s, v = ctx.finite(metric)
     if len(v) < min_points:
         return None
     pd = peak_drop(s, v)

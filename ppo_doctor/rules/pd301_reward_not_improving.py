@@ -7,7 +7,9 @@ import numpy as np
 from ..detect import summarize
 from ..hparams import temperature_regime
 from .base import Example, Rule, RuleContext
-from .common import cfg_float, early_late, finite_arrays, fmt_num, kl_view
+from .common import cfg_float, kl_view
+from .inputs import early_late
+from .messages import fmt_num
 from .pd204_reward_collapse import RewardCollapse, collapsed
 from .examples import flat, saturating
 
@@ -21,16 +23,16 @@ def no_movement_evidence(ctx: RuleContext, kl_frac: float = 0.05) -> list[str]:
         if abs(late) < kl_frac * view.band:
             out.append(f"KL to the reference stays at {fmt_num(late)} {view.unit} (< {kl_frac:.0%} of its band)")
     if ctx.has("kl/old"):
-        _, ko = finite_arrays(ctx, "kl/old")
+        _, ko = ctx.finite("kl/old")
         if len(ko) >= 3 and abs(float(np.median(ko))) < 1e-6:
             out.append(f"approx KL per update is {fmt_num(float(np.median(ko)))}: updates do not change the policy")
     if ctx.has("grad/norm"):
-        _, g = finite_arrays(ctx, "grad/norm")
+        _, g = ctx.finite("grad/norm")
         if len(g) >= 3 and float(np.median(g)) < 1e-6:
             out.append(f"gradient norm is {fmt_num(float(np.median(g)))}")
     lr = None
     if ctx.has("opt/lr"):
-        _, lrs = finite_arrays(ctx, "opt/lr")
+        _, lrs = ctx.finite("opt/lr")
         lr = float(np.max(lrs)) if len(lrs) else None
     lr = lr if lr is not None else cfg_float(ctx.run, "lr")
     if lr is not None and lr < 1e-8:
@@ -88,7 +90,7 @@ class RewardNotImproving(Rule):
     def evaluate(self, ctx):
         p = ctx.params
         metric = ctx.first_present("reward/score", "reward/total")
-        s, v = finite_arrays(ctx, metric)
+        s, v = ctx.finite(metric)
         if len(v) < p["min_points"]:
             return
         t = summarize(s, v)

@@ -6,7 +6,9 @@ import numpy as np
 
 from ..detect import sustained_spans
 from .base import Example, Rule, RuleContext
-from .common import early_late, finite_arrays, fmt_num, incident, sustain_window
+from .common import incident, sustain_window
+from .inputs import early_late
+from .messages import fmt_num
 from .examples import decay, flat
 
 
@@ -51,7 +53,7 @@ class VanishingGradients(Rule):
         for metric in ("grad/norm", "grad/norm_critic"):
             if not ctx.has(metric):
                 continue
-            s, v = finite_arrays(ctx, metric)
+            s, v = ctx.finite(metric)
             if len(v) < p["min_points"]:
                 continue
             _, _, w0 = early_late(v)
@@ -111,7 +113,7 @@ def _reward_stop(ctx: RuleContext, min_points: int) -> tuple[str, int] | None:
     metric = ctx.first_present("reward/score", "reward/total")
     if metric is None:
         return None
-    s, _ = finite_arrays(ctx, metric)
+    s, _ = ctx.finite(metric)
     if len(s) < min_points:
         return None
     ends = [int(ctx.arrays(m)[0][-1]) for m in ("grad/norm", "grad/norm_critic") if ctx.has(m) and len(ctx.arrays(m)[0])]

@@ -6,7 +6,8 @@ import numpy as np
 
 from ..detect import mask_to_spans
 from .base import Example, Rule
-from .common import cfg_float, finite_arrays, fmt_num
+from .common import cfg_float
+from .messages import fmt_num
 from .examples import flat
 
 
@@ -49,7 +50,7 @@ class LRNearZero(Rule):
         p = ctx.params
         config_lr = cfg_float(ctx.run, "lr")
         if ctx.has("opt/lr"):
-            s, v = finite_arrays(ctx, "opt/lr")
+            s, v = ctx.finite("opt/lr")
             if len(v) == 0:
                 return
             peak = float(np.max(v))

@@ -8,7 +8,8 @@ import numpy as np
 
 from ..detect import flat_spans
 from .base import Example, Rule
-from .common import entropy_view, fmt_num
+from .common import entropy_view
+from .messages import fmt_num
 from .examples import flat, saturating
 
 

@@ -7,7 +7,9 @@ import numpy as np
 from ..detect import approx_median, mask_to_spans, theil_sen
 from ..detect._util import block_min
 from .base import Example, Rule
-from .common import finite_arrays, fmt_num, incident, windows
+from .common import incident
+from .inputs import windows
+from .messages import fmt_num
 from .examples import decay, ramp, saturating
 from .value_scale import reward_scale, window_slices
 
@@ -51,7 +53,7 @@ class ValueLossRising(Rule):
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = finite_arrays(ctx, "loss/value")
+        s, v = ctx.finite("loss/value")
         n = len(v)
         if n < p["min_points"]:
             return

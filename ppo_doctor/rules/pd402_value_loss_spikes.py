@@ -6,7 +6,8 @@ import numpy as np
 
 from ..detect import approx_median, spikes
 from .base import Example, Rule
-from .common import finite_arrays, fmt_num, incident
+from .common import incident
+from .messages import fmt_num
 from .examples import decay, flat, with_points
 from .value_scale import reward_scale
 
@@ -48,7 +49,7 @@ class ValueLossSpikes(Rule):
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = finite_arrays(ctx, "loss/value")
+        s, v = ctx.finite("loss/value")
         pos = v > 0
         s, v = s[pos], v[pos]
         if len(v) < p["min_points"]:

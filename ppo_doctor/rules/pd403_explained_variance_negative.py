@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..detect import approx_median, sustained_spans
 from .base import Example, Rule
-from .common import finite_arrays, fmt_num, incident, learning_despite_critic, sustain_window
+from .common import incident, learning_despite_critic, sustain_window
+from .messages import fmt_num
 from .examples import ramp, saturating
 
 
@@ -50,7 +51,7 @@ class ExplainedVarianceNegative(Rule):
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = finite_arrays(ctx, "value/explained_var")
+        s, v = ctx.finite("value/explained_var")
         start = int(round(len(v) * p["warmup"]))
         s, v = s[start:], v[start:]
         if len(v) < p["min_points"]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Example, Rule
-from .common import finite_arrays, fmt_num, windows
+from .inputs import windows
+from .messages import fmt_num
 from .examples import decay, flat
 from .value_scale import reward_scale, window_slices
 
@@ -42,7 +43,7 @@ class ValueLossVsRewardScale(Rule):
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = finite_arrays(ctx, "loss/value")
+        s, v = ctx.finite("loss/value")
         if len(v) < p["min_points"]:
             return
         w = windows(len(v))
@@ -50,7 +51,7 @@ class ValueLossVsRewardScale(Rule):
         _, late_sl = window_slices(len(v))
         # the reward scale over the same late share of its own series
         rmetric = ctx.first_present("reward/score", "reward/total", "return/mean")
-        _, r = finite_arrays(ctx, rmetric)
+        _, r = ctx.finite(rmetric)
         scale = reward_scale(ctx, window_slices(len(r))[1]) if len(r) else None
         if not scale:
             return

@@ -7,7 +7,9 @@ import math
 import numpy as np
 
 from .base import Example, Rule, RuleContext
-from .common import early_late, finite_arrays, fmt_num, learning_despite_critic, windows
+from .common import learning_despite_critic
+from .inputs import early_late, windows
+from .messages import fmt_num
 from .examples import flat, ramp, saturating
 
 
@@ -60,7 +62,7 @@ class CriticNotLearning(Rule):
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = finite_arrays(ctx, "loss/value")
+        s, v = ctx.finite("loss/value")
         n = len(v)
         if n < p["min_points"]:
             return
@@ -90,14 +92,14 @@ class CriticNotLearning(Rule):
         """Why the critic does not fit at the end (None when it does, or cannot be judged)."""
         p = ctx.params
         if ctx.has("value/explained_var"):
-            _, ev = finite_arrays(ctx, "value/explained_var")
+            _, ev = ctx.finite("value/explained_var")
             if len(ev) >= 3:
                 _, late_ev, _ = early_late(ev)
                 if late_ev >= p["ev_max"]:
                     return None, {}
                 return f"its explained variance ends at {fmt_num(late_ev)} (< {fmt_num(p['ev_max'])})", {"late_ev": late_ev}
         if ctx.has("reward/std"):
-            _, sd = finite_arrays(ctx, "reward/std")
+            _, sd = ctx.finite("reward/std")
             if len(sd) >= 3:
                 _, late_sd, _ = early_late(sd)
                 var = late_sd * late_sd

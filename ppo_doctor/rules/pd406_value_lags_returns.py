@@ -6,7 +6,9 @@ import numpy as np
 
 from ..detect import sustained_spans
 from .base import Example, Rule
-from .common import align, early_late, finite_arrays, fmt_num, incident, sustain_window
+from .common import align, incident, sustain_window
+from .inputs import early_late
+from .messages import fmt_num
 from .examples import flat, saturating
 
 
@@ -53,9 +55,9 @@ class ValueLagsReturns(Rule):
 
     def evaluate(self, ctx):
         p = ctx.params
-        sv, vv = finite_arrays(ctx, "value/mean")
-        sr, rv = finite_arrays(ctx, "return/mean")
-        sd_s, sd_v = finite_arrays(ctx, "reward/std")
+        sv, vv = ctx.finite("value/mean")
+        sr, rv = ctx.finite("return/mean")
+        sd_s, sd_v = ctx.finite("reward/std")
         steps, iv, ir = align(sv, sr)
         steps, i2, isd = align(steps, sd_s)
         if len(steps) < p["min_points"]:

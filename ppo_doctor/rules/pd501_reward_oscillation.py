@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .base import Example, Rule
-from .common import finite_arrays, fmt_num
+from .messages import fmt_num
 from .examples import saturating, sine
 from .oscillating import DEFAULT_PARAMS, judge, peak_step
 
@@ -40,7 +40,7 @@ class RewardOscillation(Rule):
 
     def evaluate(self, ctx):
         metric = ctx.first_present("reward/score", "reward/total")
-        s, v = finite_arrays(ctx, metric)
+        s, v = ctx.finite(metric)
         o = judge(s, v, ctx.params)
         if o is None:
             return

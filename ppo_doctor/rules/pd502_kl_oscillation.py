@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .base import Example, Rule
-from .common import fmt_num, kl_view
+from .common import kl_view
+from .messages import fmt_num
 from .examples import saturating, sine
 from .oscillating import DEFAULT_PARAMS, judge, peak_step
 

@@ -7,7 +7,9 @@ import numpy as np
 from ..detect import mask_to_spans, sustained_mask
 from ..run import Run
 from .base import Example, Rule
-from .common import EXPLODE_FACTOR, cfg_float, clipping_off, early_late, finite_arrays, fmt_num, incident
+from .common import EXPLODE_FACTOR, cfg_float, clipping_off, incident
+from .inputs import early_late
+from .messages import fmt_num
 from .examples import flat, with_points
 
 CRITIC_CAUSES = {"value-lr-mistuned": 0.8, "reward-not-normalized": 0.5, "reward-not-clipped": 0.4, "no-grad-clipping": 0.4}
@@ -63,7 +65,7 @@ class GradientExplosion(Rule):
         for metric in ("grad/norm", "grad/norm_critic"):
             if not ctx.has(metric):
                 continue
-            s, v = finite_arrays(ctx, metric)
+            s, v = ctx.finite(metric)
             if len(v) < p["min_points"]:
                 continue
             early, _, _ = early_late(v)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Example, Rule
-from .common import cfg_float, finite_arrays, fmt_num
+from .common import cfg_float
+from .messages import fmt_num
 from .examples import flat
 
 
@@ -53,7 +54,7 @@ class GradClipSaturated(Rule):
     def evaluate(self, ctx):
         p = ctx.params
         mgn = cfg_float(ctx.run, "max_grad_norm")
-        s, v = finite_arrays(ctx, "grad/norm")
+        s, v = ctx.finite("grad/norm")
         if mgn is None or mgn <= 0 or len(v) < p["min_points"]:
             return
         half = len(v) // 2

@@ -6,7 +6,9 @@ import numpy as np
 
 from ..detect import sustained_spans
 from .base import Example, Rule
-from .common import early_late, entropy_view, fmt_num, incident, is_classic_rl, solved, sustain_window
+from .common import entropy_view, incident, is_classic_rl, solved, sustain_window
+from .inputs import early_late
+from .messages import fmt_num
 from .examples import decay, saturating
 
 

@@ -6,7 +6,9 @@ import numpy as np
 
 from ..detect import sustained_spans
 from .base import Example, Rule, RuleContext
-from .common import learning_despite_critic, early_late, finite_arrays, fmt_num, incident, sustain_window
+from .common import learning_despite_critic, incident, sustain_window
+from .inputs import early_late
+from .messages import fmt_num
 from .examples import decay, saturating
 
 
@@ -46,7 +48,7 @@ class ResponseLengthCollapse(Rule):
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = finite_arrays(ctx, "len/response_mean")
+        s, v = ctx.finite("len/response_mean")
         if len(v) < p["min_points"]:
             return
         first, late, _ = early_late(v)
@@ -87,7 +89,7 @@ class ResponseLengthCollapse(Rule):
         """Evidence when most early responses hit the length cap (``len/response_clip_ratio``)."""
         if not ctx.has("len/response_clip_ratio"):
             return None
-        _, c = finite_arrays(ctx, "len/response_clip_ratio")
+        _, c = ctx.finite("len/response_clip_ratio")
         if len(c) < 3:
             return None
         early, _, _ = early_late(c)

@@ -6,7 +6,8 @@ import numpy as np
 
 from ..detect import mask_to_spans, outside, sustained_spans
 from .base import Example, Rule
-from .common import finite_arrays, fmt_num, incident, sustain_window, unclipped_causes
+from .common import incident, sustain_window, unclipped_causes
+from .messages import fmt_num
 from .examples import flat, with_points
 
 
@@ -40,7 +41,7 @@ class RatioFarFromOne(Rule):
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = finite_arrays(ctx, "policy/ratio_mean")
+        s, v = ctx.finite("policy/ratio_mean")
         if len(v) < p["min_points"]:
             return
         thr = p["ratio_threshold"]

@@ -6,7 +6,8 @@ import numpy as np
 
 from ..detect import sustained_spans
 from .base import Example, Rule
-from .common import cfg_float, finite_arrays, fmt_num, incident, sustain_window, unclipped_causes
+from .common import cfg_float, incident, sustain_window, unclipped_causes
+from .messages import fmt_num
 from .examples import flat, saturating
 
 
@@ -44,7 +45,7 @@ class ApproxKLHigh(Rule):
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = finite_arrays(ctx, "kl/old")
+        s, v = ctx.finite("kl/old")
         if len(v) < p["min_points"]:
             return
         # the old-vs-new early-stop threshold, not the adaptive controller's ref-KL target_kl
