@@ -7,6 +7,8 @@ metadata and the lines that are its own.
   come from (``points``, default its first ``requires`` entry), the level (``level``) and
   what it reports (``report``), and builds its finding with :meth:`SustainedRule.incident`,
   which fills in the metric, the onset, the worst point and the end of the stretches.
+* :class:`OscillationRule`: a series that swings back and forth without converging
+  (:func:`ppo_doctor.detect.oscillation`); the rule names its points and its message.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from typing import Any, ClassVar, Generic, Iterable, Iterator, Protocol, TypeVar
 
 import numpy as np
 
-from ..detect import Span, sustained_spans
+from ..detect import Oscillation, Span, oscillation, sustained_spans
 from ..findings import Finding
 from .base import Rule, RuleContext
 from .common import incident, sustain_window
+from .messages import fmt_num
 
 
 class Points(Protocol):
@@ -129,3 +132,64 @@ class SustainedRule(Rule, Generic[P]):
         spans = sustained_spans(x.steps, self.beyond(ctx, x, level), k, w, values=x.values, peak=peak)
         if spans:
             yield from self.report(ctx, Stretch(x, level, spans, self.direction))
+
+
+class OscillationRule(Rule, Generic[P]):
+    """Base of "a series swings back and forth without converging" (PD501 reward, PD502 KL).
+
+    The detector measures swings; the series oscillates here when it has at least
+    ``min_swings`` alternations (by default 8, i.e. 4 full cycles), the swings stand well above
+    smoothed noise (``min_structure``), they are a visible share of the series' range
+    (``min_rel_amplitude``), and the last third still swings at least ``min_decay`` times as
+    much as the first third.  The message is filled from ``swings``, ``amplitude``,
+    ``period`` and ``decay`` and the rule's ``fmt(ctx, points)``.
+    """
+
+    params: ClassVar[dict[str, Any]] = {"min_swings": 8, "min_structure": 3.0, "min_rel_amplitude": 0.2, "min_decay": 0.5, "min_points": 40}
+
+    def points(self, ctx: RuleContext) -> P | None:
+        """The series to judge: the first ``requires`` entry, resolved (``ctx.req[0]``)."""
+        return ctx.req[0]  # type: ignore[return-value]
+
+    def fmt(self, ctx: RuleContext, x: P) -> dict[str, Any]:
+        """Message fields of the rule's own (none by default)."""
+        return {}
+
+    def judge(self, ctx: RuleContext, x: P) -> Oscillation | None:
+        """The oscillation measurement when it passes every threshold in the params, else None."""
+        p = ctx.params
+        if len(x.values) < p["min_points"]:
+            return None
+        o = oscillation(x.steps, x.values)
+        if o.swings < p["min_swings"] or not o.structure >= p["min_structure"]:
+            return None
+        if not o.rel_amplitude >= p["min_rel_amplitude"] or not o.decay >= p["min_decay"]:
+            return None
+        return o
+
+    def evaluate(self, ctx: RuleContext) -> Iterator[Finding]:
+        x = self.points(ctx)
+        o = None if x is None else self.judge(ctx, x)
+        if x is None or o is None:
+            return
+        yield self.finding(
+            ctx,
+            metric=x.metric,
+            observed={"swings": o.swings, "amplitude": o.amplitude, "period": o.period_steps, "decay": o.decay},
+            start_step=o.start_step,
+            threshold_step=o.start_step,
+            peak_step=_highest_between(x.steps, x.values, o),
+            end_step=o.end_step,
+            evidence=[f"swing amplitude first third {fmt_num(o.amplitude_first)}, last third {fmt_num(o.amplitude_last)}"],
+            fmt=self.fmt(ctx, x),
+        )
+
+
+def _highest_between(steps: np.ndarray, values: np.ndarray, o: Oscillation) -> int | None:
+    """Step of the highest point between the first and the last alternation."""
+    if o.start_step is None:
+        return None
+    inside = (steps >= o.start_step) & (steps <= o.end_step)
+    if not inside.any():
+        return o.start_step
+    return int(steps[inside][int(np.argmax(values[inside]))])
