@@ -8,8 +8,8 @@ A rule module defines one subclass of :class:`Rule` with:
 * ``requires``: canonical metrics, each entry a metric name or a tuple meaning "any of";
 * ``params``: defaults, overridable from ``[tool.ppo-doctor.rules.<name>]``;
 * ``causes``: cause id -> support weight given to diagnosis when the rule fires;
-* ``message``: a ``str.format`` template filled from ``Finding.observed``, params, the
-  finding's steps and ``fmt``; ``{x:num}`` formats a number (:mod:`.messages`), and a template
+* ``message``: a ``str.format`` template filled from params, the finding's metric,
+  ``Finding.observed``, the finding's steps and ``fmt``; ``{x:num}`` formats a number (:mod:`.messages`), and a template
   that cannot be filled raises (a broken message is a bug of the rule);
 * ``good_example()`` / ``bad_example()``: small synthetic runs (``Example``); the test suite
   checks that ``bad`` fires and ``good`` does not;
@@ -114,7 +114,7 @@ class Rule:
         """Build a Finding with this rule's metadata and its message filled in (a template that
         does not fit raises :class:`.messages.TemplateError`)."""
         steps = {k: kw[k] for k in ("start_step", "threshold_step", "peak_step", "end_step") if kw.get(k) is not None}
-        msg = render(self.message, {**ctx.params, **observed, **steps, **kw.pop("fmt", {})})
+        msg = render(self.message, {**ctx.params, "metric": metric, **observed, **steps, **kw.pop("fmt", {})})
         return Finding(
             code=self.code,
             name=self.name,

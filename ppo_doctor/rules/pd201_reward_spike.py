@@ -57,12 +57,12 @@ class RewardSpike(Rule):
     requires = (("reward/score", "reward/total"),)
     params = {"z": 8.0, "range_frac": 0.25, "level_frac": 0.1, "direction": "up", "min_points": 20}
     causes = {"reward-model-flawed": 0.6, "reward-not-clipped": 0.6, "reward-not-normalized": 0.5, "lr-too-high": 0.2}
-    message = "{count} reward spike(s), the largest {peak_s} at step {peak_step} (robust z {z_s} above the local level)"
+    message = "{count} reward spike(s), the largest {peak:num} at step {peak_step} (robust z {z:num} above the local level)"
 
     def evaluate(self, ctx):
         p = ctx.params
-        metric = ctx.first_present("reward/score", "reward/total")
-        s, v = ctx.finite(metric)
+        x = ctx.req[0]
+        metric, s, v = x.metric, x.steps, x.values
         if len(v) < p["min_points"]:
             return
         lo, hi = quantiles(v, [5, 95])
@@ -104,7 +104,6 @@ class RewardSpike(Rule):
             evidence=[f"other points lie in [{fmt_num(p1)}, {fmt_num(p99)}]"]
             + (["reward/std is ~0 at the spike: every sample of that batch got the same score"] if causes else []),
             **extra,
-            fmt={"peak_s": fmt_num(worst.peak_value), "peak_step": worst.peak_step, "z_s": fmt_num(z)},
         )
 
     @classmethod

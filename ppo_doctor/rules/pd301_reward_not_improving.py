@@ -85,12 +85,11 @@ class RewardNotImproving(Rule):
     requires = (("reward/score", "reward/total"),)
     params = {"min_rise": 2.0, "min_points": 20}
     causes = {"weak-learning-signal": 0.8, "lr-too-low": 0.5, "reward-model-flawed": 0.2}
-    message = "reward did not improve over {n} points ({first_s} -> {last_s}, noise {noise_s}){why}"
+    message = "reward did not improve over {n} points ({first:num} -> {last:num}, noise {noise:num}){why}"
 
     def evaluate(self, ctx):
         p = ctx.params
-        metric = ctx.first_present("reward/score", "reward/total")
-        s, v = ctx.finite(metric)
+        metric, s, v = ctx.req[0].metric, ctx.req[0].steps, ctx.req[0].values
         if len(v) < p["min_points"]:
             return
         t = summarize(s, v)
@@ -126,9 +125,6 @@ class RewardNotImproving(Rule):
             severity="error" if evidence else "warning",
             fmt={
                 "n": len(v),
-                "first_s": fmt_num(t.first),
-                "last_s": fmt_num(t.last),
-                "noise_s": fmt_num(t.noise),
                 "why": "; the policy is barely moving" if evidence else "",
             },
         )

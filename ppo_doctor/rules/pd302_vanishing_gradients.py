@@ -8,7 +8,6 @@ from ..detect import sustained_spans
 from .base import Example, Rule, RuleContext
 from .common import incident, sustain_window
 from .inputs import early_late
-from .messages import fmt_num
 from .examples import decay, flat
 
 
@@ -45,7 +44,7 @@ class VanishingGradients(Rule):
     requires = (("grad/norm", "grad/norm_critic"),)
     params = {"factor": 0.01, "after_reward_factor": 0.1, "min_points": 10}
     causes = {"weak-learning-signal": 0.7, "implementation-bug": 0.4, "lr-too-low": 0.3}
-    message = "{metric} fell from {first_s} to {late_s} ({how}): gradients vanish"
+    message = "{metric} fell from {first:num} to {late:num} ({how}): gradients vanish"
 
     def evaluate(self, ctx):
         p = ctx.params
@@ -95,7 +94,7 @@ class VanishingGradients(Rule):
                 log_scale=True,
                 observed={"first": first, "late": late, "min": float(np.min(v))},
                 end_step=spans[-1].end_step,
-                fmt={"metric": metric, "first_s": fmt_num(first), "late_s": fmt_num(late), "how": how},
+                fmt={"how": how},
             )
 
     @classmethod

@@ -58,11 +58,11 @@ class CriticNotLearning(Rule):
     requires = ("loss/value", ("value/explained_var", "reward/std"))
     params = {"ev_max": 0.1, "min_points": 20}
     causes = {"value-undertrained": 0.7, "value-lr-mistuned": 0.6, "reward-not-normalized": 0.6, "gae-lambda": 0.2}
-    message = "value loss made no progress ({early_s} at the start, {late_s} at the end) and {fit}: the critic learns nothing"
+    message = "value loss made no progress ({early:num} at the start, {late:num} at the end) and {fit}: the critic learns nothing"
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = ctx.finite("loss/value")
+        s, v = ctx.req[0].steps, ctx.req[0].values
         n = len(v)
         if n < p["min_points"]:
             return
@@ -85,7 +85,7 @@ class CriticNotLearning(Rule):
             end_step=int(s[-1]),
             evidence=[f"value loss: median {fmt_num(early)} over the first {w} points, {fmt_num(late)} over the last {w}", *([learning] if learning else [])],
             severity="info" if learning else self.severity,
-            fmt={"early_s": fmt_num(early), "late_s": fmt_num(late), "fit": fit},
+            fmt={"fit": fit},
         )
 
     def _fit(self, ctx: RuleContext, late_loss: float) -> tuple[str | None, dict[str, float]]:

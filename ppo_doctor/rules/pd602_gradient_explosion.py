@@ -58,7 +58,7 @@ class GradientExplosion(Rule):
     requires = (("grad/norm", "grad/norm_critic"),)
     params = {"factor": EXPLODE_FACTOR, "error_factor": 100.0, "min_points": 10}
     causes = {"lr-too-high": 0.7, "no-grad-clipping": 0.5, "reward-not-normalized": 0.4, "reward-not-clipped": 0.3, "implementation-bug": 0.2}
-    message = "{metric} reached {peak_s} at step {peak_step}, {ratio_s}x its typical level of {base_s} ({count} point(s) over the limit {limit_s})"
+    message = "{metric} reached {peak:num} at step {peak_step}, {ratio:num}x its typical level of {baseline:num} ({count} point(s) over the limit {limit:num})"
 
     def evaluate(self, ctx):
         p = ctx.params
@@ -113,7 +113,7 @@ class GradientExplosion(Rule):
                 severity=severity,
                 causes=causes,
                 evidence=evidence,
-                fmt={"metric": metric, "peak_s": fmt_num(worst.peak_value), "ratio_s": fmt_num(ratio), "base_s": fmt_num(base), "count": int(over.sum()), "limit_s": fmt_num(limit)},
+                fmt={"limit": limit},
             )
 
     @classmethod
