@@ -7,7 +7,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .report.model import Report, RunReport
+from .results import Report, RunReport
+from .rules import registry
 from .run import Run
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,8 @@ def analyze(
 
     cfg = config or {}
     if is_table(path):
-        return Report(runs=[analyze_run(run_from_data(path, hparams=hparams, name=name, aliases=cfg.get("aliases")), cfg)])
+        run = run_from_data(path, hparams=hparams, name=name, aliases=cfg.get("aliases"))
+        return Report(runs=[analyze_run(run, cfg)], rules=registry.metadata(cfg.get("select"), cfg.get("ignore")))
     from .pipeline import Schedule, map_runs
 
     paths = path if isinstance(path, (list, tuple)) else [path]
@@ -62,7 +64,7 @@ def analyze(
         from .errors import PPODoctorError
 
         raise PPODoctorError(f"cannot analyse a {type(bad[0]).__name__}: expected {ACCEPTED}")
-    report = Report()
+    report = Report(rules=registry.metadata(cfg.get("select"), cfg.get("ignore")))
     schedule = Schedule.choose(executor=executor, jobs=jobs, dask=dask)
     for run_reports, errors in map_runs(paths, partial(analyze_run, config=cfg), schedule, aliases=cfg.get("aliases")):
         report.errors.extend(errors)

@@ -14,7 +14,7 @@ import importlib
 
 import click
 
-from . import __version__
+from ._version import __version__
 from .config import EXECUTORS
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

@@ -39,10 +39,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .findings import SEVERITY_RANK, Finding, RankedCause
 from .frame import RawRun, RawSeries, TextSample
-from .report.model import Report, RunReport
+from .results import SEVERITY_RANK, Finding, RankedCause, Report, RunReport
 from .run import Run
+from .rules import registry
 
 log = logging.getLogger(__name__)
 
@@ -326,7 +326,7 @@ class Monitor:
 
     def report(self) -> Report:
         """The full Report of everything logged so far: ``analyze`` of the same points."""
-        return Report(runs=[self.run_report()])
+        return Report(runs=[self.run_report()], rules=registry.metadata(self.config.get("select"), self.config.get("ignore")))
 
     def check(self) -> list[Finding]:
         """Findings that are new incidents, or whose severity rose, since the last check.

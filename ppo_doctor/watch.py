@@ -37,12 +37,11 @@ from typing import Any, Callable
 
 import click
 
-from .findings import Finding, RankedCause
 from .frame import RawRun, ReadIssue
 from .ingest.follow import Tail, fresh, tail_for
 from .monitor import Announcer, describe, top_fix
 from .report.json_out import finite_json
-from .report.model import Report, RunReport
+from .results import Finding, RankedCause, Report, RunReport
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ppo_doctor.findings import Finding, RankedCause
+from ppo_doctor.results import Finding, NotApplicable, RankedCause, Report, RunReport
 from ppo_doctor.frame import RawSeries, ReadIssue, RunFrame, TextSample
-from ppo_doctor.report.model import NotApplicable, Report, RunReport
 from ppo_doctor.run import Run
 from ppo_doctor.rules.engine import verdict_for
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ppo_doctor.diagnose import CAUSE_IDS, CAUSES, SYMPTOM_CAUSES, get_cause, rank_causes
-from ppo_doctor.findings import SYMPTOMS, Finding
+from ppo_doctor.results import SYMPTOMS, Finding
 from ppo_doctor.frame import RawRun, RawSeries
 from ppo_doctor.metrics import build_run
 from ppo_doctor.rules import registry

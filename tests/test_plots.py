@@ -14,7 +14,7 @@ from matplotlib.patches import Rectangle
 
 from ppo_doctor.cli import cli
 from ppo_doctor.report import plots
-from ppo_doctor.report.model import Report, RunReport
+from ppo_doctor.results import Report, RunReport
 from report_builders import hostile_report, healthy_report, kl_finding, make_run, unhealthy_report
 
 TESTS = Path(__file__).parent
@@ -215,7 +215,7 @@ def _spans(ax):
 
 
 def _hacking_report() -> RunReport:
-    from ppo_doctor.findings import Finding
+    from ppo_doctor.results import Finding
 
     rr = unhealthy_report()
     rr.findings.append(

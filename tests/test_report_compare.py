@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from ppo_doctor.cli import cli
 from ppo_doctor.report.compare import compare, metric_stats, render_json, render_markdown, render_text
-from ppo_doctor.report.model import Report, RunReport
+from ppo_doctor.results import Report, RunReport
 from report_builders import healthy_report, kl_finding, make_run, unhealthy_report
 
 

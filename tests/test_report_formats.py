@@ -12,10 +12,8 @@ import pytest
 
 from ppo_doctor.report import FORMATS, RenderOptions, render
 from ppo_doctor.report.github import escape_data, escape_property
-from ppo_doctor.report.model import Report
+from ppo_doctor.results import Report, RuleMeta
 from ppo_doctor.rules.engine import verdict_for
-from ppo_doctor.report import rulemeta
-from ppo_doctor.report.rulemeta import RuleMeta
 from ppo_doctor.report.json_out import json_schema
 from ppo_doctor.report.sarif import to_sarif
 from report_builders import (
@@ -30,12 +28,6 @@ from report_builders import (
 DATA = Path(__file__).parent / "data"
 # RFC 3986 characters; anything else in a URI must be percent-encoded
 URI_CHARS = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*$")
-
-
-@pytest.fixture(autouse=True)
-def no_registry(monkeypatch):
-    """Rule metadata comes from the hand-built reports only (the registry has its own tests)."""
-    monkeypatch.setattr(rulemeta, "registered_rules", lambda select=None, ignore=None: [])
 
 
 @pytest.fixture(scope="module")
@@ -295,13 +287,12 @@ def test_unknown_format_is_rejected():
 
 
 @pytest.mark.slow
-def test_html_report_of_sample_logs(sample_logs, tmp_path, monkeypatch):
+def test_html_report_of_sample_logs(sample_logs, tmp_path):
     """The shipped sample runs render to one page with plots for every run and findings."""
     from click.testing import CliRunner
 
     from ppo_doctor.cli import cli
 
-    monkeypatch.undo()  # the real registry: this is the end-to-end page
     out = tmp_path / "report.html"
     result = CliRunner().invoke(cli, ["report", str(sample_logs), "--isolated", "--format", "html", "-o", str(out)])
     assert result.exit_code == 0, result.output

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from ppo_doctor.findings import SEVERITIES, SYMPTOMS
+from ppo_doctor.results import SEVERITIES, SYMPTOMS
 from ppo_doctor.rules.engine import run_rules
 from ppo_doctor.rules.examples import example_run
 from ppo_doctor.rules.registry import CAUSE_IDS, all_rules

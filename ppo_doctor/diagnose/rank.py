@@ -24,7 +24,7 @@ import logging
 import math
 from collections import defaultdict
 
-from ..findings import Finding, RankedCause
+from ..results import Finding, RankedCause
 from ..run import Run
 from .catalog import CAUSE_IDS, SYMPTOM_CAUSES, Cause, get_cause
 from .evidence import Evidence, collect, domain, knob_value

@@ -36,9 +36,9 @@ from typing import Any, Callable, cast
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from ..findings import Finding
 from ..ingest.trainer_state import SUMMARY_MARKERS
 from ..monitor import Monitor, StopOn, describe, matches
+from ..results import Finding
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +179,7 @@ class DoctorCallback(TrainerCallback):
         out = Path(args.output_dir or ".")
         out.mkdir(parents=True, exist_ok=True)
         report = self.monitor.report()
-        options = RenderOptions(config=self.config, plots=self.plots)
+        options = RenderOptions(plots=self.plots)
         for name, fmt in ((REPORT_JSON, "json"), (REPORT_HTML, "html")):
             target = out / name
             target.write_text(render(report, fmt, options), encoding="utf-8")

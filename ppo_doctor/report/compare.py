@@ -15,10 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ..findings import Finding
+from ..results import Finding, RunReport
 from .escape import fmt_num, md, plain, step_span
 from .json_out import dumps, finite_json
-from .model import RunReport
 from .summary import TOP_CAUSES, verdict_line
 
 # Core metrics of the guides (reference/guides-digest.md "Metrics the guides say to watch");

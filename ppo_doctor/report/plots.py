@@ -34,10 +34,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogLocator, MaxNLocator
 
-from ..findings import Finding
+from ..results import Finding, Report, RunReport
 from ..run import Run
 from .escape import plain
-from .model import Report, RunReport
 
 log = logging.getLogger(__name__)
 

@@ -22,12 +22,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from .. import __version__
-from ..findings import Finding
+from .._version import __version__
+from ..results import Finding, Report, RunReport
 from ..run import Run
 from . import RenderOptions
 from .json_out import dumps, finite_json
-from .model import Report, RunReport
 from .rulemeta import RuleMeta, catalog
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -218,7 +217,7 @@ def _notifications(report: Report, bases: _Bases) -> list[dict[str, Any]]:
 
 
 def to_sarif(report: Report, rules: list[RuleMeta] | None = None, root: Path | None = None) -> dict[str, Any]:
-    """The SARIF log as a dict (``rules`` and ``root`` default to the registry and cwd)."""
+    """The SARIF log as a dict (``rules`` and ``root`` default to the report's rules and cwd)."""
     root = (root or Path.cwd()).resolve()
     metas = catalog(report, rules)
     index = {m.code: i for i, m in enumerate(metas)}

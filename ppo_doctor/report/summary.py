@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..findings import SEVERITY_RANK, Finding
+from ..results import SEVERITY_RANK, Finding, NotApplicable, Report, RunReport
 from ..rules.engine import unhealthy_reason
 from .escape import plain
-from .model import NotApplicable, Report, RunReport
 
 TOP_CAUSES = 3
 

@@ -4,7 +4,7 @@ A rule module defines one subclass of :class:`Rule` with:
 
 * ``code`` (``PD`` + 3 digits, the hundreds digit groups the symptom family) and ``name``
   (kebab-case); both work wherever a code is accepted (``--select``, ``explain``);
-* ``symptom`` (from :data:`ppo_doctor.findings.SYMPTOMS`) and default ``severity``;
+* ``symptom`` (from :data:`ppo_doctor.results.SYMPTOMS`) and default ``severity``;
 * ``requires``: canonical metrics, each entry a metric name or a tuple meaning "any of";
 * ``params``: defaults, overridable from ``[tool.ppo-doctor.rules.<name>]``;
 * ``causes``: cause id -> support weight given to diagnosis when the rule fires;
@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Iterable, Iterator
 import numpy as np
 import pandas as pd
 
-from ..findings import Finding
+from ..results import Finding
 from ..run import Run
 from .inputs import Input, finite_series, resolve
 from .messages import render
@@ -78,6 +78,12 @@ class RuleContext:
         return None
 
 
+def requirement_text(need: str | tuple[str, ...] | list[str], sep: str = "|") -> str:
+    """One ``Rule.requires`` entry as every report, listing and doc spells it: the metric, or
+    an "any of" group joined by ``sep`` (``a|b`` in reports, ``a | b`` in prose)."""
+    return need if isinstance(need, str) else sep.join(need)
+
+
 class Rule:
     code: ClassVar[str] = ""
     name: ClassVar[str] = ""
@@ -103,7 +109,7 @@ class Rule:
         for req in cls.requires:
             group = (req,) if isinstance(req, str) else tuple(req)
             if not any(run.frame.has(m) for m in group):
-                out.append("|".join(group))
+                out.append(requirement_text(group))
         return out
 
     # -- evaluation ---------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..detect import Span, TrendSummary, finite_xy, onset, summarize
-from ..findings import Finding
+from ..results import Finding
 from ..run import Run
 from .base import Rule, RuleContext
 from .inputs import early_late, metric_sign

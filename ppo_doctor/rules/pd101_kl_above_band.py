@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..detect import sustained_spans, theil_sen
-from ..findings import Finding
+from ..results import Finding
 from .base import Example, RuleContext
 from .common import SEQ_KL_BAND, TOKEN_KL_BAND, KLView, first_kl, kl_view, per_token_kl, sustain_window, unclipped_causes
 from .examples import ramp, saturating

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..findings import Finding
+from ..results import Finding
 from ..run import Run
 from .base import Example, RuleContext
 from .common import KLView, cfg_float, cfg_value, kl_view

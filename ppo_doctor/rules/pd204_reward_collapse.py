@@ -7,7 +7,7 @@ from typing import Iterator
 import numpy as np
 
 from ..detect import PeakDrop, peak_drop
-from ..findings import Finding
+from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 from .messages import fmt_num

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..findings import Finding
+from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .common import cfg_int, entropy_view
 from .messages import fmt_num

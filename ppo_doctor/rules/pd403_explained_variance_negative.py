@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..detect import approx_median
-from ..findings import Finding
+from ..results import Finding
 from .base import Example, RuleContext
 from .common import learning_despite_critic
 from .examples import ramp, saturating

@@ -6,7 +6,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ..findings import Finding
+from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .common import NAN_CAUSES
 from .examples import flat, saturating

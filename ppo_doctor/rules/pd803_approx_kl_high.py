@@ -6,7 +6,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ..findings import Finding
+from ..results import Finding
 from .base import Example, RuleContext
 from .common import cfg_float, unclipped_causes
 from .examples import flat, saturating

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Generic, Iterable, Iterator, Protocol, TypeVar
 import numpy as np
 
 from ..detect import Oscillation, Span, oscillation, sustained_spans
-from ..findings import Finding
+from ..results import Finding
 from .base import Rule, RuleContext
 from .common import incident, sustain_window
 from .messages import fmt_num

@@ -15,7 +15,7 @@ import io
 import math
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..report.escape import html_text as e
 from ..report.html import CSP, CSS
 from .attribution import Split

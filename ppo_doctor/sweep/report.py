@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._version import __version__
 from ..frame import ReadIssue
 from ..run import Run
 from .attribution import Attribution
@@ -60,8 +61,6 @@ class SweepReport:
     tables: list[str] = field(default_factory=list)  # sweep tables joined to the runs
 
     def to_dict(self) -> dict[str, Any]:
-        from .. import __version__
-
         return {
             "schema_version": SWEEP_SCHEMA_VERSION,
             "kind": "sweep",
