@@ -43,17 +43,15 @@ class ClipfracHigh(SustainedRule[Input]):
     causes = {"lr-too-high": 0.7, "too-many-ppo-epochs": 0.7, "batch-too-large": 0.2}
     message = "clip fraction stays above {max_clipfrac:g} {since} (median {median:num} there, peak value {peak:num})"
 
-    def level(self, ctx: RuleContext, x: Input) -> float:
-        return float(ctx.params["max_clipfrac"])
+    level_param = "max_clipfrac"
+    error_param = "error_clipfrac"
 
     def report(self, ctx: RuleContext, st: Stretch[Input]) -> Iterator[Finding]:
         causes, evidence = unclipped_causes(ctx, self.causes)
         epochs = cfg_int(ctx.run, "ppo_epochs")
         if epochs is not None:
             evidence.insert(0, f"config: ppo_epochs={epochs}")
-        severity = "error" if st.median >= ctx.params["error_clipfrac"] else "warning"
-        observed = {"median": st.median, "peak": st.worst.peak_value}
-        yield self.incident(ctx, st, observed=observed, severity=severity, causes=causes, evidence=evidence)
+        yield self.incident(ctx, st, causes=causes, evidence=evidence)
 
     @classmethod
     def bad_example(cls):

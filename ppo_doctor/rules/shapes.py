@@ -3,10 +3,12 @@ metadata and the lines that are its own.
 
 * :class:`SustainedRule`: a metric beyond a level for a sustained stretch (60 % of a window of
   5 % of the run: :func:`.common.sustain_window`), the level fixed or taken from the series'
-  own early window ("fell below 40 % of its early level").  The rule says where its points
-  come from (``points``, default its first ``requires`` entry), the level (``level``) and
-  what it reports (``report``), and builds its finding with :meth:`SustainedRule.incident`,
-  which fills in the metric, the onset, the worst point and the end of the stretches.
+  own early window ("fell below 40 % of its early level").  The rule names the parameter of
+  its level (``level_param``) and of its error level (``error_param``), or says how it gets
+  them (``level``, ``points``: default its first ``requires`` entry); by default it reports
+  one finding with the stretches' median and worst value.  A rule with more to say overrides
+  ``report`` and builds its finding with :meth:`SustainedRule.incident`, which fills in the
+  metric, the onset, the worst point and the end of the stretches.
 * :class:`OscillationRule`: a series that swings back and forth without converging
   (:func:`ppo_doctor.detect.oscillation`); the rule names its points and its message.
 """
@@ -74,6 +76,11 @@ class Stretch(Generic[P]):
         """Median of the values inside the stretches."""
         return float(np.median(self.covered))
 
+    @property
+    def summary(self) -> dict[str, float]:
+        """``median`` of the stretches and their worst value (``peak`` up, ``min`` down)."""
+        return {"median": self.median, "peak" if self.direction == "up" else "min": self.worst.peak_value}
+
 
 class SustainedRule(Rule, Generic[P]):
     """Base of "a metric beyond a level for a sustained stretch".
@@ -84,6 +91,10 @@ class SustainedRule(Rule, Generic[P]):
     """
 
     direction: ClassVar[str] = "up"
+    # the parameters holding the level and the level whose crossing by the stretches' median
+    # makes the finding an error (None: the rule's own severity throughout)
+    level_param: ClassVar[str] = ""
+    error_param: ClassVar[str | None] = None
     # estimate the onset on log10 of the series (norms and losses grow multiplicatively)
     log_scale: ClassVar[bool] = False
 
@@ -91,13 +102,24 @@ class SustainedRule(Rule, Generic[P]):
         """The series to judge: the first ``requires`` entry, resolved (``ctx.req[0]``)."""
         return ctx.req[0]  # type: ignore[return-value]
 
-    def report(self, ctx: RuleContext, st: Stretch[P]) -> Iterable[Finding]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def report(self, ctx: RuleContext, st: Stretch[P]) -> Iterable[Finding]:
+        """One finding with the stretches' :attr:`Stretch.summary` (override to say more)."""
+        yield self.incident(ctx, st)
 
-    def incident(self, ctx: RuleContext, st: Stretch[P], *, observed: dict[str, float], **kw: Any) -> Finding:
+    def graded(self, ctx: RuleContext, st: Stretch[P]) -> str:
+        """"error" when the stretches' median reaches the ``error_param`` level, else the
+        rule's severity."""
+        if self.error_param is None:
+            return self.severity
+        limit = ctx.params[self.error_param]
+        return "error" if (st.median >= limit if self.direction == "up" else st.median <= limit) else self.severity
+
+    def incident(self, ctx: RuleContext, st: Stretch[P], *, observed: dict[str, float] | None = None, **kw: Any) -> Finding:
         """The finding for ``st``: onset before the first stretch, threshold step at its start,
-        peak at the worst stretch's worst point, end at the last stretch's end (each
-        overridable), message filled from ``observed`` and ``fmt``."""
+        peak at the worst stretch's worst point, end at the last stretch's end, severity
+        :meth:`graded` (each overridable), message filled from ``observed`` (default
+        :attr:`Stretch.summary`) and ``fmt``."""
+        kw.setdefault("severity", self.graded(ctx, st))
         kw.setdefault("peak_step", st.worst.peak_step)
         kw.setdefault("end_step", st.last.end_step)
         kw.setdefault("log_scale", self.log_scale)
@@ -109,12 +131,14 @@ class SustainedRule(Rule, Generic[P]):
             values=st.points.values,
             span=st.first,
             direction=self.direction,
-            observed=observed,
+            observed=st.summary if observed is None else observed,
             **kw,
         )
 
-    def level(self, ctx: RuleContext, x: P) -> float | None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def level(self, ctx: RuleContext, x: P) -> float | None:
+        """The level the points must stay beyond (None: nothing to judge): by default the
+        ``level_param`` parameter."""
+        return float(ctx.params[self.level_param])
 
     def beyond(self, ctx: RuleContext, x: P, level: float) -> np.ndarray:
         """The points beyond ``level`` (above it for "up", below it for "down")."""
