@@ -5,7 +5,9 @@ a rule its resolved ``requires``."""
 
 from __future__ import annotations
 
+import ast
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +21,35 @@ from ppo_doctor.rules.registry import all_rules
 
 RULES = all_rules()
 IDS = [r.code for r in RULES]
+PACKAGE = Path(__file__).resolve().parents[1] / "ppo_doctor"
+
+
+def _imports(path: Path) -> list[tuple[str, list[str]]]:
+    """(module as written, with leading dots; names imported) of every import in ``path``."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            out.append(("." * node.level + (node.module or ""), [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            out.extend((a.name, []) for a in node.names)
+    return out
+
+
+def test_rules_use_only_the_public_detectors():
+    for path in sorted((PACKAGE / "rules").glob("*.py")):
+        for module, names in _imports(path):
+            if module.lstrip(".").startswith("detect") or module.startswith("ppo_doctor.detect"):
+                assert module in ("..detect", "ppo_doctor.detect"), f"{path.name} imports {module}"
+                assert not [n for n in names if n.startswith("_")], f"{path.name} imports private {names}"
+
+
+def test_detect_imports_nothing_ppo_specific():
+    for path in sorted((PACKAGE / "detect").glob("*.py")):
+        for module, _ in _imports(path):
+            top = module.split(".")[0]
+            assert (module.startswith(".") and not module.startswith("..")) or top in ("__future__", "numpy", "dataclasses", "math", "typing"), (
+                f"detect/{path.name} imports {module}"
+            )
 
 
 def _as_dicts(findings):

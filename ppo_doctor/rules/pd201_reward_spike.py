@@ -9,8 +9,8 @@ import numpy as np
 from ..detect import Span, approx_median, default_window, quantiles, spans_to_mask, spike_scores, spikes
 from .base import Example, Rule, RuleContext
 from .common import incident
-from .messages import fmt_num
 from .examples import saturating, with_points
+from .messages import fmt_num
 
 
 # A batch whose reward std is under this share of the run's median std scored (nearly) one value.

@@ -8,10 +8,10 @@ from ..detect import summarize
 from ..hparams import temperature_regime
 from .base import Example, Rule, RuleContext
 from .common import cfg_float, kl_view
+from .examples import flat, saturating
 from .inputs import early_late
 from .messages import fmt_num
 from .pd204_reward_collapse import RewardCollapse, collapsed
-from .examples import flat, saturating
 
 
 def no_movement_evidence(ctx: RuleContext, kl_frac: float = 0.05) -> list[str]:

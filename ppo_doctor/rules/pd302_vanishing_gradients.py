@@ -7,8 +7,8 @@ import numpy as np
 from ..detect import sustained_spans
 from .base import Example, Rule, RuleContext
 from .common import incident, sustain_window
-from .inputs import early_late
 from .examples import decay, flat
+from .inputs import early_late
 
 
 class VanishingGradients(Rule):

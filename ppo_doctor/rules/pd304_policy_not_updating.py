@@ -7,8 +7,8 @@ import numpy as np
 from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .common import cfg_int, entropy_view
-from .messages import fmt_num
 from .examples import flat
+from .messages import fmt_num
 from .pd301_reward_not_improving import no_movement_evidence
 
 

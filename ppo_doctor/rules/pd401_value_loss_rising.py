@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import approx_median, mask_to_spans, theil_sen
-from ..detect._util import block_min
+from ..detect import approx_median, block_min, mask_to_spans, theil_sen
 from .base import Example, Rule
 from .common import incident
+from .examples import decay, ramp, saturating
 from .inputs import windows
 from .messages import fmt_num
-from .examples import decay, ramp, saturating
 from .value_scale import reward_scale, window_slices
 
 

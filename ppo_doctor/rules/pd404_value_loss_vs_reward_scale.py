@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Example, Rule
-from .inputs import windows
 from .examples import decay, flat
+from .inputs import windows
 from .value_scale import reward_scale, window_slices
 
 

@@ -8,9 +8,9 @@ import numpy as np
 
 from .base import Example, Rule, RuleContext
 from .common import learning_despite_critic
+from .examples import flat, ramp, saturating
 from .inputs import early_late, windows
 from .messages import fmt_num
-from .examples import flat, ramp, saturating
 
 
 class CriticNotLearning(Rule):

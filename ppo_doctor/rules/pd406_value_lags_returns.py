@@ -7,9 +7,9 @@ import numpy as np
 from ..detect import sustained_spans
 from .base import Example, Rule
 from .common import align, incident, sustain_window
+from .examples import flat, saturating
 from .inputs import early_late
 from .messages import fmt_num
-from .examples import flat, saturating
 
 
 class ValueLagsReturns(Rule):

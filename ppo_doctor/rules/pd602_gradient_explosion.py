@@ -8,9 +8,9 @@ from ..detect import mask_to_spans, sustained_mask
 from ..run import Run
 from .base import Example, Rule
 from .common import EXPLODE_FACTOR, cfg_float, clipping_off, incident
+from .examples import flat, with_points
 from .inputs import early_late
 from .messages import fmt_num
-from .examples import flat, with_points
 
 CRITIC_CAUSES = {"value-lr-mistuned": 0.8, "reward-not-normalized": 0.5, "reward-not-clipped": 0.4, "no-grad-clipping": 0.4}
 

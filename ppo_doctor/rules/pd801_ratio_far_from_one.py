@@ -7,8 +7,8 @@ import numpy as np
 from ..detect import mask_to_spans, outside, sustained_spans
 from .base import Example, Rule
 from .common import incident, sustain_window, unclipped_causes
-from .messages import fmt_num
 from .examples import flat, with_points
+from .messages import fmt_num
 
 
 class RatioFarFromOne(Rule):
