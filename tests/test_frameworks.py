@@ -11,7 +11,7 @@ import pytest
 from ppo_doctor import frameworks
 from ppo_doctor.diagnose.evidence import domain as diagnosis_domain
 from ppo_doctor.frame import RawRun, RawSeries, TextSample
-from ppo_doctor.ingest import load_runs
+from ppo_doctor import load_runs
 from ppo_doctor.metrics import build_run
 from ppo_doctor.rules.common import is_classic_rl, is_grpo, is_llm_rl
 

@@ -24,8 +24,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import frameworks
 from ..frameworks import GRPO_FRAMEWORKS
+from ..frameworks import domain as framework_domain
 from ..hparams import temperature_regime
 from ..metrics import NONNEGATIVE_ESTIMATORS
 from ..run import Run
@@ -46,7 +46,7 @@ class _View:
     def __init__(self, run: Run):
         self.run = run
         self.config: dict[str, Any] = run.config or {}
-        self.domain = frameworks.domain(run.framework, run.frame.has, texts=bool(run.texts))
+        self.domain = framework_domain(run.framework, run.frame.has, texts=bool(run.texts))
 
     def has_cfg(self, key: str) -> bool:
         return key in self.config

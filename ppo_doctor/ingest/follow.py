@@ -34,6 +34,7 @@ import numpy as np
 from ..errors import PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue
 from . import reader_for, tfrecord
+from .jsonl import _records_to_runs, parse_lines
 from .tb_collect import Collector
 from .tb_events import WALL_TIME_KEY
 from .tb_fastpath import MAX_FAST_LENGTH, decode_fast
@@ -124,7 +125,6 @@ class JsonlTail(Tail):
     def poll(self) -> bool:
         if self._fallback is not None:
             return self._fallback.poll()
-        from .jsonl import parse_lines
 
         chunk = _read_from(self.path, self._offset)
         end = chunk.rfind(b"\n") + 1
@@ -151,7 +151,6 @@ class JsonlTail(Tail):
             return self._fallback.raw_runs()
         if not self._records:
             return None
-        from .jsonl import _records_to_runs
 
         return _records_to_runs(self.path, list(self._records), list(self._lines), list(self._issues))
 
