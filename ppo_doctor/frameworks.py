@@ -5,11 +5,15 @@ and which classic-control / game policies, and how their logs name evaluation se
   with what each one is; :data:`MARKERS` and :data:`CONFIG_MARKERS`, the tag and config keys
   that point to each.
 * :func:`domain`: ``"llm"``, ``"classic"`` or ``"unknown"`` for a run, decided by its
-  framework id alone when the id is known, else by what the log holds: metrics only LLM
-  training produces (a reference KL, response lengths) or generated texts make it an LLM run,
-  classic-RL episode-return tags (``ep_rew_mean``, ``episode_reward`` ...) a classic-RL one.
+  framework id alone when the id is known, else by its mapped metrics: one that only LLM
+  training produces (a reference KL, response lengths) or generated texts make it an LLM run.
   Ids are compared whole, never as substrings, so a name that merely contains "gym" or "trl"
-  decides nothing.
+  decides nothing. The rules (``rules/common``) and the diagnosis (``diagnose/evidence``) both
+  read it. An unknown framework's log with classic-RL episode-return tags (:data:`EPISODE_TAGS`,
+  :func:`logs_episodes`) is read with the classic-RL spellings of the generic alias table, but
+  its domain stays ``"unknown"``: classifying it as classic RL would drop PD902's "KL health not
+  judged" note on three corpus runs (gail-ppo-cartpole-tf2, procgen-starpilot-ppo-conceptppo,
+  tf1-a2c-minigrid-stagnant), a behaviour change left to its own issue.
 * :data:`EVAL_PREFIXES` and :func:`is_eval_key`: keys of evaluation rows, kept apart from the
   training series by every reader; :data:`VERL_CONSOLE_EVAL_PREFIXES` and
   :data:`HF_EVAL_ROW_PREFIXES` are the two formats whose names differ (see there).
