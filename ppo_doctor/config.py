@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import ConfigError
+from .report import FORMATS
+from .results import SEVERITIES
 from .metrics import CANONICAL
 from .rules.engine import validate_rule_options, validate_selection
 
@@ -47,9 +49,8 @@ CONFIG_FILE = "ppo-doctor.toml"
 PYPROJECT = "pyproject.toml"
 TOOL_TABLE = "ppo-doctor"
 
-FAIL_ON = ("info", "warning", "error", "never")
-FORMATS = ("text", "markdown", "html", "json", "sarif", "junit", "github")
-EXECUTORS = ("local", "processes", "dask")  # ppo_doctor.pipeline.EXECUTORS (kept import-free here)
+FAIL_ON = (*SEVERITIES, "never")  # the lowest severity that fails check / watch, or never
+EXECUTORS = ("local", "processes", "dask")  # how ppo_doctor.pipeline schedules runs
 
 DEFAULTS: dict[str, Any] = {
     "fail_on": "error",
