@@ -35,6 +35,10 @@ SYMPTOMS = (
     "log_quality",
 )
 
+# The kinds of observation a finding is made on (``Finding.observes``): the logged scalars, or
+# the generated text samples (PD95x), which diagnosis weighs as independent evidence.
+OBSERVES = ("metrics", "texts")
+
 SEVERITIES = ("info", "warning", "error")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 
@@ -45,7 +49,10 @@ class Finding:
 
     ``start_step`` is the onset (where the trouble began, estimated by change-point
     detection), ``threshold_step`` where a threshold was first crossed, ``end_step`` the
-    last step of the incident and ``peak_step`` its worst point.
+    last step of the incident and ``peak_step`` its worst point.  ``observes`` says what the
+    finding was made on (:data:`OBSERVES`); ``band`` is the healthy level the rule judged the
+    metric against when it has one (PD101's KL band), which plots draw as a reference line.
+    Neither is part of the JSON report.
     """
 
     code: str
@@ -61,12 +68,16 @@ class Finding:
     observed: dict[str, float] = field(default_factory=dict)
     causes: dict[str, float] = field(default_factory=dict)  # cause id -> support weight
     evidence: list[str] = field(default_factory=list)
+    observes: str = "metrics"
+    band: float | None = None
 
     def __post_init__(self) -> None:
         if self.symptom not in SYMPTOMS:
             raise ValueError(f"unknown symptom {self.symptom!r}")
         if self.severity not in SEVERITIES:
             raise ValueError(f"unknown severity {self.severity!r}")
+        if self.observes not in OBSERVES:
+            raise ValueError(f"unknown kind of observation {self.observes!r}")
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {

@@ -159,7 +159,7 @@ def test_format_from_config_and_output_file(calls, tmp_path):
     result = run("check", "err", "-o", "out.xml")
     # nothing on stdout; stderr's one closing line says why the check fails
     assert result.exit_code == 1 and result.stdout == ""
-    assert result.stderr.strip().splitlines() == ["ppo-doctor: exit 1: 2 finding(s) at or above error in 1 of 1 run(s): PD101, PD901"]
+    assert result.stderr.strip().splitlines() == ["ppo-doctor: exit 1: 2 finding(s) at or above error in 1 of 1 run(s): PD101, PD601"]
     root = ET.parse(tmp_path / "out.xml").getroot()
     assert root.tag == "testsuites" and int(root.get("failures")) == 2
     # --format beats the file

@@ -180,7 +180,7 @@ def test_the_rule_band_is_drawn_as_a_reference_line():
     from dataclasses import replace
 
     rr = unhealthy_report()
-    rr.findings[0] = replace(kl_finding(), observed={"peak": 40.0, "band": 10.0, "late": 38.0})
+    rr.findings[0] = replace(kl_finding(), observed={"peak": 40.0, "late": 38.0}, band=10.0)
     spec = next(s for s in plots.plot_specs(rr) if s.group == "kl")
     ax = _axes_by_metric(plots.draw(spec))["kl/ref"]
     bands = [ln for ln in ax.lines if ln.get_linestyle() == ":" and list(ln.get_ydata()) == [10.0, 10.0]]
@@ -191,7 +191,7 @@ def test_a_band_shared_by_two_findings_is_drawn_once():
     from dataclasses import replace
 
     rr = unhealthy_report()
-    banded = replace(kl_finding(), observed={"peak": 40.0, "band": 10.0})
+    banded = replace(kl_finding(), observed={"peak": 40.0}, band=10.0)
     rr.findings[0] = banded
     rr.findings.append(replace(banded, code="PD202", name="reward-hacking"))
     spec = next(s for s in plots.plot_specs(rr) if s.group == "kl")
