@@ -32,9 +32,10 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from .analyze import analyze, analyze_run
+from .config import Config
 from .exits import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from .frame import RawRun, ReadIssue
 from .ingest import _read_source
@@ -70,9 +71,9 @@ class Watcher:
         clock: the time source (tests drive it).
     """
 
-    def __init__(self, path: str | Path, config: dict[str, Any], emit: Callable[[dict[str, Any]], None], *, idle: float = 120.0, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, path: str | Path, config: Config | Mapping[str, Any] | None, emit: Callable[[dict[str, Any]], None], *, idle: float = 120.0, clock: Callable[[], float] = time.time) -> None:
         self.path = Path(path)
-        self.config = config
+        self.config = Config.coerce(config)
         self.emit = emit
         self.idle = idle
         self.clock = clock
@@ -105,7 +106,7 @@ class Watcher:
                 tail = tails.get(str(fpath))
                 return None if tail is None else fresh(tail.raw_runs())
 
-            runs, _ = _read_source(source, self.config.get("aliases"), read_file)
+            runs, _ = _read_source(source, self.config.aliases, read_file)
             for run in runs:
                 self._announce(analyze_run(run, self.config))
 

@@ -46,7 +46,7 @@ def calls(monkeypatch, tmp_path):
     seen: list[dict] = []
 
     def fake_analyze(path, config=None, *, jobs=1):
-        seen.append({"path": str(path), "config": dict(config or {}), "jobs": jobs})
+        seen.append({"path": str(path), "config": config.to_dict(), "jobs": jobs})
         return REPORTS[Path(path).name]()
 
     monkeypatch.setattr(ANALYZE, "analyze", fake_analyze)

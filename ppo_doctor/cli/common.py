@@ -18,7 +18,7 @@ from typing import Any, Callable, NoReturn
 
 import click
 
-from ..config import EXECUTORS, resolve_with_sources
+from ..config import EXECUTORS, Config, resolve_with_sources
 from ..errors import PPODoctorError
 from ..exits import EXIT_ERROR
 from ..report.escape import plain
@@ -35,11 +35,11 @@ def split(values: tuple[str, ...]) -> list[str] | None:
     return items or None
 
 
-def resolve_settings(cli: dict[str, Any], config_file: str | None, isolated: bool) -> dict[str, Any]:
+def resolve_settings(cli: dict[str, Any], config_file: str | None, isolated: bool) -> Config:
     return resolve_settings_and_sources(cli, config_file, isolated)[0]
 
 
-def resolve_settings_and_sources(cli: dict[str, Any], config_file: str | None, isolated: bool) -> tuple[dict[str, Any], dict[str, str]]:
+def resolve_settings_and_sources(cli: dict[str, Any], config_file: str | None, isolated: bool) -> tuple[Config, dict[str, str]]:
     try:
         return resolve_with_sources(cli, config_file=config_file, isolated=isolated)
     except PPODoctorError as exc:
@@ -104,8 +104,9 @@ def run_on_options() -> list[Callable]:
     ]
 
 
-def show_settings(settings: dict[str, Any], sources: dict[str, str]) -> str:
+def show_settings(config: Config, sources: dict[str, str]) -> str:
     """``key = value  # source`` lines (TOML spelling, JSON values) for ``--show-settings``."""
+    settings = config.to_dict()
     width = max(len(k) for k in settings)
     lines = []
     for key in sorted(settings):

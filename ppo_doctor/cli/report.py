@@ -16,7 +16,7 @@ from typing import Any, Callable
 import click
 
 from ..analyze import analyze
-from ..config import FAIL_ON, FORMATS, EXECUTORS
+from ..config import EXECUTORS, FAIL_ON, FORMATS, Config
 from ..errors import PPODoctorError
 from ..exits import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from ..pipeline import load
@@ -42,14 +42,14 @@ from .common import (
     verbosity,
 )
 
-def _analyze(paths: tuple[str, ...], settings: dict[str, Any], *, quiet: bool = False) -> Report:
+def _analyze(paths: tuple[str, ...], settings: Config, *, quiet: bool = False) -> Report:
     """Analyse every path, with a progress line on a TTY; bad input never raises here."""
     report = Report()
     for path in paths:
         with Progress(f"reading {path}", quiet=quiet):
             try:
-                run_on = {k: settings[k] for k in ("executor", "dask") if settings.get(k)}
-                part = analyze(path, settings, jobs=settings["jobs"], **run_on)
+                run_on: dict[str, Any] = {k: v for k, v in (("executor", settings.executor), ("dask", settings.dask)) if v}
+                part = analyze(path, settings, jobs=settings.jobs, **run_on)
             except PPODoctorError as exc:
                 fail(str(exc))
         report.runs.extend(part.runs)
@@ -120,9 +120,10 @@ def statistics(report: Report) -> str:
     return "".join(f"{n:>5}  {plain(code)}  {plain(name)}\n" for (code, name), n in rows)
 
 
-def _run_and_render(ctx: click.Context, opts: dict[str, Any]) -> tuple[Report, dict[str, Any]] | None:
+def _run_and_render(ctx: click.Context, opts: dict[str, Any]) -> tuple[Report, Config, int] | None:
     """Resolve the settings, analyse, apply a baseline, and write the report (or the
-    statistics); None when ``--show-settings`` printed the settings instead."""
+    statistics); the report, the settings and how many findings the baseline dropped, or None
+    when ``--show-settings`` printed the settings instead."""
     verbose = verbosity(ctx, opts["verbose"])
     quiet = opts["quiet"]
     quiet_logging(quiet)
@@ -133,25 +134,26 @@ def _run_and_render(ctx: click.Context, opts: dict[str, Any]) -> tuple[Report, d
         return None
     paths = opts["paths"]
     report = _analyze(paths, settings, quiet=quiet > 0)
+    baselined = 0
     if opts.get("baseline"):
         try:
             known = read_baseline(opts["baseline"])
         except PPODoctorError as exc:
             fail(str(exc))
-        settings["baselined"] = drop_baselined(report, known)
-    fmt = settings["format"]
+        baselined = drop_baselined(report, known)
+    fmt = settings.format
     color = fmt == "text" and use_color(opts["color"], to_stdout(output) and sys.stdout.isatty())
     if quiet < 2:
         if opts["statistics"]:
             text = statistics(report)
         else:
-            options = RenderOptions(fail_on=settings["fail_on"], color=color, verbose=verbose)
+            options = RenderOptions(fail_on=settings.fail_on, color=color, verbose=verbose)
             with Progress(f"writing the {fmt} report", quiet=quiet > 0):  # html draws every plot: slow on big inputs
                 text = render(report, fmt, options)
         emit(text, output, color=color)
     shown = to_stdout(output) and fmt == "text" and quiet < 2 and not opts["statistics"]
     _check_readable(report, paths, errors_shown=shown)
-    return report, settings
+    return report, settings, baselined
 
 
 @click.command()
@@ -198,7 +200,7 @@ def check(ctx: click.Context, **opts: Any) -> None:
     result = _run_and_render(ctx, opts)
     if result is None:
         return
-    rep, settings = result
+    rep, settings, baselined = result
     if opts["write_baseline"]:
         try:
             n = write_baseline(rep, opts["write_baseline"])
@@ -207,13 +209,13 @@ def check(ctx: click.Context, **opts: Any) -> None:
         if not opts["quiet"]:
             click.echo(f"ppo-doctor: exit 0: wrote {n} finding(s) to the baseline {plain(opts['write_baseline'])}", err=True)
         sys.exit(EXIT_OK)
-    code, line = exit_line(rep, settings["fail_on"], settings.get("baselined", 0))
+    code, line = exit_line(rep, settings.fail_on, baselined)
     if not opts["quiet"]:
         click.echo(line, err=True)
     sys.exit(code)
 
 
-def _single_run(path: str, settings: dict[str, Any], what: str) -> RunReport:
+def _single_run(path: str, settings: Config, what: str) -> RunReport:
     rep = _analyze((path,), settings)
     _check_readable(rep, (path,))
     if len(rep.runs) != 1:

@@ -47,7 +47,7 @@ def sweep(roots, fmt, output, select, ignore, config_file, isolated, jobs, execu
     cli = {"select": split(select), "ignore": split(ignore), "jobs": jobs, "executor": executor, "dask": dask_address}
     settings = resolve_settings(cli, config_file, isolated)
     try:
-        schedule = Schedule.choose(executor=settings["executor"], jobs=settings["jobs"], dask=settings["dask"])
+        schedule = Schedule.choose(executor=settings.executor, jobs=settings.jobs, dask=settings.dask)
         with ProgressBar() as bar:
             report = run_sweep(list(roots), settings, schedule, progress=bar)
     except PPODoctorError as exc:

@@ -75,4 +75,4 @@ def watch(path: str, fmt: str, interval: float, idle: float, exec_cmd: str | Non
             time.sleep(interval)
     except KeyboardInterrupt:
         reason = "interrupted"
-    sys.exit(watcher.finish(reason, settings["fail_on"]))
+    sys.exit(watcher.finish(reason, settings.fail_on))
