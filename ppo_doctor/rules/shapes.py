@@ -11,6 +11,9 @@ metadata and the lines that are its own.
   metric, the onset, the worst point and the end of the stretches.
 * :class:`OscillationRule`: a series that swings back and forth without converging
   (:func:`ppo_doctor.detect.oscillation`); the rule names its points and its message.
+
+A rule of another shape that finds spans of its own (spikes, points over a limit) holds them
+in a :class:`Stretch` and builds its finding with :func:`stretch_incident`.
 """
 
 from __future__ import annotations
