@@ -14,7 +14,7 @@ from ._version import __version__
 from .analyze import analyze, analyze_run
 from .errors import ConfigError, LogReadError, PPODoctorError
 from .frame import RunFrame
-from .ingest import load, load_runs
+from .pipeline import load, load_runs
 from .monitor import Monitor
 from .results import SYMPTOMS, Finding, RankedCause, Report, RunReport
 from .run import MetricInfo, Run

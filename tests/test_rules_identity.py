@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ppo_doctor.ingest import load_runs
+from ppo_doctor import load_runs
 from ppo_doctor.rules.base import Example, RuleContext
 from ppo_doctor.rules.examples import example_run, flat
 from ppo_doctor.rules.messages import TemplateError, fmt_num, render

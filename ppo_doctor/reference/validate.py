@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from ..analyze import analyze
 from ..results import SEVERITY_RANK, SYMPTOMS
 from .scenarios import Scenario
 
@@ -326,7 +327,6 @@ def run_suite(
     overrides: dict[str, Any] | None = None,
 ) -> list[Outcome]:
     """Simulate each scenario into ``workdir/<name>`` and analyse it with ``ppo_doctor.analyze``."""
-    from ..analyze import analyze
 
     outcomes = []
     for sc in scenarios:

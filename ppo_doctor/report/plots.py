@@ -35,6 +35,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import LogLocator, MaxNLocator
 
 from ..results import Finding, Report, RunReport
+from ..rules import registry
 from ..run import Run
 from .escape import plain
 
@@ -188,7 +189,6 @@ def rule_metrics(f: Finding, run: Run | None = None) -> set[str]:
     """The metrics a finding's rule reads (``Rule.requires``), with the finding's own metric;
     just the latter for a code no rule has.  An "any of" tuple counts whole, or, given the
     run, as its first alternative the run logged (the one the rule read)."""
-    from ..rules import registry
 
     out = {f.metric}
     try:

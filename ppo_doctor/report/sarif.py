@@ -27,6 +27,7 @@ from ..results import Finding, Report, RunReport
 from ..run import Run
 from . import RenderOptions
 from .json_out import dumps, finite_json
+from .locate import step_lines
 from .rulemeta import RuleMeta, catalog
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -115,7 +116,6 @@ def _raw_tag(run: Run, metric: str, source: str) -> str | None:
 def finding_locations(rr: RunReport) -> list[tuple[str, int | None]]:
     """``(file, line)`` of each finding of ``rr``: the file that logged its metric and, in a
     JSONL/CSV log, the line of its onset step (:mod:`ppo_doctor.report.locate`), else None."""
-    from .locate import step_lines
 
     run = rr.run
     spots = []

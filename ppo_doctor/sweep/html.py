@@ -19,7 +19,7 @@ from .._version import __version__
 from ..report.escape import html_text as e
 from ..report.html import CSP, CSS
 from .attribution import Split
-from .render import HEADER, row_cells, shown_splits, split_note, tally
+from .cells import HEADER, row_cells, shown_splits, split_note, tally
 from .report import SweepReport
 
 MAX_PLOTS = 4

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._version import __version__
+from ..analyze import analyze_run
 from ..frame import ReadIssue
 from ..run import Run
 from .attribution import Attribution
@@ -83,7 +84,6 @@ class SweepReport:
 
 def sweep_row(run: Run, config: dict[str, Any] | None = None) -> SweepRow:
     """Analyse one run and keep what a sweep report shows of it (runs in the worker)."""
-    from ..analyze import analyze_run
 
     rep = analyze_run(run, config)
     rng = run.frame.step_range()
