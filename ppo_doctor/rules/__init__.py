@@ -15,7 +15,6 @@ ppo_doctor.rules.docs``).
 from __future__ import annotations
 
 from .base import Example, Rule, RuleContext
-from .engine import run_rules, validate_rule_options, validate_selection, verdict_for
 from .registry import all_rules, get, select
 
 __all__ = [
@@ -25,8 +24,4 @@ __all__ = [
     "all_rules",
     "get",
     "select",
-    "run_rules",
-    "verdict_for",
-    "validate_rule_options",
-    "validate_selection",
 ]
