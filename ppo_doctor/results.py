@@ -51,8 +51,10 @@ class Finding:
     detection), ``threshold_step`` where a threshold was first crossed, ``end_step`` the
     last step of the incident and ``peak_step`` its worst point.  ``observes`` says what the
     finding was made on (:data:`OBSERVES`); ``band`` is the healthy level the rule judged the
-    metric against when it has one (PD101's KL band), which plots draw as a reference line.
-    Neither is part of the JSON report.
+    metric against when it has one (PD101's KL band), which plots draw as a reference line;
+    ``reads`` the metrics its rule reads (``Rule.requires``, one tuple per "any of" group), so
+    a plot shades the incident on them too without asking the rule registry.  None of the
+    three is part of the JSON report.
     """
 
     code: str
@@ -70,6 +72,7 @@ class Finding:
     evidence: list[str] = field(default_factory=list)
     observes: str = "metrics"
     band: float | None = None
+    reads: tuple[tuple[str, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if self.symptom not in SYMPTOMS:

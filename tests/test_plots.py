@@ -221,7 +221,8 @@ def _hacking_report() -> RunReport:
     rr = unhealthy_report()
     rr.findings.append(
         Finding(code="PD202", name="reward-hacking", symptom="reward_hacking", severity="error", metric="kl/ref",
-                message="reward rose while KL rose", start_step=130, end_step=199, peak_step=190)
+                message="reward rose while KL rose", start_step=130, end_step=199, peak_step=190,
+                reads=(("reward/score", "reward/total"), ("kl/ref",)))  # as PD202's requires fill it
     )
     return rr
 
@@ -273,3 +274,27 @@ def test_plot_metrics_accepts_mapped_raw_tags_and_rejects_a_filter_matching_noth
     assert "matches no metric" in bad.stderr and "objective/kl" in bad.stderr and "kl/ref" in bad.stderr
     partly = CliRunner().invoke(cli, ["plot", "run", "--metrics", "objective/nope,kl/ref"])
     assert partly.exit_code == 0 and "objective/nope: no run has this metric" in partly.stderr
+
+
+def test_a_finding_carries_the_metrics_its_rule_reads_so_plots_need_no_registry():
+    """``Finding.reads`` is filled from ``Rule.requires`` when a rule makes the finding; the
+    plotter shades on those metrics (the any-of group as the alternative the run logged)."""
+    import ast
+    from pathlib import Path
+
+    from ppo_doctor.report.plots import rule_metrics
+    from ppo_doctor.results import Finding
+    from ppo_doctor.rules.examples import example_run
+    from ppo_doctor.rules.registry import get
+
+    rule = get("PD501")
+    run = example_run(rule.bad_example())
+    (found,) = list(rule().run(run))
+    assert found.reads == (("reward/score", "reward/total"),)
+    assert rule_metrics(found) == {"reward/score", "reward/total"}
+    assert rule_metrics(found, run) == {"reward/score"}
+    plain = Finding(code="PD501", name="reward-oscillation", symptom="oscillation", severity="warning", metric="reward/score", message="m")
+    assert rule_metrics(plain) == {"reward/score"}
+    tree = ast.parse(Path(__file__).parents[1].joinpath("ppo_doctor/report/plots.py").read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not any(m.startswith("rules") for m in imported)

@@ -35,7 +35,6 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import LogLocator, MaxNLocator
 
 from ..results import Finding, Report, RunReport
-from ..rules import registry
 from ..run import Run
 from .escape import plain
 
@@ -186,17 +185,12 @@ def plot_specs(rr: RunReport, metrics: Iterable[str] | None = None) -> list[Plot
 
 
 def rule_metrics(f: Finding, run: Run | None = None) -> set[str]:
-    """The metrics a finding's rule reads (``Rule.requires``), with the finding's own metric;
-    just the latter for a code no rule has.  An "any of" tuple counts whole, or, given the
+    """The metrics a finding's rule reads (``Finding.reads``), with the finding's own metric;
+    just the latter for a finding no rule made.  An "any of" group counts whole, or, given the
     run, as its first alternative the run logged (the one the rule read)."""
 
     out = {f.metric}
-    try:
-        requires = registry.get(f.code).requires
-    except KeyError:
-        return out
-    for need in requires:
-        alternatives = (need,) if isinstance(need, str) else tuple(need)
+    for alternatives in f.reads:
         if run is not None:
             alternatives = next(((m,) for m in alternatives if run.frame.has(m)), ())
         out.update(alternatives)

@@ -131,6 +131,7 @@ class Rule:
             observed=observed,
             causes=kw.pop("causes", dict(self.causes)),
             observes=self.observes,
+            reads=tuple((req,) if isinstance(req, str) else tuple(req) for req in self.requires),
             **kw,
         )
 
