@@ -11,6 +11,7 @@ import pytest
 from ppo_doctor import frameworks
 from ppo_doctor.diagnose.evidence import domain as diagnosis_domain
 from ppo_doctor.frame import RawRun, RawSeries, TextSample
+from ppo_doctor.ingest import csv_logs, jsonl
 from ppo_doctor import load_runs
 from ppo_doctor.metrics import build_run
 from ppo_doctor.rules.common import is_classic_rl, is_grpo, is_llm_rl
@@ -89,3 +90,18 @@ def test_one_list_of_eval_prefixes_for_key_value_logs():
     assert "val/" in frameworks.VERL_CONSOLE_EVAL_PREFIXES
     assert frameworks.strip_eval_prefix("eval_reward") == "reward"
     assert frameworks.strip_eval_prefix("eval/") == "eval/"
+
+
+def test_jsonl_and_csv_readers_route_the_same_eval_keys(tmp_path):
+    """Both read their eval keys through frameworks.is_eval_key: the same columns land in
+    eval_series whatever the file format."""
+    keys = ["reward", "val/ratio", "eval_reward", "val-core/acc", "validation/kl"]
+    rows = [{"step": i, **{k: float(i) for k in keys}} for i in range(5)]
+    jpath = tmp_path / "log.jsonl"
+    jpath.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cpath = tmp_path / "progress.csv"
+    cpath.write_text(",".join(["step", *keys]) + "\n" + "".join(",".join(str(r[k]) for k in ["step", *keys]) + "\n" for r in rows))
+    for reader, path in ((jsonl, jpath), (csv_logs, cpath)):
+        (raw,) = reader.read(path)
+        assert sorted(s.tag for s in raw.eval_series) == ["eval_reward", "val-core/acc", "validation/kl"], reader.NAME
+        assert sorted(s.tag for s in raw.series) == ["reward", "val/ratio"], reader.NAME

@@ -96,7 +96,7 @@ _NUMERIC_ARRAY_RE = re.compile(rb'"[^"\n]{1,200}"\s*:\s*\[\s*(-?[0-9.]|NaN|-?Inf
 
 
 # ---------------------------------------------------------------------------------------------
-# shared helpers
+# hyper-parameters beside the log
 # ---------------------------------------------------------------------------------------------
 def sibling_config(path: Path) -> tuple[dict[str, Any], list[ReadIssue]]:
     """Hyper-parameters from a ``config.json`` / ``hparams.json`` / ``args.json`` beside ``path``."""
@@ -115,7 +115,6 @@ def sibling_config(path: Path) -> tuple[dict[str, Any], list[ReadIssue]]:
             for k, v in data.items():
                 config.setdefault(k, v)
     return config, issues
-
 
 
 # ---------------------------------------------------------------------------------------------
