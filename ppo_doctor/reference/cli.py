@@ -196,7 +196,7 @@ def simulate(
     "-s",
     "names",
     multiple=True,
-    help="Scenario names (repeatable or comma-separated; default: all).",
+    help="Scenario names (repeatable or comma-separated; default: all that the scorecard scores).",
 )
 @click.option("--steps", type=click.IntRange(min=1), help="PPO updates per scenario (default: each scenario's, 120 for most).")
 @click.option(
@@ -235,7 +235,7 @@ def validate(
 ) -> None:
     """Run the fault scenarios, diagnose each, and score the doctor (confusion matrix, cause accuracy)."""
     registry, title, extra = SUITES[suite]
-    wanted = [n for item in names for n in item.split(",") if n] or list(registry)
+    wanted = [n for item in names for n in item.split(",") if n] or [n for n, sc in registry.items() if sc.scored]
     if suite == "ppo":
         chosen = [_resolve(n) for n in wanted]
     else:
