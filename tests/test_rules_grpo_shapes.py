@@ -3,7 +3,7 @@ its counterpart that must stay as it was (the mechanism, not the suite's numbers
 
 Shapes: a reward at its peak from the first window that then collapses (PD204); a sparse reward
 that is 0 almost everywhere (PD201's zero MAD); a batch-wide one-value glitch (PD201's causes);
-a batch mean that moved less than its batch's spread (PD201, held-out seeds);
+a batch mean that moved less than its batch's spread and a plateau's edge (PD201, held-out seeds);
 near-greedy sampling whose reward spread vanishes (PD203); gradients collapsing once the reward
 stops (PD302); and the causes of stagnation under a far-from-1 temperature, a noise reward and a
 tiny learning rate (diagnose)."""
@@ -131,6 +131,27 @@ def test_a_whole_batch_move_or_an_extreme_sample_still_counts():
     wide[2] = 2.1
     (f,) = fire(RewardSpike, Example(series={"reward/score": reward, "reward/std": wide}))
     assert f.peak_step == 2
+
+
+# -- PD201: the last point of a plateau before a collapse is a level's edge, not a spike -------
+# (held-out GRPO seed 7, issue 15: reward 1.0 for steps 3-13, then 0 to the end)
+def plateau_then_zero() -> tuple[np.ndarray, np.ndarray]:
+    reward = np.r_[[0.18, 0.37], np.full(11, 1.0), np.zeros(N - 13)]
+    std = np.r_[[0.65, 0.49], np.full(11, 0.001), np.zeros(N - 13)]
+    return reward, std
+
+
+def test_the_edge_of_a_plateau_is_not_a_spike():
+    reward, std = plateau_then_zero()
+    assert fire(RewardSpike, Example(series={"reward/score": reward, "reward/std": std})) == []
+
+
+def test_a_spike_on_top_of_the_plateau_still_counts():
+    # the same run with one batch-wide glitch of 50 in the middle of the zeros
+    reward, std = plateau_then_zero()
+    reward[70] = 50.0
+    (f,) = fire(RewardSpike, Example(series={"reward/score": reward, "reward/std": std}))
+    assert f.peak_step == 70  # example steps count from 0
 
 
 # -- PD203: near-greedy sampling makes every group one completion ------------------------------

@@ -35,6 +35,14 @@ class RewardSpike(Rule):
     every sample; one sample's rare success moves the batch mean by less than that.  Without
     ``reward/std`` such a series is not judged.
 
+    A spike stands out on both sides: its peak departs by at least the same floor from the
+    median of the ``window`` points before it and of those after it (where the run has them).
+    The local level interpolates between block medians, so at the edge of a level shift, such
+    as the last point of a plateau before the reward drops to 0 for good, a point lies far from
+    the interpolated level while its neighbours on one side share its value: that is the start
+    or the end of a level (PD204 judges a collapse), not a jump (held-out GRPO run, issue 15:
+    reward 1.0 for steps 3-13, then 0 to the end; step 13 was called a spike).
+
     Whenever ``reward/std`` is logged, every spike must pass the same test, or show an extreme
     sample: a batch mean that moved by less than its batch's own spread, while that spread is
     ordinary (under ``EXTREME_SAMPLE_SPREAD`` times its run median), is the sampling noise of a
@@ -84,6 +92,7 @@ class RewardSpike(Rule):
         min_dev = max(p["range_frac"] * float(hi - lo), p["level_frac"] * abs(approx_median(v)))
         found = spikes(s, v, z=p["z"], window=window, direction=p["direction"], min_deviation=min_dev, scores=scores)
         resid = v - scores[1]
+        found = [sp for sp in found if _stands_out(v, sp, resid, window, min_dev)]
         # most points sit exactly on the level: the z-scale is a fallback, not a spread, and
         # without the batch's spread nothing tells a batch-wide jump from one sample
         zero_mad = bool(found) and float(np.median(np.abs(resid - np.median(resid)))) == 0
@@ -131,6 +140,14 @@ class RewardSpike(Rule):
     @classmethod
     def good_example(cls):
         return Example(series={"reward/score": saturating(200, 0.0, 2.0, sd=0.2, seed=11)})
+
+
+def _stands_out(v: np.ndarray, sp: Span, resid: np.ndarray, window: int, min_dev: float) -> bool:
+    """The span's peak departs, in the direction of its deviation from the local level, by at
+    least ``min_dev`` from the median of the ``window`` points on each side that has any."""
+    sign = 1.0 if resid[sp.peak_idx] >= 0 else -1.0
+    sides = [v[max(0, sp.start_idx - window) : sp.start_idx], v[sp.end_idx + 1 : sp.end_idx + 1 + window]]
+    return all(sign * (v[sp.peak_idx] - float(np.median(side))) >= min_dev for side in sides if len(side))
 
 
 def _beyond_batch_noise(ctx: RuleContext, found: list[Span], resid: np.ndarray, *, unknown_counts: bool) -> list[Span]:
