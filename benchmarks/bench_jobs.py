@@ -3,7 +3,7 @@
     python -m benchmarks.bench_jobs [--runs 20] [--steps 4000] [--jobs 2] [--repeats 3] [--no-write]
 
 20 run folders of 200,000 scalars each (50 TRL-named tags x 4,000 steps, one event file each;
-``gen_formats.tensorboard_run``) under one directory.  Times, in this process, ``ingest.load(path,
+``gen_formats.tensorboard_run``) under one directory.  Times, in this process, ``pipeline.load(path,
 jobs=1)`` against ``jobs=N`` (``ProcessPoolExecutor``; results come back pickled), and the CLI
 ``ppo-doctor check -j N`` as fresh subprocesses.  The machine has few cores and process start-up
 plus pickling cost something, so the speed-up is reported as measured, not as hoped.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from benchmarks import gen_formats
 from benchmarks._common import DATA, machine, median_time, python_subprocess, write_section
-from ppo_doctor.ingest import load
+from ppo_doctor.pipeline import load
 
 log = logging.getLogger("bench_jobs")
 
@@ -55,7 +55,7 @@ def run(n_runs: int, n_steps: int, jobs: int, repeats: int) -> str:
     t1, all1, n1 = median_time(lambda: points(root, 1), repeats)
     tn, alln, nn = median_time(lambda: points(root, jobs), repeats)
     log.info("load jobs=1 %s | jobs=%d %s", all1, jobs, alln)
-    rows.append(f"| `ingest.load(path, jobs=...)` | {t1:.2f} s | {tn:.2f} s | **{t1 / tn:.2f}x** | {n1:,} / {nn:,} |")
+    rows.append(f"| `pipeline.load(path, jobs=...)` | {t1:.2f} s | {tn:.2f} s | **{t1 / tn:.2f}x** | {n1:,} / {nn:,} |")
     c1, cn = cli_check(root, 1, repeats), cli_check(root, jobs, repeats)
     log.info("check -j1 %.2f | -j%d %.2f", c1, jobs, cn)
     rows.append(f"| `ppo-doctor check DIR -j N` (subprocess, imports included) | {c1:.2f} s | {cn:.2f} s | **{c1 / cn:.2f}x** | — |")

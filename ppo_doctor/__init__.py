@@ -10,16 +10,14 @@ Public API::
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from .analyze import analyze, analyze_run  # noqa: E402
-from .errors import ConfigError, LogReadError, PPODoctorError  # noqa: E402
-from .findings import SYMPTOMS, Finding, RankedCause  # noqa: E402
-from .frame import RunFrame  # noqa: E402
-from .ingest import load, load_runs  # noqa: E402
-from .monitor import Monitor  # noqa: E402
-from .report.model import Report, RunReport  # noqa: E402
-from .run import MetricInfo, Run  # noqa: E402
+from ._version import __version__
+from .analyze import analyze, analyze_run
+from .errors import ConfigError, LogReadError, PPODoctorError
+from .frame import RunFrame
+from .pipeline import load, load_runs
+from .monitor import Monitor
+from .results import SYMPTOMS, Finding, RankedCause, Report, RunReport
+from .run import MetricInfo, Run
 
 __all__ = [
     "__version__",

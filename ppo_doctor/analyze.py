@@ -7,7 +7,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .report.model import Report, RunReport
+from .diagnose import rank_causes
+from .errors import PPODoctorError
+from .ingest.dataframe import ACCEPTED, is_table, raw_run
+from .metrics import build_run
+from .pipeline import Schedule, map_runs
+from .results import Report, RunReport
+from .rules import registry
+from .rules.engine import run_rules, verdict_for
 from .run import Run
 
 log = logging.getLogger(__name__)
@@ -15,8 +22,6 @@ log = logging.getLogger(__name__)
 
 def analyze_run(run: Run, config: dict[str, Any] | None = None) -> RunReport:
     """Rules and diagnosis for one already-loaded run."""
-    from .diagnose import rank_causes
-    from .rules.engine import run_rules, verdict_for
 
     cfg = config or {}
     findings, not_applicable = run_rules(run, cfg)
@@ -49,20 +54,17 @@ def analyze(
     so each worker reads *and* analyses its run), or on Dask (``executor="dask"``, ``dask`` = a
     scheduler address, or a LocalCluster of ``jobs`` workers when None).
     """
-    from .ingest.dataframe import ACCEPTED, is_table
 
     cfg = config or {}
     if is_table(path):
-        return Report(runs=[analyze_run(run_from_data(path, hparams=hparams, name=name, aliases=cfg.get("aliases")), cfg)])
-    from .pipeline import Schedule, map_runs
+        run = run_from_data(path, hparams=hparams, name=name, aliases=cfg.get("aliases"))
+        return Report(runs=[analyze_run(run, cfg)], rules=registry.metadata(cfg.get("select"), cfg.get("ignore")))
 
     paths = path if isinstance(path, (list, tuple)) else [path]
     bad = [p for p in paths if not isinstance(p, (str, Path))]
     if bad:
-        from .errors import PPODoctorError
-
         raise PPODoctorError(f"cannot analyse a {type(bad[0]).__name__}: expected {ACCEPTED}")
-    report = Report()
+    report = Report(rules=registry.metadata(cfg.get("select"), cfg.get("ignore")))
     schedule = Schedule.choose(executor=executor, jobs=jobs, dask=dask)
     for run_reports, errors in map_runs(paths, partial(analyze_run, config=cfg), schedule, aliases=cfg.get("aliases")):
         report.errors.extend(errors)
@@ -72,8 +74,6 @@ def analyze(
 
 def run_from_data(data: Any, *, hparams: dict[str, Any] | None = None, name: str = "dataframe", aliases: dict[str, str] | None = None) -> Run:
     """One canonical :class:`Run` from a DataFrame or a dict of arrays (see :func:`analyze`)."""
-    from .ingest.dataframe import raw_run
-    from .metrics import build_run
 
     raw = raw_run(data, source=f"<{name}>")
     raw.config = dict(hparams or {})

@@ -14,7 +14,7 @@ import importlib
 
 import click
 
-from . import __version__
+from ._version import __version__
 from .config import EXECUTORS
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -69,8 +69,8 @@ def cli(ctx: click.Context, verbose: int) -> None:
 def metrics(path: str, fmt: str, jobs: int, executor: str | None, dask_address: str | None) -> None:
     """Show what was read: runs, formats, frameworks, step ranges, tag mapping, warnings."""
     from .errors import PPODoctorError
-    from .ingest import load
-    from .ingest.summary import render_metrics
+    from .pipeline import load
+    from .report.metrics_listing import render_metrics
 
     try:
         result = load(path, jobs=jobs, executor=executor, dask=dask_address)

@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import ConfigError
+from .metrics import CANONICAL
+from .rules.engine import validate_rule_options, validate_selection
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -126,8 +128,6 @@ def _str_list(key: str, value: Any, errors: list[str]) -> list[str]:
 
 
 def _aliases(value: Any, errors: list[str]) -> dict[str, str]:
-    from .metrics import CANONICAL
-
     if not isinstance(value, dict):
         errors.append(f"aliases: expected a table of raw_tag = canonical_name, got {value!r}")
         return {}
@@ -146,7 +146,6 @@ def _rules(value: Any, errors: list[str]) -> dict[str, dict[str, Any]]:
     if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
         errors.append(f"rules: expected tables of parameters per rule, e.g. [rules.kl-runaway], got {value!r}")
         return {}
-    from .rules.engine import validate_rule_options
 
     rules = {str(k): dict(v) for k, v in value.items()}
     errors.extend(validate_rule_options(rules))
@@ -161,8 +160,6 @@ def _per_run_ignores(value: Any, errors: list[str]) -> dict[str, list[str]]:
     for pattern, codes in value.items():
         checked = _str_list(f"per_run_ignores.{pattern}", codes, errors)
         if checked:
-            from .rules.engine import validate_selection
-
             errors.extend(f"per_run_ignores.{pattern}: {e.split(': ', 1)[1]}" for e in validate_selection(None, checked))
             out[str(pattern)] = checked
     return out
@@ -220,8 +217,6 @@ def validate(raw: dict[str, Any], source: str = "configuration") -> dict[str, An
         if checked is not None:
             out[norm] = checked
     if any(out.get(k) for k in ("select", "ignore", "extend_select", "extend_ignore")):
-        from .rules.engine import validate_selection
-
         errors.extend(validate_selection(out.get("select"), out.get("ignore")))
         errors.extend(
             f"{k}: {e.split(': ', 1)[1]}" for k in ("extend_select", "extend_ignore") if out.get(k) for e in validate_selection(out[k])

@@ -39,9 +39,12 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .findings import SEVERITY_RANK, Finding, RankedCause
+from .analyze import analyze_run
 from .frame import RawRun, RawSeries, TextSample
-from .report.model import Report, RunReport
+from .ingest.jsonl import is_eval_key
+from .metrics import build_run
+from .results import SEVERITY_RANK, Finding, RankedCause, Report, RunReport
+from .rules import registry
 from .run import Run
 
 log = logging.getLogger(__name__)
@@ -295,7 +298,6 @@ class Monitor:
     # -- analysis -------------------------------------------------------------------------
     def raw_run(self) -> RawRun:
         """The points as the readers would return them: one RawSeries per tag, in log order."""
-        from .ingest.jsonl import is_eval_key
 
         raw = RawRun(config=dict(self.hparams), texts=list(self._texts))
         for tag, col in self._cols.items():
@@ -314,19 +316,17 @@ class Monitor:
 
     def run(self) -> Run:
         """The run as a :class:`~ppo_doctor.run.Run` (canonicalised exactly as offline)."""
-        from .metrics import build_run
 
         return build_run(self.run_id, self.path, "live", [], self.raw_run(), self.config.get("aliases"))
 
     def run_report(self) -> RunReport:
         """The :class:`RunReport` of everything logged so far (computed afresh)."""
-        from .analyze import analyze_run
 
         return analyze_run(self.run(), self.config)
 
     def report(self) -> Report:
         """The full Report of everything logged so far: ``analyze`` of the same points."""
-        return Report(runs=[self.run_report()])
+        return Report(runs=[self.run_report()], rules=registry.metadata(self.config.get("select"), self.config.get("ignore")))
 
     def check(self) -> list[Finding]:
         """Findings that are new incidents, or whose severity rose, since the last check.

@@ -35,8 +35,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
+from .config import EXECUTORS
+from .errors import ConfigError, PPODoctorError
 from .frame import ReadIssue
-from .ingest import _read_source, display
+from .ingest import LoadResult, _read_source, display
 from .ingest.discover import RunSource, discover
 from .ingest.storage import as_path
 from .run import Run
@@ -44,9 +46,6 @@ from .run import Run
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
-
-from .config import EXECUTORS
-from .errors import ConfigError, PPODoctorError
 
 
 @dataclass(frozen=True)
@@ -162,6 +161,33 @@ def map_runs(
             out = pending.pop(next_index)
             next_index += 1
             yield out.results, out.errors
+
+
+def load(
+    path: str | Path,
+    *,
+    jobs: int = 1,
+    aliases: dict[str, str] | None = None,
+    executor: str | None = None,
+    dask: str | None = None,
+) -> LoadResult:
+    """Discover and read every run under ``path`` (a folder, a file or an fsspec URL), in ``jobs``
+    processes or on Dask as :meth:`Schedule.choose` decides; nothing is analysed."""
+
+    result = LoadResult()
+    for runs, errors in map_runs(path, _identity, Schedule.choose(executor=executor, jobs=jobs, dask=dask), aliases=aliases):
+        result.runs.extend(runs)
+        result.errors.extend(errors)
+    return result
+
+
+def _identity(run: Run) -> Run:
+    return run
+
+
+def load_runs(path: str | Path, **kw: Any) -> list[Run]:
+    """Every run under ``path`` (see :func:`load` for the errors)."""
+    return load(path, **kw).runs
 
 
 def _guarded(index: int, source: RunSource, task: Callable[[RunSource], tuple[list[T], list[ReadIssue]]]) -> Outcome[T]:

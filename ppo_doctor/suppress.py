@@ -21,8 +21,7 @@ from pathlib import Path, PurePath
 from typing import Any, Iterable
 
 from .errors import ConfigError
-from .findings import Finding
-from .report.model import Report
+from .results import Finding, Report
 from .run import Run
 
 BASELINE_VERSION = 1

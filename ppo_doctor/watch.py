@@ -37,12 +37,16 @@ from typing import Any, Callable
 
 import click
 
-from .findings import Finding, RankedCause
+from .analyze import analyze, analyze_run
+from .config import resolve
+from .errors import PPODoctorError
 from .frame import RawRun, ReadIssue
+from .ingest import _read_source
+from .ingest.discover import discover
 from .ingest.follow import Tail, fresh, tail_for
 from .monitor import Announcer, describe, top_fix
 from .report.json_out import finite_json
-from .report.model import Report, RunReport
+from .results import Finding, RankedCause, Report, RunReport
 
 log = logging.getLogger(__name__)
 
@@ -84,9 +88,6 @@ class Watcher:
 
     def poll(self) -> None:
         """Discover, read what is new, analyse the runs that changed, emit their new findings."""
-        from .analyze import analyze_run
-        from .ingest import _read_source
-        from .ingest.discover import discover
 
         now = self.clock()
         sources, _ = discover(self.path)  # a file not recognisable yet (half its first record) comes later
@@ -140,7 +141,6 @@ class Watcher:
 
     def finish(self, reason: str, fail_on: str) -> int:
         """The closing report (offline ``analyze`` of the folder), its events and the exit code."""
-        from .analyze import analyze
 
         report: Report = analyze(self.path, self.config)
         for rr in report.runs:
@@ -201,8 +201,6 @@ def watch(path: str, fmt: str, interval: float, idle: float, exec_cmd: str | Non
     Exits like check when every run has been idle --idle seconds or on Ctrl-C: 0 when no
     finding is at or above --fail-on, 1 when one is, 2 when no run was read or on a bad config.
     """
-    from .config import resolve
-    from .errors import PPODoctorError
 
     try:
         settings = resolve({"fail_on": fail_on}, config_file=config_file, isolated=isolated)

@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ppo_doctor.findings import Finding, RankedCause
+from ppo_doctor.results import Finding, NotApplicable, RankedCause, Report, RunReport
 from ppo_doctor.frame import RawSeries, ReadIssue, RunFrame, TextSample
-from ppo_doctor.report.model import NotApplicable, Report, RunReport
 from ppo_doctor.run import Run
 from ppo_doctor.rules.engine import verdict_for
 
@@ -91,7 +90,7 @@ def healthy_series(n: int = N) -> dict[str, np.ndarray]:
 def kl_finding(start: int = 120, end: int = N - 1, severity: str = "error") -> Finding:
     return Finding(
         code="PD101",
-        name="kl-runaway",
+        name="kl-above-band",
         symptom="kl_blowup",
         severity=severity,
         metric="kl/ref",
@@ -105,8 +104,8 @@ def kl_finding(start: int = 120, end: int = N - 1, severity: str = "error") -> F
 
 def nan_finding(start: int = N - 10) -> Finding:
     return Finding(
-        code="PD901",
-        name="nonfinite-values",
+        code="PD601",
+        name="non-finite-values",
         symptom="nan",
         severity="error",
         metric="loss/value",
@@ -119,8 +118,8 @@ def nan_finding(start: int = N - 10) -> Finding:
 
 def warning_finding() -> Finding:
     return Finding(
-        code="PD402",
-        name="grad-norm-spike",
+        code="PD602",
+        name="gradient-explosion",
         symptom="gradient_explosion",
         severity="warning",
         metric="grad/norm",
@@ -137,7 +136,7 @@ def kl_cause() -> RankedCause:
         title="KL coefficient too low",
         confidence=0.82,
         explanation="The KL penalty is too weak to hold the policy near the reference.",
-        evidence=["PD101 kl-runaway from step 120"],
+        evidence=["PD101 kl-above-band from step 120"],
         config_evidence=["kl/coef = 0.001 (below 0.01)"],
         fixes=["Raise the KL coefficient (init_kl_coef / beta) to 0.05-0.2", "Use an adaptive KL controller with a target"],
     )
@@ -148,7 +147,7 @@ def lr_cause() -> RankedCause:
         id="lr-too-high",
         title="Learning rate too high",
         confidence=0.41,
-        evidence=["PD402 grad-norm-spike at step 121"],
+        evidence=["PD602 gradient-explosion at step 121"],
         fixes=["Lower the learning rate by 3-10x"],
     )
 
@@ -164,7 +163,7 @@ def unhealthy_report(tmp: Path | None = None) -> RunReport:
         verdict_reason=reason,
         findings=findings,
         causes=[kl_cause(), lr_cause()],
-        not_applicable=[NotApplicable(code="PD301", name="explained-variance-negative", missing=["value/explained_var"])],
+        not_applicable=[NotApplicable(code="PD403", name="explained-variance-negative", missing=["value/explained_var"])],
     )
 
 
@@ -178,7 +177,7 @@ def unknown_report() -> RunReport:
         run=run,
         verdict="unknown",
         verdict_reason="the run logs no reward or KL",
-        not_applicable=[NotApplicable(code="PD101", name="kl-runaway", missing=["kl/ref"])],
+        not_applicable=[NotApplicable(code="PD101", name="kl-above-band", missing=["kl/ref"])],
     )
 
 

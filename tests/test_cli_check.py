@@ -18,9 +18,8 @@ from click.testing import CliRunner
 
 from ppo_doctor.cli import cli
 from ppo_doctor.frame import ReadIssue
-from ppo_doctor.report import rulemeta
 from ppo_doctor.report.json_out import json_schema
-from ppo_doctor.report.model import Report
+from ppo_doctor.results import Report
 from report_builders import healthy_report, unhealthy_report, warning_finding
 
 ANALYZE = sys.modules["ppo_doctor.analyze"]
@@ -51,7 +50,6 @@ def calls(monkeypatch, tmp_path):
         return REPORTS[Path(path).name]()
 
     monkeypatch.setattr(ANALYZE, "analyze", fake_analyze)
-    monkeypatch.setattr(rulemeta, "registered_rules", lambda select=None, ignore=None: [])
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("NO_COLOR", raising=False)
     return seen
@@ -161,7 +159,7 @@ def test_format_from_config_and_output_file(calls, tmp_path):
     result = run("check", "err", "-o", "out.xml")
     # nothing on stdout; stderr's one closing line says why the check fails
     assert result.exit_code == 1 and result.stdout == ""
-    assert result.stderr.strip().splitlines() == ["ppo-doctor: exit 1: 2 finding(s) at or above error in 1 of 1 run(s): PD101, PD901"]
+    assert result.stderr.strip().splitlines() == ["ppo-doctor: exit 1: 2 finding(s) at or above error in 1 of 1 run(s): PD101, PD601"]
     root = ET.parse(tmp_path / "out.xml").getroot()
     assert root.tag == "testsuites" and int(root.get("failures")) == 2
     # --format beats the file

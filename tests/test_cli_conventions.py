@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from ppo_doctor.cli import cli
 from ppo_doctor.report.cli import use_color
-from ppo_doctor.report.model import SCHEMA_VERSION
+from ppo_doctor.results import SCHEMA_VERSION
 from ppo_doctor.rules import registry
 from ppo_doctor.rules.engine import _overrides_for
 

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ppo_doctor.detect import onset, onset_step, oscillation
+from ppo_doctor.detect import onset, oscillation
 
 
 def sine(n, amp, period, sd=0.0, seed=0, trend=0.0):
@@ -73,7 +73,7 @@ def test_no_departure_means_the_incident_itself():
     v = np.random.default_rng(6).normal(0, 1, 300)
     o = onset(np.arange(300), v, 299)
     assert o.model == "incident" and o.idx == 299
-    assert onset_step(np.arange(3), [1.0, 1.0, 1.0], 2) == 2
+    assert onset(np.arange(3), [1.0, 1.0, 1.0], 2).step == 2
 
 
 def test_onset_ignores_nan_and_handles_tiny_prefixes():

@@ -4,16 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ppo_doctor.detect import (
-    above,
-    below,
-    first_sustained_step,
-    first_true,
-    outside,
-    sustained_mask,
-    sustained_spans,
-    threshold_spans,
-)
+from ppo_doctor.detect import above, below, mask_to_spans, outside, sustained_mask, sustained_spans
 
 
 def test_nan_never_crosses_but_inf_does():
@@ -25,12 +16,10 @@ def test_nan_never_crosses_but_inf_does():
     assert outside(v).tolist() == [False] * 5
 
 
-def test_first_true_and_threshold_spans():
+def test_spans_outside_a_band_peak_at_the_most_extreme_point():
     steps = np.array([0, 5, 10, 15, 20])
     v = np.array([0.0, 3.0, 4.0, 0.0, -6.0])
-    assert first_true(steps, v > 2) == 5
-    assert first_true(steps, v > 100) is None
-    spans = threshold_spans(steps, v, high=2.0, low=-5.0)
+    spans = mask_to_spans(steps, outside(v, low=-5.0, high=2.0), v, peak="abs")
     assert [(sp.start_step, sp.end_step, sp.peak_step) for sp in spans] == [(5, 10, 10), (20, 20, 20)]
 
 
@@ -38,8 +27,6 @@ def test_sustained_k_of_n_known_answer():
     m = np.array([1, 0, 0, 0, 1, 1, 0, 1, 0, 0, 0, 1], dtype=bool)
     # windows of 4 with >= 3 flagged: only 4..7 qualifies -> points 4, 5 and 7
     assert np.flatnonzero(sustained_mask(m, 3, 4)).tolist() == [4, 5, 7]
-    assert first_sustained_step(np.arange(12) * 10, m, 3, 4) == 40
-    assert first_sustained_step(np.arange(12), m, 4, 4) is None
     spans = sustained_spans(np.arange(12), m, 3, 4)
     assert [(sp.start_idx, sp.end_idx) for sp in spans] == [(4, 7)]
 

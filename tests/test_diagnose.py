@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from ppo_doctor.diagnose import CAUSE_IDS, CAUSES, SYMPTOM_CAUSES, get_cause, rank_causes
-from ppo_doctor.findings import SYMPTOMS, Finding
+from ppo_doctor.results import SYMPTOMS, Finding
 from ppo_doctor.frame import RawRun, RawSeries
 from ppo_doctor.metrics import build_run
+from ppo_doctor.rules import registry
 
 DESIGN_CAUSES = (
     "kl-coef-too-low lr-too-high too-many-ppo-epochs batch-too-large no-grad-clipping policy-not-from-sft "
@@ -85,10 +86,12 @@ def make_run(metrics: dict | None = None, config: dict | None = None, fmt: str =
     return build_run("r", "/r", fmt, ["/r/f"], raw)
 
 
-def finding(symptom: str, causes: dict | None = None, severity: str = "error", code: str = "PD100", metric: str = "kl/ref") -> Finding:
+def finding(symptom: str, causes: dict | None = None, severity: str = "error", code: str | None = None, metric: str = "kl/ref", start: int = 10) -> Finding:
+    """A finding of a real rule: ``code``'s, else the first registered rule of ``symptom``."""
+    rule = registry.get(code) if code else next(r for r in registry.all_rules() if r.symptom == symptom)
     return Finding(
-        code=code, name=f"{symptom}-rule", symptom=symptom, severity=severity, metric=metric,
-        message=f"{symptom} seen", start_step=10, end_step=40, causes=causes or {},
+        code=rule.code, name=rule.name, symptom=symptom, severity=severity, metric=metric, observes=rule.observes,
+        message=f"{symptom} seen", start_step=start, end_step=max(40, start), causes=causes or {},
     )
 
 
@@ -110,7 +113,7 @@ def test_clear_single_fault_is_confident_and_first():
     top = ranked[0]
     assert top.id == "kl-coef-too-low" and top.confidence > 0.5
     assert any("0.001" in e for e in top.config_evidence)
-    assert top.evidence and "PD100" in top.evidence[0]
+    assert top.evidence and "PD101" in top.evidence[0]
     assert top.fixes == list(get_cause("kl-coef-too-low").fixes)
     assert all(0.0 <= c.confidence <= 1.0 for c in ranked)
     assert [c.confidence for c in ranked] == sorted((c.confidence for c in ranked), reverse=True)
@@ -185,8 +188,8 @@ def test_value_causes_lose_without_a_critic():
 
 
 def test_diminishing_returns_for_many_findings_of_one_symptom():
-    many = [finding("reward_spike", {"reward-not-clipped": 1.0}, code=f"PD2{i:02d}") for i in range(10)]
-    two = [finding("value_instability", {"value-undertrained": 1.0}), finding("oscillation", {"value-undertrained": 1.0}, code="PD500")]
+    many = [finding("reward_spike", {"reward-not-clipped": 1.0}, start=10 + i) for i in range(10)]
+    two = [finding("value_instability", {"value-undertrained": 1.0}), finding("oscillation", {"value-undertrained": 1.0})]
     ranked = rank_causes(many + two, make_run())
     assert ids(ranked)[0] == "value-undertrained"
     assert len(next(c for c in ranked if c.id == "reward-not-clipped").evidence) == 10
@@ -289,6 +292,11 @@ def test_samples_are_an_independent_kind_of_evidence():
     # ... but a finding in the samples adds up fully with one in the metrics
     both = rank_causes([metric, text, other], make_run())
     assert ids(both)[0] == "reward-model-flawed"
+    # the kind of observation is the finding's own field (a text rule's findings observe the texts)
+    assert text.observes == "texts" and metric.observes == "metrics"
+    same_kind = rank_causes([metric, metric], make_run())[0]
+    two_kinds = rank_causes([metric, text], make_run())[0]
+    assert two_kinds.id == same_kind.id == "reward-model-flawed" and two_kinds.confidence > same_kind.confidence
 
 
 def test_small_logged_updates_weigh_against_a_high_looking_learning_rate():

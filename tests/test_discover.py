@@ -16,7 +16,7 @@ import pytest
 
 from ppo_doctor.frame import RawRun, RawSeries
 from ppo_doctor.ingest import storage as storage_mod
-from ppo_doctor.ingest import load
+from ppo_doctor.pipeline import load
 from ppo_doctor.ingest.discover import discover
 
 WANDB_HEADER = b":W&B" + struct.pack("<H", 0xBEE1) + b"\x00"

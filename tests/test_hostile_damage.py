@@ -494,7 +494,7 @@ def test_non_finite_values_never_break_rules_or_reports(tmp_path):
 
     from ppo_doctor.analyze import analyze
     from ppo_doctor.report import FORMATS, RenderOptions, render
-    from ppo_doctor.report.model import Report
+    from ppo_doctor.results import Report
 
     values = NONFINITE * 4
     for fmt, name in (("tensorboard", "events.out.tfevents.1.host"), ("wandb", "run-x.wandb"), ("jsonl", "m.jsonl"),

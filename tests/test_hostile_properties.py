@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 import hostile_inputs as h
 from ppo_doctor.errors import PPODoctorError
-from ppo_doctor.ingest import csv_logs, jsonl, load, mlflow, tensorboard, trainer_state, verl_console, wandb_binary
+from ppo_doctor.ingest import csv_logs, jsonl, mlflow, tensorboard, trainer_state, verl_console, wandb_binary
+from ppo_doctor.pipeline import load
 
 FILES = {
     "tensorboard": ("events.out.tfevents.1700000000.host", lambda: h.tensorboard(12), tensorboard),

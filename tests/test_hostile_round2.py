@@ -36,9 +36,10 @@ from click.testing import CliRunner
 
 import hostile_inputs as h
 from ppo_doctor.cli import cli
-from ppo_doctor.ingest import csv_logs, filebytes, jsonl, load
+from ppo_doctor.ingest import csv_logs, filebytes, jsonl
+from ppo_doctor.pipeline import load
 from ppo_doctor.ingest.discover import discover
-from ppo_doctor.ingest.summary import render_metrics
+from ppo_doctor.report.metrics_listing import render_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 MiB = 1 << 20
@@ -124,7 +125,7 @@ def test_a_tree_deeper_than_the_recursion_limit_is_walked():
 def test_sparse_zeros_named_like_an_event_file_are_refused_on_their_first_bytes(tmp_path):
     f = _sparse(tmp_path / "events.out.tfevents.1.host", b"", 8 << 30)  # 8 GiB, no disk blocks
     t0 = time.monotonic()
-    peak, out = _peak_mib(f"from ppo_doctor.ingest import load\nr = load({str(f)!r})\nprint([str(e) for e in r.errors])")
+    peak, out = _peak_mib(f"from ppo_doctor.pipeline import load\nr = load({str(f)!r})\nprint([str(e) for e in r.errors])")
     assert "bad length checksum (not a TFRecord file)" in out
     assert time.monotonic() - t0 < 60
     assert peak < _baseline_mib() + 64, peak
@@ -202,7 +203,7 @@ def test_every_reader_keeps_its_points_before_a_zero_tail_in_bounded_memory(tmp_
         w = gen(40)
         f = _sparse(tmp_path / name.replace(".", "_").split("/")[0] / name.split("/")[-1], w.data, len(w.data) + tail)
         files.append((f, sum(len(p) for p in w.points)))
-    code = "from ppo_doctor.ingest import load\n" + "".join(
+    code = "from ppo_doctor.pipeline import load\n" + "".join(
         f"r = load({str(f.parent)!r})\nprint({f.name!r}, sum(len(x.frame) for x in r.runs), any('zero bytes' in i.message or 'skipped' in i.message for x in r.runs for i in x.issues))\n"
         for f, _ in files
     )
@@ -316,7 +317,7 @@ def test_a_long_jsonl_line_is_never_held_in_memory(tmp_path):
         for i in range(20):
             fh.write(json.dumps({"step": i, "loss": 0.5}) + "\n")
         fh.write('{"step": 20, "arr": [' + ",".join(["0.123456789"] * 4_000_000) + "]}\n")  # 48 MB
-    peak, out = _peak_mib(f"from ppo_doctor.ingest import load\nr = load({str(f)!r})\nprint(len(r.runs[0].frame))")
+    peak, out = _peak_mib(f"from ppo_doctor.pipeline import load\nr = load({str(f)!r})\nprint(len(r.runs[0].frame))")
     assert out.split()[0] == "20"
     # parsing the 48 MB line would take ~14x its size; streaming past it takes a window
     assert peak < _baseline_mib() + 96, peak

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from ppo_doctor.cli import cli
-from ppo_doctor.ingest import load
+from ppo_doctor.pipeline import load
 
 SUMMARY = re.compile(r"^run (?P<id>\S+): (?P<fmt>[\w+]+), (?P<fw>\w+), steps (?P<a>-?\d+)\.\.(?P<b>-?\d+), (?P<n>\d+) metrics \((?P<m>\d+) mapped\), (?P<p>\d+) points, (?P<w>\d+) warnings?$", re.M)
 

@@ -10,7 +10,7 @@ import pytest
 
 import ppo_doctor
 from ppo_doctor import Monitor
-from ppo_doctor.findings import Finding
+from ppo_doctor.results import Finding
 from ppo_doctor.monitor import as_number, matches, replay
 from ppo_doctor.run import Run
 

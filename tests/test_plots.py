@@ -14,7 +14,7 @@ from matplotlib.patches import Rectangle
 
 from ppo_doctor.cli import cli
 from ppo_doctor.report import plots
-from ppo_doctor.report.model import Report, RunReport
+from ppo_doctor.results import Report, RunReport
 from report_builders import hostile_report, healthy_report, kl_finding, make_run, unhealthy_report
 
 TESTS = Path(__file__).parent
@@ -179,7 +179,7 @@ def test_the_rule_band_is_drawn_as_a_reference_line():
     from dataclasses import replace
 
     rr = unhealthy_report()
-    rr.findings[0] = replace(kl_finding(), observed={"peak": 40.0, "band": 10.0, "late": 38.0})
+    rr.findings[0] = replace(kl_finding(), observed={"peak": 40.0, "late": 38.0}, band=10.0)
     spec = next(s for s in plots.plot_specs(rr) if s.group == "kl")
     ax = _axes_by_metric(plots.draw(spec))["kl/ref"]
     bands = [ln for ln in ax.lines if ln.get_linestyle() == ":" and list(ln.get_ydata()) == [10.0, 10.0]]
@@ -190,7 +190,7 @@ def test_a_band_shared_by_two_findings_is_drawn_once():
     from dataclasses import replace
 
     rr = unhealthy_report()
-    banded = replace(kl_finding(), observed={"peak": 40.0, "band": 10.0})
+    banded = replace(kl_finding(), observed={"peak": 40.0}, band=10.0)
     rr.findings[0] = banded
     rr.findings.append(replace(banded, code="PD202", name="reward-hacking"))
     spec = next(s for s in plots.plot_specs(rr) if s.group == "kl")
@@ -215,7 +215,7 @@ def _spans(ax):
 
 
 def _hacking_report() -> RunReport:
-    from ppo_doctor.findings import Finding
+    from ppo_doctor.results import Finding
 
     rr = unhealthy_report()
     rr.findings.append(

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from ppo_doctor.findings import SYMPTOMS
+from ppo_doctor.results import SYMPTOMS
 from ppo_doctor.reference import scenarios
 from ppo_doctor.reference.validate import (
     Outcome,

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from ppo_doctor.cli import cli
 from ppo_doctor.report.compare import compare, metric_stats, render_json, render_markdown, render_text
-from ppo_doctor.report.model import Report, RunReport
+from ppo_doctor.results import Report, RunReport
 from report_builders import healthy_report, kl_finding, make_run, unhealthy_report
 
 
@@ -20,7 +20,7 @@ def test_findings_only_in_one_run_and_shared_ones():
     a, b = unhealthy_report(), healthy_report()
     b.findings = [kl_finding(start=150)]
     c = compare(a, b)
-    assert [f.code for f in c.only_a] == ["PD901", "PD402"]
+    assert [f.code for f in c.only_a] == ["PD601", "PD602"]
     assert c.only_b == []
     assert [(fa.start_step, fb.start_step) for fa, fb in c.both] == [(120, 150)]
 
@@ -43,7 +43,7 @@ def test_text_shows_verdicts_differences_causes_and_metrics():
     out = render_text(compare(unhealthy_report(), healthy_report()))
     assert out.startswith("A: kl_blowup  UNHEALTHY: kl_blowup from step 120")
     assert "B: healthy  HEALTHY\n" in out
-    assert "only in A:\n  error PD101 kl-runaway on kl/ref, steps 120-199" in out
+    assert "only in A:\n  error PD101 kl-above-band on kl/ref, steps 120-199" in out
     assert "only in B: none" in out
     assert "A: KL coefficient too low (0.82), Learning rate too high (0.41)" in out
     assert "B: none" in out

@@ -11,16 +11,11 @@ from html.parser import HTMLParser
 
 import pytest
 
-from ppo_doctor.report import RenderOptions, render, rulemeta
+from ppo_doctor.report import RenderOptions, render
 from ppo_doctor.report.escape import md, md_fenced, plain
 from report_builders import XSS, hostile_report
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-@pytest.fixture(autouse=True)
-def no_registry(monkeypatch):
-    monkeypatch.setattr(rulemeta, "registered_rules", lambda select=None, ignore=None: [])
 
 
 class _Collect(HTMLParser):

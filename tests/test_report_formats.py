@@ -12,10 +12,8 @@ import pytest
 
 from ppo_doctor.report import FORMATS, RenderOptions, render
 from ppo_doctor.report.github import escape_data, escape_property
-from ppo_doctor.report.model import Report
+from ppo_doctor.results import Report, RuleMeta
 from ppo_doctor.rules.engine import verdict_for
-from ppo_doctor.report import rulemeta
-from ppo_doctor.report.rulemeta import RuleMeta
 from ppo_doctor.report.json_out import json_schema
 from ppo_doctor.report.sarif import to_sarif
 from report_builders import (
@@ -30,12 +28,6 @@ from report_builders import (
 DATA = Path(__file__).parent / "data"
 # RFC 3986 characters; anything else in a URI must be percent-encoded
 URI_CHARS = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*$")
-
-
-@pytest.fixture(autouse=True)
-def no_registry(monkeypatch):
-    """Rule metadata comes from the hand-built reports only (the registry has its own tests)."""
-    monkeypatch.setattr(rulemeta, "registered_rules", lambda select=None, ignore=None: [])
 
 
 @pytest.fixture(scope="module")
@@ -55,11 +47,11 @@ def report_validator() -> jsonschema.Draft202012Validator:
 def test_text_report_has_verdicts_onsets_causes_and_read_errors():
     out = render(sample_report(), "text")
     # the deciding finding's message is shown once, on its own line under the verdict
-    assert "UNHEALTHY: kl_blowup from step 120 (PD101 kl-runaway, error); also gradient_explosion from step 121, nan from step 190\n" in out
+    assert "UNHEALTHY: kl_blowup from step 120 (PD101 kl-above-band, error); also gradient_explosion from step 121, nan from step 190\n" in out
     assert out.count("KL to the reference rose from 0.05 to 40 after step 120") == 1
     assert "run healthy  HEALTHY\n" in out
     assert "UNKNOWN: the run logs no reward or KL" in out
-    assert "PD101 kl-runaway" in out and "kl/ref from step 120: " in out
+    assert "PD101 kl-above-band" in out and "kl/ref from step 120: " in out
     assert "likely cause: KL coefficient too low" in out and "try: Raise the KL coefficient" in out
     assert "logs/broken/events.out.tfevents.2 at byte 4096: truncated record" in out
     assert "\x1b[" not in out  # no colour unless asked
@@ -72,7 +64,7 @@ def test_short_text_report_folds_what_it_leaves_out():
     lines = out.splitlines()
     assert lines[2].split() == ["run", "verdict", "findings", "top", "cause"]
     assert [ln.split()[:2] for ln in lines[3:6]] == [["kl_blowup", "UNHEALTHY"], ["healthy", "HEALTHY"], ["only-loss", "UNKNOWN"]]
-    assert "not applicable, missing metrics" not in out and "PD301 (value/explained_var)" not in out
+    assert "not applicable, missing metrics" not in out and "PD403 (value/explained_var)" not in out
     assert "rule(s) not applicable (metrics not logged): -v for detail" in out
     block = out[out.index("run kl_blowup"):out.index("run healthy")]
     rr = sample_report().runs[0]
@@ -82,9 +74,9 @@ def test_short_text_report_folds_what_it_leaves_out():
 
 def test_verbose_text_report_is_the_full_detail():
     out = render(sample_report(), "text", RenderOptions(verbose=1))
-    assert "PD101 kl-runaway" in out and "onset 120" in out
+    assert "PD101 kl-above-band" in out and "onset 120" in out
     assert "1. KL coefficient too low" in out and "try: Raise the KL coefficient" in out
-    assert "not applicable, missing metrics: PD301 (value/explained_var)" in out
+    assert "not applicable, missing metrics: PD403 (value/explained_var)" in out
     assert "because " in out
 
 
@@ -147,7 +139,7 @@ def test_html_is_self_contained_with_plots():
 
 def test_html_lists_findings_causes_not_applicable_and_errors():
     out = render(sample_report(), "html", RenderOptions(plots=False))
-    for text in ("kl-runaway", "KL coefficient too low", "Raise the KL coefficient", "value/explained_var",
+    for text in ("kl-above-band", "KL coefficient too low", "Raise the KL coefficient", "value/explained_var",
                  "truncated record", "<td class=\"num\">4096</td>"):
         assert text in out
     assert out.count('class="badge') == 6  # 3 runs: summary table + section headers
@@ -158,7 +150,7 @@ def test_json_is_strict_and_matches_the_schema(report_validator):
     for report in (sample_report(), hostile_report()):
         report_validator.validate(_strict(render(report, "json")))
     nan_finding = _strict(render(sample_report(), "json"))["runs"][0]["findings"][1]
-    assert nan_finding["code"] == "PD901"
+    assert nan_finding["code"] == "PD601"
     assert nan_finding["observed"] == {"first": "nan", "count": 10.0, "worst": "inf"}
 
 
@@ -190,7 +182,7 @@ def test_sarif_validates_against_the_official_schema(sarif_validator):
 def test_sarif_one_result_per_finding_with_rule_metadata():
     report = sample_report()
     rules = [
-        RuleMeta(code="PD101", name="kl-runaway", summary="KL to the reference runs away.", doc="KL ...\n\nLong doc.",
+        RuleMeta(code="PD101", name="kl-above-band", summary="KL to the reference runs away.", doc="KL ...\n\nLong doc.",
                  severity="error", symptom="kl_blowup", requires=("kl/ref",)),
     ]
     doc = to_sarif(report, rules=rules, root=Path.cwd())
@@ -202,7 +194,7 @@ def test_sarif_one_result_per_finding_with_rule_metadata():
     assert by_id["PD101"]["fullDescription"]["text"] == "KL ...\n\nLong doc."
     assert by_id["PD101"]["defaultConfiguration"]["level"] == "error"
     # rules the registry does not know still get a descriptor, and ruleIndex points at it
-    assert {"PD901", "PD402", "PD301"} <= set(by_id)
+    assert {"PD601", "PD602", "PD403"} <= set(by_id)
     for r in results:
         assert descriptors[r["ruleIndex"]]["id"] == r["ruleId"]
         assert r["locations"][0]["physicalLocation"]["region"]["startLine"] == 1
@@ -232,16 +224,16 @@ def test_junit_is_well_formed_with_one_case_per_rule_per_run():
     suites = root.findall("testsuite")
     assert [s.get("name") for s in suites] == ["kl_blowup", "healthy", "only-loss", "ppo-doctor read errors"]
     rule_names = [c.get("name") for c in suites[0].findall("testcase")]
-    assert rule_names == ["PD101 kl-runaway", "PD301 explained-variance-negative", "PD402 grad-norm-spike",
-                          "PD901 nonfinite-values"]
+    assert rule_names == ["PD101 kl-above-band", "PD403 explained-variance-negative", "PD601 non-finite-values",
+                          "PD602 gradient-explosion"]
     assert all(len(s.findall("testcase")) == 4 for s in suites[:3])
     cases = {c.get("name"): c for c in suites[0].findall("testcase")}
-    assert cases["PD101 kl-runaway"].find("failure").get("type") == "error"
-    assert cases["PD301 explained-variance-negative"].find("skipped").get("message").endswith("value/explained_var")
+    assert cases["PD101 kl-above-band"].find("failure").get("type") == "error"
+    assert cases["PD403 explained-variance-negative"].find("skipped").get("message").endswith("value/explained_var")
     # a warning below --fail-on error passes, its text kept in system-out
-    assert cases["PD402 grad-norm-spike"].find("failure") is None
-    assert "gradient norm" in cases["PD402 grad-norm-spike"].find("system-out").text
-    assert suites[2].find("testcase[@name='PD101 kl-runaway']/skipped") is not None
+    assert cases["PD602 gradient-explosion"].find("failure") is None
+    assert "gradient norm" in cases["PD602 gradient-explosion"].find("system-out").text
+    assert suites[2].find("testcase[@name='PD101 kl-above-band']/skipped") is not None
     assert suites[3].find("testcase/error").get("type") == "LogReadError"
     counts = {k: int(root.get(k)) for k in ("tests", "failures", "errors")}
     assert counts == {"tests": 13, "failures": 2, "errors": 1}
@@ -273,7 +265,7 @@ def test_github_escaping_follows_the_toolkit():
 def test_github_one_annotation_per_finding_and_read_error():
     lines = render(sample_report(), "github").splitlines()
     assert len(lines) == 4
-    assert lines[0].startswith("::error file=logs/kl_blowup/events.out.tfevents.1,title=PD101 kl-runaway (kl_blowup)::")
+    assert lines[0].startswith("::error file=logs/kl_blowup/events.out.tfevents.1,title=PD101 kl-above-band (kl_blowup)::")
     assert lines[2].startswith("::warning ")
     assert "title=ppo-doctor%3A unreadable log" in lines[3]
     # a message cannot start a second workflow command: every line starts with one
@@ -295,13 +287,12 @@ def test_unknown_format_is_rejected():
 
 
 @pytest.mark.slow
-def test_html_report_of_sample_logs(sample_logs, tmp_path, monkeypatch):
+def test_html_report_of_sample_logs(sample_logs, tmp_path):
     """The shipped sample runs render to one page with plots for every run and findings."""
     from click.testing import CliRunner
 
     from ppo_doctor.cli import cli
 
-    monkeypatch.undo()  # the real registry: this is the end-to-end page
     out = tmp_path / "report.html"
     result = CliRunner().invoke(cli, ["report", str(sample_logs), "--isolated", "--format", "html", "-o", str(out)])
     assert result.exit_code == 0, result.output
@@ -327,12 +318,12 @@ def test_info_findings_are_notes_not_symptoms():
 def test_report_objects_have_a_short_repr_and_show_as_html():
     report = sample_report()
     assert repr(report) == "<Report: 3 run(s) (1 unhealthy, 1 unknown, 1 healthy), 3 finding(s), 1 read error(s)>"
-    assert repr(report.runs[0]) == "<RunReport 'kl_blowup': unhealthy, 3 finding(s) (PD101, PD901, PD402)>"
+    assert repr(report.runs[0]) == "<RunReport 'kl_blowup': unhealthy, 3 finding(s) (PD101, PD601, PD602)>"
     assert len(repr(report.runs[1])) < 80 and "finding" in repr(report.runs[1])
     html = report._repr_html_()
     assert html.startswith('<div class="ppo-doctor"><style>') and html.endswith("</div>")
     assert "<body" not in html and "<img" not in html  # a fragment, no plots to draw
-    assert "kl-runaway" in html and "truncated record" in html
+    assert "kl-above-band" in html and "truncated record" in html
     # the page's styles are scoped to the fragment, so a notebook keeps its own
     css = html.split("<style>", 1)[1].split("</style>", 1)[0]
     assert all(rule.startswith(".ppo-doctor") for rule in css.replace("}", "}\n").split("\n") if rule)

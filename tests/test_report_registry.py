@@ -6,15 +6,15 @@ import inspect
 import json
 import xml.etree.ElementTree as ET
 
-from ppo_doctor.report import RenderOptions, render
-from ppo_doctor.report.model import Report
+from ppo_doctor.report import render
+from ppo_doctor.results import Report
 from ppo_doctor.rules.citations import public_text
-from ppo_doctor.rules.registry import all_rules
+from ppo_doctor.rules.registry import all_rules, metadata
 from report_builders import healthy_report
 
 
 def test_sarif_rule_descriptors_come_from_the_rule_docs():
-    doc = json.loads(render(Report(runs=[healthy_report()]), "sarif"))
+    doc = json.loads(render(Report(runs=[healthy_report()], rules=metadata()), "sarif"))
     descriptors = {d["id"]: d for d in doc["runs"][0]["tool"]["driver"]["rules"]}
     for rule in all_rules():
         d = descriptors[rule.code]
@@ -28,12 +28,12 @@ def test_sarif_rule_descriptors_come_from_the_rule_docs():
 
 
 def test_junit_lists_the_selected_rules():
-    report = Report(runs=[healthy_report()])
-    every = ET.fromstring(render(report, "junit"))
+    every = ET.fromstring(render(Report(runs=[healthy_report()], rules=metadata()), "junit"))
     assert len(every.findall("testsuite/testcase")) == len(all_rules())
-    kl_only = ET.fromstring(render(report, "junit", RenderOptions(config={"select": ["PD1"]})))
+    kl_only = ET.fromstring(render(Report(runs=[healthy_report()], rules=metadata(["PD1"])), "junit"))
     names = [c.get("name") for c in kl_only.findall("testsuite/testcase")]
     assert names and all(n.startswith("PD1") for n in names)
     first = all_rules()[0]
-    without = ET.fromstring(render(report, "junit", RenderOptions(config={"ignore": [first.name]})))
+    report = Report(runs=[healthy_report()], rules=metadata(ignore=[first.name]))
+    without = ET.fromstring(render(report, "junit"))
     assert f"{first.code} {first.name}" not in [c.get("name") for c in without.findall("testsuite/testcase")]

@@ -191,7 +191,7 @@ def test_ramp_fixture_sanity():
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from ppo_doctor.findings import SEVERITIES  # noqa: E402
+from ppo_doctor.results import SEVERITIES  # noqa: E402
 
 NUMBERS = st.one_of(
     st.floats(-1e6, 1e6),

@@ -26,7 +26,7 @@ pytest.importorskip("datasets")
 pytest.importorskip("trl")
 
 from ppo_doctor import load_runs  # noqa: E402
-from ppo_doctor.findings import SYMPTOMS  # noqa: E402
+from ppo_doctor.results import SYMPTOMS  # noqa: E402
 from ppo_doctor.diagnose.catalog import CAUSE_IDS  # noqa: E402
 from ppo_doctor.reference.trl_scenarios import TRL_SCENARIOS  # noqa: E402
 from ppo_doctor.reference.trl_suite import GrpoArgs, run  # noqa: E402

@@ -5,25 +5,26 @@ allowed).  Every detector accepts series of any length, including 0, 1 or 2 poin
 returns an empty or neutral result when there is too little data to judge.
 
 Modules: :mod:`.spans` (mask <-> spans), :mod:`.threshold`, :mod:`.sustained`,
-:mod:`.spike`, :mod:`.level_shift`, :mod:`.trend`, :mod:`.flatline`,
+:mod:`.spike`, :mod:`.trend`, :mod:`.flatline`,
 :mod:`.oscillation`, :mod:`.peak_drop`, :mod:`.nonfinite`, :mod:`.onset`; robust statistics (``robust_sd``,
-``noise_sd``, ``quantiles``, ``approx_median``) that subsample very long series.
+``noise_sd``, ``quantiles``, ``approx_median``, ``block_min``) that subsample very long series,
+and the input helpers ``finite_xy`` (the finite points) and ``window_size`` (a share of a
+series clamped to bounds).
 """
 
 from __future__ import annotations
 
-from .flatline import flat_mask, flat_spans, is_flat
-from .level_shift import LevelShift, level_shifts
+from .flatline import flat_mask, flat_spans
 from .nonfinite import NonFinite, nonfinite
-from .onset import Onset, onset, onset_step
+from .onset import Onset, onset
 from .oscillation import Oscillation, oscillation
 from .peak_drop import PeakDrop, peak_drop
 from .spans import Span, longest, mask_to_spans, spans_to_mask
-from ._util import approx_median, noise_sd, quantiles, robust_sd
+from ._util import approx_median, block_min, finite_xy, noise_sd, quantiles, robust_sd, window_size
 from .spike import default_window, robust_z, spike_scores, spikes
-from .sustained import first_sustained_step, sustained_mask, sustained_spans
-from .threshold import above, below, first_true, outside, threshold_spans
-from .trend import TrendSummary, first_last, ols_slope, relative_change, rolling_slope, summarize, theil_sen
+from .sustained import sustained_mask, sustained_spans
+from .threshold import above, below, outside
+from .trend import TrendSummary, first_last, summarize, theil_sen
 
 __all__ = [
     "Span",
@@ -33,31 +34,25 @@ __all__ = [
     "above",
     "below",
     "outside",
-    "first_true",
-    "threshold_spans",
     "sustained_mask",
     "sustained_spans",
-    "first_sustained_step",
     "robust_z",
     "spike_scores",
     "spikes",
     "default_window",
     "approx_median",
+    "block_min",
+    "finite_xy",
+    "window_size",
     "quantiles",
     "robust_sd",
     "noise_sd",
-    "LevelShift",
-    "level_shifts",
-    "ols_slope",
     "theil_sen",
     "first_last",
-    "relative_change",
-    "rolling_slope",
     "summarize",
     "TrendSummary",
     "flat_mask",
     "flat_spans",
-    "is_flat",
     "Oscillation",
     "oscillation",
     "PeakDrop",
@@ -66,5 +61,4 @@ __all__ = [
     "nonfinite",
     "Onset",
     "onset",
-    "onset_step",
 ]

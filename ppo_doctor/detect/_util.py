@@ -40,16 +40,6 @@ def finite_xy(steps: ArrayLike, values: ArrayLike) -> tuple[np.ndarray, np.ndarr
     return s[keep], v[keep]
 
 
-def finite_part(steps: ArrayLike, values: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The finite points: (steps, values, their indices in the original arrays)."""
-    s, v = as_arrays(steps, values)
-    keep = np.isfinite(v)
-    if keep.all():
-        return s, v, np.arange(len(v))
-    idx = np.flatnonzero(keep)
-    return s[idx], v[idx], idx
-
-
 def subsample(x: np.ndarray, max_n: int = ESTIMATE_SAMPLE) -> np.ndarray:
     """Every k-th value so that at most ``max_n`` remain (``x`` itself when short enough)."""
     if len(x) <= max_n:

@@ -61,13 +61,3 @@ def _really_flat(seg: np.ndarray, rel_tol: float, tol: float) -> bool:
     mag = float(np.max(np.abs(seg)))
     drift = float(np.max(seg) - np.min(seg))
     return drift <= (tol + rel_tol * mag) * max(1.0, np.sqrt(len(seg)))
-
-
-def is_flat(values: ArrayLike, rel_tol: float = 1e-3, abs_tol: float = 0.0) -> bool:
-    """Whole-series check: the finite values span at most ``abs_tol + rel_tol * max|x|``."""
-    v = np.asarray(values, dtype=np.float64)
-    v = v[np.isfinite(v)]
-    if len(v) == 0:
-        return False
-    rng = float(np.max(v) - np.min(v))
-    return rng <= abs_tol + rel_tol * float(np.max(np.abs(v)))

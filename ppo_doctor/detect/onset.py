@@ -145,8 +145,3 @@ def onset(steps: ArrayLike, values: ArrayLike, incident_idx: int, direction: str
     baseline = float(x[:k].mean()) if k > 0 else first_val
     i = int(idx[k])
     return Onset(i, int(s[i]), model, baseline)
-
-
-def onset_step(steps: ArrayLike, values: ArrayLike, incident_idx: int, direction: str = "up", min_effect: float = 3.0) -> int:
-    """Shorthand for ``onset(...).step``."""
-    return onset(steps, values, incident_idx, direction, min_effect).step

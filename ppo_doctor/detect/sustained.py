@@ -53,9 +53,3 @@ def sustained_spans(steps: ArrayLike, mask: ArrayLike, k: int, n: int, values: A
     sm = sustained_mask(mask, k, n)
     gap = max(0, n - k) if max_gap is None else max_gap
     return mask_to_spans(steps, sm, values, min_len=1, max_gap=gap, peak=peak)
-
-
-def first_sustained_step(steps: ArrayLike, mask: ArrayLike, k: int, n: int) -> int | None:
-    """Step of the first point that belongs to a qualifying window, or None."""
-    hit = np.flatnonzero(sustained_mask(mask, k, n))
-    return int(np.asarray(steps)[hit[0]]) if len(hit) else None

@@ -9,8 +9,6 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .spans import Span, mask_to_spans
-
 
 def above(values: ArrayLike, threshold: float, inclusive: bool = False) -> np.ndarray:
     """True where ``value > threshold`` (``>=`` when inclusive); NaN is False."""
@@ -35,26 +33,3 @@ def outside(values: ArrayLike, low: float | None = None, high: float | None = No
     if high is not None:
         m |= above(v, high)
     return m
-
-
-def first_true(steps: ArrayLike, mask: ArrayLike) -> int | None:
-    """Step of the first True point, or None."""
-    m = np.asarray(mask, dtype=bool)
-    hit = np.flatnonzero(m)
-    return int(np.asarray(steps)[hit[0]]) if len(hit) else None
-
-
-def threshold_spans(
-    steps: ArrayLike,
-    values: ArrayLike,
-    *,
-    high: float | None = None,
-    low: float | None = None,
-    min_len: int = 1,
-    max_gap: int = 0,
-) -> list[Span]:
-    """Spans of points above ``high`` or below ``low``; the peak is the most extreme point."""
-    v = np.asarray(values, dtype=np.float64)
-    m = outside(v, low, high)
-    peak = "max" if low is None else ("min" if high is None else "abs")
-    return mask_to_spans(steps, m, v, min_len=min_len, max_gap=max_gap, peak=peak)

@@ -1,5 +1,5 @@
-"""Trends: slope per step (Theil-Sen and OLS), relative change between the first and last
-windows, and rolling slopes.
+"""Trends: slope per step (Theil-Sen), the medians of the first and last windows, and a
+summary of the change between them against the series' noise.
 
 Theil-Sen (median of pairwise slopes) ignores outliers; it is O(m^2) in the number of
 points, so long series are first thinned to ``max_points`` evenly spaced points (the slope
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._util import finite_part, finite_xy, noise_sd, window_size
+from ._util import finite_xy, noise_sd, window_size
 
 
 def _thin(x: np.ndarray, y: np.ndarray, max_points: int) -> tuple[np.ndarray, np.ndarray]:
@@ -22,19 +22,6 @@ def _thin(x: np.ndarray, y: np.ndarray, max_points: int) -> tuple[np.ndarray, np
         return x, y
     idx = np.linspace(0, len(x) - 1, max_points).round().astype(np.int64)
     return x[idx], y[idx]
-
-
-def ols_slope(steps: ArrayLike, values: ArrayLike) -> float:
-    """Least-squares slope per step of the finite points (NaN with < 2 distinct steps)."""
-    s, v = finite_xy(steps, values)
-    if len(v) < 2:
-        return float("nan")
-    x = s.astype(np.float64)
-    xm = x - x.mean()
-    den = float(np.dot(xm, xm))
-    if den == 0:
-        return float("nan")
-    return float(np.dot(xm, v - v.mean()) / den)
 
 
 def theil_sen(steps: ArrayLike, values: ArrayLike, max_points: int = 300) -> tuple[float, float]:
@@ -61,39 +48,6 @@ def first_last(values: ArrayLike, window: int) -> tuple[float, float]:
         return float("nan"), float("nan")
     w = max(1, min(int(window), len(v)))
     return float(np.median(v[:w])), float(np.median(v[-w:]))
-
-
-def relative_change(values: ArrayLike, window: int, floor: float = 1e-12) -> float:
-    """(last-window median - first-window median) / max(|first-window median|, floor)."""
-    a, b = first_last(values, window)
-    if not np.isfinite(a):
-        return float("nan")
-    return (b - a) / max(abs(a), floor)
-
-
-def rolling_slope(steps: ArrayLike, values: ArrayLike, window: int) -> np.ndarray:
-    """OLS slope per step over each trailing window of ``window`` finite points.
-
-    Output has the length of the input; entries are NaN where the window is incomplete or
-    the point is not finite.  Cumulative sums make it linear in the series length.
-    """
-    s, v, idx = finite_part(steps, values)
-    out = np.full(len(np.asarray(values)), np.nan)
-    w = int(window)
-    if w < 2 or len(v) < w:
-        return out
-    x = (s - s[0]).astype(np.float64)
-
-    def wsum(a: np.ndarray) -> np.ndarray:
-        c = np.concatenate(([0.0], np.cumsum(a)))
-        return c[w:] - c[:-w]
-
-    sx, sy, sxx, sxy = wsum(x), wsum(v), wsum(x * x), wsum(x * v)
-    den = w * sxx - sx * sx
-    with np.errstate(invalid="ignore", divide="ignore"):
-        slope = np.where(den > 0, (w * sxy - sx * sy) / np.where(den > 0, den, 1.0), np.nan)
-    out[idx[w - 1 :]] = slope
-    return out
 
 
 @dataclass(frozen=True)

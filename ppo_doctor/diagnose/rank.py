@@ -7,7 +7,7 @@ Score of a cause = finding support x config factor:
   symptom and one kind of observation the contributions are taken in decreasing order with
   halving weights (1, 1/2, 1/4, ...), so ten findings of the same symptom do not outvote two
   independent symptoms; distinct symptoms add up.  The generated text samples (PD95x,
-  ``metric == "texts"``) are a kind of observation of their own, independent of the logged
+  ``Finding.observes == "texts"``) are a kind of observation of their own, independent of the logged
   scalars: the guides tell people to read the samples precisely because they show what the
   metrics cannot (repeated phrases, '!' spam: the reward model being exploited).
 * config factor: ``exp(sum of evidence weights)`` from :mod:`.evidence`, clipped to
@@ -24,7 +24,7 @@ import logging
 import math
 from collections import defaultdict
 
-from ..findings import Finding, RankedCause
+from ..results import Finding, RankedCause
 from ..run import Run
 from .catalog import CAUSE_IDS, SYMPTOM_CAUSES, Cause, get_cause
 from .evidence import Evidence, collect, domain, knob_value
@@ -32,7 +32,6 @@ from .evidence import Evidence, collect, domain, knob_value
 log = logging.getLogger(__name__)
 
 SEVERITY_FACTOR = {"info": 0.35, "warning": 0.75, "error": 1.0}
-TEXT_SAMPLES = "texts"  # Finding.metric of the rules that read generated text samples
 SAME_SYMPTOM_DECAY = 0.5
 MAX_LOG_FACTOR = 1.5
 STRENGTH_RATE = 1.2
@@ -75,7 +74,7 @@ def applicable_fixes(cause: Cause, run: Run) -> tuple[list[str], list[str]]:
 
 def _group(f: Finding) -> tuple[str, str]:
     """Findings in one group share diminishing returns: same symptom, same kind of observation."""
-    return f.symptom, ("texts" if f.metric == TEXT_SAMPLES else "metrics")
+    return f.symptom, f.observes
 
 
 def _support(findings: list[Finding]) -> tuple[dict[str, float], dict[str, list[tuple[float, str]]]]:

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import LogReadError, PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue, RunFrame
+from ..metrics import build_run
 from ..run import Run
 from .base import read_head
 from .storage import as_path
@@ -103,8 +104,6 @@ def _read_source(source: Any, aliases: dict[str, str] | None, read_file: ReadFil
     are runs of their own otherwise.  ``read_file`` replaces the reading of one file (``watch``
     hands in what its followers have read so far); None means the format's ``read``.
     """
-    from ..metrics import build_run
-
     errors: list[ReadIssue] = []
     subruns: dict[str, str] = getattr(source, "subruns", {}) or {}
     main: list[tuple[str, str, list[RawRun]]] = []
@@ -330,34 +329,6 @@ def _merge(into: RawRun, raw: RawRun, fmt: str, formats_seen: list[str]) -> None
     into.restarts.extend(raw.restarts)
 
 
-def load(
-    path: str | Path,
-    *,
-    jobs: int = 1,
-    aliases: dict[str, str] | None = None,
-    executor: str | None = None,
-    dask: str | None = None,
-) -> LoadResult:
-    """Discover and read every run under ``path`` (a folder, a file or an fsspec URL); where the
-    runs are read (``jobs`` processes, Dask) is :mod:`ppo_doctor.pipeline`'s business."""
-    from ..pipeline import Schedule, map_runs
-
-    result = LoadResult()
-    for runs, errors in map_runs(path, _identity, Schedule.choose(executor=executor, jobs=jobs, dask=dask), aliases=aliases):
-        result.runs.extend(runs)
-        result.errors.extend(errors)
-    return result
-
-
-def _identity(run: Run) -> Run:
-    return run
-
-
-def load_runs(path: str | Path, **kw: Any) -> list[Run]:
-    """Every run under ``path`` (see :func:`load` for the errors)."""
-    return load(path, **kw).runs
-
-
 def concat_series(parts: list[RawSeries]) -> RawSeries:
     """Join several pieces of one tag (e.g. several event files of one run) in order."""
     if len(parts) == 1:
@@ -374,4 +345,4 @@ def concat_series(parts: list[RawSeries]) -> RawSeries:
     )
 
 
-__all__ = ["LoadResult", "display", "load", "load_runs", "readers", "reader_for", "sniff", "RunFrame"]
+__all__ = ["LoadResult", "display", "readers", "reader_for", "sniff", "RunFrame"]

@@ -44,7 +44,9 @@ from pathlib import Path, PurePosixPath
 from ..frame import ReadIssue
 from . import FORMAT_MODULES, display, sniff
 from .base import HEAD_BYTES
+from .mlflow import is_run_dir
 from .storage import as_path, open_binary, realpath, scandir
+from .sweep_table import sweep_table_reason
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".trash", ".ipynb_checkpoints", ".venv", "venv", "site-packages"})
 # Sibling folders that hold one run's logs in one format each (see the module docstring).  Not
@@ -207,7 +209,6 @@ class _Walker:
 
     def _special(self, folder: Path, entries: list[os.DirEntry]) -> bool:
         """W&B run folders, MLflow run folders and checkpoint folders: handled whole."""
-        from .mlflow import is_run_dir
 
         name = folder.name
         if _WANDB_RUN.match(name):
@@ -244,7 +245,6 @@ class _Walker:
 
     def _not_a_run(self, file: Path, fmt: str) -> bool:
         """A readable file that is not a training log: a W&B side file, a sweep table (noted)."""
-        from .sweep_table import sweep_table_reason
 
         if _wandb_side_file(file):
             self.issues.append(ReadIssue(display(file), "a W&B side file (logs / metadata of the run), not a training log: skipped", level="info"))

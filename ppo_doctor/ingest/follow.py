@@ -33,7 +33,8 @@ import numpy as np
 
 from ..errors import PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue
-from . import reader_for, tfrecord
+from . import reader_for, tensorboard as tb, tfrecord
+from .jsonl import _records_to_runs, parse_lines
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +123,6 @@ class JsonlTail(Tail):
     def poll(self) -> bool:
         if self._fallback is not None:
             return self._fallback.poll()
-        from .jsonl import parse_lines
 
         chunk = _read_from(self.path, self._offset)
         end = chunk.rfind(b"\n") + 1
@@ -149,7 +149,6 @@ class JsonlTail(Tail):
             return self._fallback.raw_runs()
         if not self._records:
             return None
-        from .jsonl import _records_to_runs
 
         return _records_to_runs(self.path, list(self._records), list(self._lines), list(self._issues))
 
@@ -236,7 +235,6 @@ def complete_records(buf: bytes) -> tuple[int, bool]:
 def decode_records(data: bytes, path: str, base: int) -> tuple[RawRun, int]:
     """The whole TFRecords ``data`` (starting at byte ``base`` of ``path``) with the TensorBoard
     reader's fast decoder; issue offsets are file offsets."""
-    from . import tensorboard as tb
 
     padded = np.zeros(len(data) + tb._MAX_FAST_LENGTH + tfrecord.FOOTER_BYTES, dtype=np.uint8)
     padded[: len(data)] = np.frombuffer(data, dtype=np.uint8)

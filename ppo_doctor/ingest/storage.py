@@ -31,6 +31,7 @@ import stat as stat_mod
 from pathlib import Path, PurePosixPath
 from types import SimpleNamespace
 from typing import IO, Any, Iterator, cast
+from ..errors import PPODoctorError
 
 LOCAL_SCHEMES = ("file",)
 
@@ -236,13 +237,10 @@ def _filesystem(url: str) -> tuple[Any, str]:
     try:
         from fsspec.core import url_to_fs
     except ImportError as exc:
-        from ..errors import PPODoctorError
-
         raise PPODoctorError(f"{url}: reading URLs needs fsspec and its protocol package: the [remote] extra (in a checkout of ppo-doctor: pip install -e '.[remote]')") from exc
     try:
         return url_to_fs(url)
     except (ImportError, ValueError) as exc:  # the protocol's package is missing, or an unknown protocol
-        from ..errors import PPODoctorError
 
         raise PPODoctorError(f"{url}: {exc}") from exc
 

@@ -26,6 +26,7 @@ import re
 from pathlib import Path
 
 from ..hparams import HPARAMS
+from .csv_logs import STEP_COLUMNS, _delimiter
 from .storage import open_binary
 
 # Bytes read to decide: sweep tables are small; a training log is recognised from its start.
@@ -39,7 +40,6 @@ MAX_GRID_VALUES = 10
 
 def read_sweep_table(path: Path, head: bytes | None = None) -> tuple[list[str], list[list[str]]] | None:
     """(header, rows) of a delimited text file's first :data:`HEAD_LIMIT` bytes (None if not one)."""
-    from .csv_logs import _delimiter
 
     if head is None:
         try:
@@ -90,8 +90,6 @@ def sweep_table_reason(path: Path, head: bytes | None = None) -> str | None:
 
 
 def _is_axis(name: str, values: list[str]) -> bool:
-    from .csv_logs import STEP_COLUMNS
-
     if name.lower() not in STEP_COLUMNS and name != "_step" and not _STEP_WORDS.search(name):
         return False
     nums = [_num(v) for v in values if v]

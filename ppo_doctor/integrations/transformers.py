@@ -36,9 +36,11 @@ from typing import Any, Callable, cast
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from ..findings import Finding
+from ..config import resolve
 from ..ingest.trainer_state import SUMMARY_MARKERS
 from ..monitor import Monitor, StopOn, describe, matches
+from ..report import RenderOptions, render
+from ..results import Finding
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +87,6 @@ class DoctorCallback(TrainerCallback):
         if check_every is not None and check_every < 1:
             raise ValueError(f"check_every must be >= 1, got {check_every}")
         if config is None:
-            from ..config import resolve
-
             config = resolve()
         self.stop_on = stop_on
         self.check_every = check_every
@@ -174,12 +174,11 @@ class DoctorCallback(TrainerCallback):
             self._check(state, None)  # what the last interval found is still announced
         if not self.write_reports or not state.is_world_process_zero:
             return
-        from ..report import RenderOptions, render
 
         out = Path(args.output_dir or ".")
         out.mkdir(parents=True, exist_ok=True)
         report = self.monitor.report()
-        options = RenderOptions(config=self.config, plots=self.plots)
+        options = RenderOptions(plots=self.plots)
         for name, fmt in ((REPORT_JSON, "json"), (REPORT_HTML, "html")):
             target = out / name
             target.write_text(render(report, fmt, options), encoding="utf-8")

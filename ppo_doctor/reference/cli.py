@@ -15,6 +15,8 @@ from pathlib import Path
 
 import click
 
+from ..config import resolve
+from ..monitor import Monitor
 from . import scenarios as scenario_registry
 from .logwriters import FORMATS
 from .trl_scenarios import TRL_SCENARIOS
@@ -166,8 +168,6 @@ def simulate(
         raise click.UsageError(str(exc)) from None
     live = None
     if stop_on:
-        from ..config import resolve
-        from ..monitor import Monitor
         from .ppo import LiveCheck
 
         wanted = [s.strip() for item in stop_on for s in item.split(",") if s.strip()]

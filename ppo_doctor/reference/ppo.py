@@ -39,8 +39,8 @@ import numpy as np
 import torch
 from transformers import GPT2LMHeadModel
 
-from ..findings import Finding
 from ..monitor import Monitor, StopOn, describe, matches
+from ..results import Finding
 from .grammar import SCORERS, WordTokenizer, prompts
 from .logwriters import RunLogger
 from .models import ModelSpec, SFTSpec, ValueHead, new_policy, sft_policy, value_model_from

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..findings import SYMPTOMS
+from ..results import SYMPTOMS
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from ..findings import SEVERITY_RANK, SYMPTOMS
+from ..analyze import analyze
+from ..results import SEVERITY_RANK, SYMPTOMS
 from .scenarios import Scenario
 
 log = logging.getLogger(__name__)
@@ -75,7 +76,7 @@ class Counts:
 def outcome_from_report(
     scenario: Scenario, run_report: Any, *, min_severity: str = "warning", seconds: float = 0.0
 ) -> Outcome:
-    """Reduce a :class:`~ppo_doctor.report.model.RunReport` to an :class:`Outcome`.
+    """Reduce a :class:`~ppo_doctor.results.RunReport` to an :class:`Outcome`.
 
     A symptom counts as detected when a finding at ``min_severity`` or above carries it;
     info-level findings are advice, not diagnoses.
@@ -326,7 +327,6 @@ def run_suite(
     overrides: dict[str, Any] | None = None,
 ) -> list[Outcome]:
     """Simulate each scenario into ``workdir/<name>`` and analyse it with ``ppo_doctor.analyze``."""
-    from ..analyze import analyze
 
     outcomes = []
     for sc in scenarios:

@@ -8,10 +8,9 @@ imported only when used, so ``ppo-doctor check --format github`` never imports m
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-from .model import Report
+from ..results import Report
 
 # format name -> module in this package defining ``render(report, options) -> str``
 FORMATS: dict[str, str] = {
@@ -31,14 +30,13 @@ class RenderOptions:
     """What a renderer may need besides the report.
 
     ``fail_on`` decides JUnit failures; ``color`` turns on ANSI styling in ``text``;
-    ``config`` is the resolved configuration (``select``/``ignore`` decide which rules
-    JUnit lists); ``plots`` lets ``html`` skip drawing (fast previews, tests); ``verbose``
-    (``-v``) asks ``text`` for the full detail instead of the short report.
+    ``plots`` lets ``html`` skip drawing (fast previews, tests); ``verbose`` (``-v``) asks
+    ``text`` for the full detail instead of the short report.  Which rules SARIF and JUnit
+    list travels in the report itself (:attr:`Report.rules <ppo_doctor.results.Report.rules>`).
     """
 
     fail_on: str = "error"
     color: bool = False
-    config: dict[str, Any] = field(default_factory=dict)
     plots: bool = True
     verbose: int = 0
 

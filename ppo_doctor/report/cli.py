@@ -24,10 +24,9 @@ import click
 
 from ..config import FAIL_ON, FORMATS, resolve_with_sources
 from ..errors import PPODoctorError
-from ..findings import SEVERITY_RANK
+from ..results import SEVERITY_RANK, Report, RunReport
 from . import RenderOptions, render
 from .escape import plain
-from .model import Report, RunReport
 from .progress import Progress
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -70,6 +69,7 @@ def _analyze(paths: tuple[str, ...], settings: dict[str, Any], *, quiet: bool = 
                 _fail(str(exc))
         report.runs.extend(part.runs)
         report.errors.extend(part.errors)
+        report.rules = part.rules  # one configuration: the same rules for every path
     return report
 
 
@@ -234,7 +234,7 @@ def _run_and_render(ctx: click.Context, opts: dict[str, Any]) -> tuple[Report, d
         if opts["statistics"]:
             text = statistics(report)
         else:
-            options = RenderOptions(fail_on=settings["fail_on"], color=color, config=settings, verbose=verbose)
+            options = RenderOptions(fail_on=settings["fail_on"], color=color, verbose=verbose)
             with Progress(f"writing the {fmt} report", quiet=quiet > 0):  # html draws every plot: slow on big inputs
                 text = render(report, fmt, options)
         _emit(text, output, color=color)

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ..findings import Finding
+from ..hparams import HPARAM_KEYS
+from ..results import Finding, RunReport
 from .escape import fmt_num, md, plain, step_span
 from .json_out import dumps, finite_json
-from .model import RunReport
 from .summary import TOP_CAUSES, verdict_line
 
 # Core metrics of the guides (reference/guides-digest.md "Metrics the guides say to watch");
@@ -102,7 +102,6 @@ _ABSENT = object()
 
 def config_changes(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any, Any]]:
     """The keys whose values differ (or that only one run sets), most telling first."""
-    from ..hparams import HPARAM_KEYS
 
     rank = {k: i for i, k in enumerate(HPARAM_KEYS)}
     keys = sorted(set(a) | set(b), key=lambda k: (rank.get(k, len(rank)), str(k)))

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..results import Report
 from . import RenderOptions
 from .escape import plain, step_span
-from .model import Report
 from .sarif import finding_locations
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}

@@ -16,10 +16,10 @@ from __future__ import annotations
 import logging
 import re
 
-from .. import __version__
+from .._version import __version__
+from ..results import Report, RunReport
 from . import RenderOptions
 from .escape import fmt_num, html_text as e, prose, step_span
-from .model import Report, RunReport
 from .summary import TOP_CAUSES, ordered_findings, severity_counts, split_not_applicable, verdict_line, verdict_tally
 
 log = logging.getLogger(__name__)

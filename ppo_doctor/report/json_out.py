@@ -16,8 +16,8 @@ import math
 from importlib import resources
 from typing import Any
 
+from ..results import Report
 from . import RenderOptions
-from .model import Report
 
 
 SCHEMA_RESOURCE = "report.schema.json"

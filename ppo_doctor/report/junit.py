@@ -17,10 +17,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from ..findings import SEVERITY_RANK, Finding
+from ..results import SEVERITY_RANK, Finding, Report, RunReport
 from . import RenderOptions
 from .escape import step_span, xml_text
-from .model import Report, RunReport
 from .rulemeta import RuleMeta, catalog
 
 NO_TIME = "0"
@@ -86,8 +85,7 @@ def _error_suite(root: ET.Element, report: Report) -> int:
 
 def to_junit(report: Report, options: RenderOptions, rules: list[RuleMeta] | None = None) -> ET.Element:
     """The ``<testsuites>`` element for ``report``."""
-    cfg = options.config
-    metas = catalog(report, rules, select=cfg.get("select"), ignore=cfg.get("ignore"))
+    metas = catalog(report, rules, selected_only=True)
     root = ET.Element("testsuites", {"name": "ppo-doctor"})
     total = {"tests": 0, "failures": 0, "skipped": 0, "errors": 0}  # skipped: per suite only
     for rr in report.runs:

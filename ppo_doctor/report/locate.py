@@ -21,6 +21,8 @@ import json
 import logging
 from pathlib import Path
 from typing import Iterable
+from ..ingest.csv_logs import STEP_COLUMNS
+from ..ingest.jsonl import STEP_KEYS
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +48,6 @@ def _as_step(value: object) -> int | None:
 
 
 def _jsonl_steps(fh: io.TextIOBase) -> Iterable[tuple[int, int, set[str]]]:
-    from ..ingest.jsonl import STEP_KEYS
-
     for number, line in enumerate(fh, 1):
         if not line.lstrip().startswith("{"):
             continue
@@ -65,8 +65,6 @@ def _jsonl_steps(fh: io.TextIOBase) -> Iterable[tuple[int, int, set[str]]]:
 
 
 def _csv_steps(fh: io.TextIOBase, delimiter: str) -> Iterable[tuple[int, int, set[str]]]:
-    from ..ingest.csv_logs import STEP_COLUMNS
-
     reader = csv.reader(fh, delimiter=delimiter)
     try:
         header = next(reader)

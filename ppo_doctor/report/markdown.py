@@ -9,10 +9,10 @@ smuggle HTML into a renderer that allows it.
 
 from __future__ import annotations
 
-from .. import __version__
+from .._version import __version__
+from ..results import Report, RunReport
 from . import RenderOptions
 from .escape import fmt_num, md, md_fenced, step_span
-from .model import Report, RunReport
 from .summary import TOP_CAUSES, ordered_findings, severity_counts, split_not_applicable, verdict_line, verdict_tally
 
 MAX_SAMPLES = 3

@@ -34,10 +34,10 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogLocator, MaxNLocator
 
-from ..findings import Finding
+from ..results import Finding, Report, RunReport
+from ..rules import registry
 from ..run import Run
 from .escape import plain
-from .model import Report, RunReport
 
 log = logging.getLogger(__name__)
 
@@ -189,7 +189,6 @@ def rule_metrics(f: Finding, run: Run | None = None) -> set[str]:
     """The metrics a finding's rule reads (``Rule.requires``), with the finding's own metric;
     just the latter for a code no rule has.  An "any of" tuple counts whole, or, given the
     run, as its first alternative the run logged (the one the rule read)."""
-    from ..rules import registry
 
     out = {f.metric}
     try:
@@ -263,8 +262,8 @@ def _incidents(ax: Axes, metric: str, findings: list[Finding]) -> None:
             ax.axvline(f.start_step, color=color, ls="--" if own else "-.", lw=1.2 if own else 0.9, zorder=4)
             _label_code(ax, f, row)
             row += 1
-            band = (f.observed or {}).get("band")
-            if own and isinstance(band, (int, float)) and np.isfinite(band) and band > 0 and band not in bands:
+            band = f.band
+            if own and band is not None and np.isfinite(band) and band > 0 and band not in bands:
                 bands.add(band)  # PD101 and PD202 judge against the same KL band: one line
                 # the healthy band the rule judged against (PD101's KL band): what "too high" means
                 ax.axhline(band, color=color, ls=":", lw=1.0, zorder=1)

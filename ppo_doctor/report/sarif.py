@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from .. import __version__
-from ..findings import Finding
+from .._version import __version__
+from ..results import Finding, Report, RunReport
 from ..run import Run
 from . import RenderOptions
 from .json_out import dumps, finite_json
-from .model import Report, RunReport
+from .locate import step_lines
 from .rulemeta import RuleMeta, catalog
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -116,7 +116,6 @@ def _raw_tag(run: Run, metric: str, source: str) -> str | None:
 def finding_locations(rr: RunReport) -> list[tuple[str, int | None]]:
     """``(file, line)`` of each finding of ``rr``: the file that logged its metric and, in a
     JSONL/CSV log, the line of its onset step (:mod:`ppo_doctor.report.locate`), else None."""
-    from .locate import step_lines
 
     run = rr.run
     spots = []
@@ -218,7 +217,7 @@ def _notifications(report: Report, bases: _Bases) -> list[dict[str, Any]]:
 
 
 def to_sarif(report: Report, rules: list[RuleMeta] | None = None, root: Path | None = None) -> dict[str, Any]:
-    """The SARIF log as a dict (``rules`` and ``root`` default to the registry and cwd)."""
+    """The SARIF log as a dict (``rules`` and ``root`` default to the report's rules and cwd)."""
     root = (root or Path.cwd()).resolve()
     metas = catalog(report, rules)
     index = {m.code: i for i, m in enumerate(metas)}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..findings import SEVERITY_RANK, Finding
+from ..design import FAMILY_RULES
+from ..results import SEVERITY_RANK, Finding, NotApplicable, Report, RunReport
 from ..rules.engine import unhealthy_reason
 from .escape import plain
-from .model import NotApplicable, Report, RunReport
 
 TOP_CAUSES = 3
 
@@ -48,7 +48,6 @@ def verdict_tally(report: Report) -> str:
 def split_not_applicable(rr: RunReport) -> tuple[list[NotApplicable], list[str]]:
     """The rules that lack a metric the log should have had, and one sentence per thing the run
     lacks by design (``critic-free (...): the value-function rules do not apply``)."""
-    from ..design import FAMILY_RULES
 
     missing = [n for n in rr.not_applicable if not n.by_design]
     said: list[str] = []

@@ -19,11 +19,10 @@ from typing import Any
 
 import click
 
-from .. import __version__
-from ..findings import Finding
+from .._version import __version__
+from ..results import Finding, Report, RunReport
 from . import RenderOptions
 from .escape import fmt_num, plain, prose, step_span
-from .model import Report, RunReport
 from .summary import TOP_CAUSES, ordered_findings, severity_counts, split_not_applicable, verdict_line, verdict_tally
 
 VERDICT_STYLE: dict[str, dict[str, Any]] = {

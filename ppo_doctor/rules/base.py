@@ -4,27 +4,34 @@ A rule module defines one subclass of :class:`Rule` with:
 
 * ``code`` (``PD`` + 3 digits, the hundreds digit groups the symptom family) and ``name``
   (kebab-case); both work wherever a code is accepted (``--select``, ``explain``);
-* ``symptom`` (from :data:`ppo_doctor.findings.SYMPTOMS`) and default ``severity``;
+* ``symptom`` (from :data:`ppo_doctor.results.SYMPTOMS`) and default ``severity``;
 * ``requires``: canonical metrics, each entry a metric name or a tuple meaning "any of";
 * ``params``: defaults, overridable from ``[tool.ppo-doctor.rules.<name>]``;
 * ``causes``: cause id -> support weight given to diagnosis when the rule fires;
-* ``message``: a ``str.format`` template filled from ``Finding.observed`` and params;
+* ``message``: a ``str.format`` template filled from params, the finding's metric,
+  ``Finding.observed``, the finding's steps and ``fmt``; ``{x:num}`` formats a number (:mod:`.messages`), and a template
+  that cannot be filled raises (a broken message is a bug of the rule);
 * ``good_example()`` / ``bad_example()``: small synthetic runs (``Example``); the test suite
   checks that ``bad`` fires and ``good`` does not;
-* ``evaluate(ctx)``: yields findings.  Rules call the generic detectors in
-  ``ppo_doctor.detect``; they never read files.
+* ``evaluate(ctx)``: yields findings.  ``ctx.req`` holds each ``requires`` entry resolved
+  (:mod:`.inputs`: the metric present, its finite, sign-corrected points); rules call the
+  generic detectors in ``ppo_doctor.detect``; they never read files.  Rules of a common shape
+  subclass a base of :mod:`.shapes` instead and write only what is their own.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
 
-from ..findings import Finding
+from ..results import Finding
 from ..run import Run
+from .inputs import Input, finite_series, resolve
+from .messages import render
 
 
 @dataclass
@@ -40,8 +47,16 @@ class Example:
 
 @dataclass
 class RuleContext:
+    """What a rule evaluates: the run, its parameters and its resolved ``requires``."""
+
     run: Run
     params: dict[str, Any]
+    requires: tuple[str | tuple[str, ...], ...] = ()
+
+    @cached_property
+    def req(self) -> tuple[Input, ...]:
+        """Each ``requires`` entry resolved once, in order (:func:`.inputs.resolve`)."""
+        return resolve(self.run, self.requires)
 
     def series(self, metric: str) -> pd.Series:
         return self.run.frame.series(metric)
@@ -52,6 +67,10 @@ class RuleContext:
     def has(self, metric: str) -> bool:
         return self.run.frame.has(metric)
 
+    def finite(self, metric: str, signed: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Steps and finite values of ``metric``, sign convention undone when ``signed``."""
+        return finite_series(self.run, metric, signed)
+
     def first_present(self, *metrics: str) -> str | None:
         for m in metrics:
             if self.has(m):
@@ -59,15 +78,23 @@ class RuleContext:
         return None
 
 
+def requirement_text(need: str | tuple[str, ...] | list[str], sep: str = "|") -> str:
+    """One ``Rule.requires`` entry as every report, listing and doc spells it: the metric, or
+    an "any of" group joined by ``sep`` (``a|b`` in reports, ``a | b`` in prose)."""
+    return need if isinstance(need, str) else sep.join(need)
+
+
 class Rule:
     code: ClassVar[str] = ""
     name: ClassVar[str] = ""
     symptom: ClassVar[str] = ""
     severity: ClassVar[str] = "warning"
-    requires: ClassVar[tuple] = ()
+    requires: ClassVar[tuple[str | tuple[str, ...], ...]] = ()
     params: ClassVar[dict[str, Any]] = {}
     causes: ClassVar[dict[str, float]] = {}
     message: ClassVar[str] = ""
+    # what the rule's findings observe: the logged scalars, or the generated text samples
+    observes: ClassVar[str] = "metrics"
 
     # -- metadata -----------------------------------------------------------------------
     @classmethod
@@ -82,7 +109,7 @@ class Rule:
         for req in cls.requires:
             group = (req,) if isinstance(req, str) else tuple(req)
             if not any(run.frame.has(m) for m in group):
-                out.append("|".join(group))
+                out.append(requirement_text(group))
         return out
 
     # -- evaluation ---------------------------------------------------------------------
@@ -90,13 +117,10 @@ class Rule:
         raise NotImplementedError
 
     def finding(self, ctx: RuleContext, *, metric: str, observed: dict[str, float], **kw: Any) -> Finding:
-        """Build a Finding with this rule's metadata and its message filled in."""
+        """Build a Finding with this rule's metadata and its message filled in (a template that
+        does not fit raises :class:`.messages.TemplateError`)."""
         steps = {k: kw[k] for k in ("start_step", "threshold_step", "peak_step", "end_step") if kw.get(k) is not None}
-        fmt = {**ctx.params, **observed, **steps, **kw.pop("fmt", {})}
-        try:
-            msg = self.message.format(**fmt)
-        except (KeyError, IndexError, ValueError):
-            msg = self.message
+        msg = render(self.message, {**ctx.params, "metric": metric, **observed, **steps, **kw.pop("fmt", {})})
         return Finding(
             code=self.code,
             name=self.name,
@@ -106,6 +130,7 @@ class Rule:
             message=msg,
             observed=observed,
             causes=kw.pop("causes", dict(self.causes)),
+            observes=self.observes,
             **kw,
         )
 
@@ -119,4 +144,4 @@ class Rule:
 
     def run(self, run: Run, overrides: dict[str, Any] | None = None) -> Iterator[Finding]:
         params = {**self.params, **(overrides or {})}
-        yield from self.evaluate(RuleContext(run=run, params=params))
+        yield from self.evaluate(RuleContext(run=run, params=params, requires=self.requires))

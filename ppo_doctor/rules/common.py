@@ -16,11 +16,12 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..detect import Span, TrendSummary, approx_median, onset, summarize
-from ..detect._util import finite_xy, window_size
-from ..findings import Finding
+from ..detect import Span, TrendSummary, finite_xy, onset, summarize
+from ..results import Finding
 from ..run import Run
 from .base import Rule, RuleContext
+from .inputs import early_late, metric_sign
+from .messages import fmt_num
 
 # TRL docs / Training FAQ: objective/kl (a sum over response tokens) should stay in 0-10 nats.
 SEQ_KL_BAND = 10.0
@@ -116,7 +117,7 @@ def unclipped_explosion(ctx: RuleContext, min_points: int = 10) -> str | None:
     """
     if not clipping_off(ctx.run) or not ctx.has("grad/norm"):
         return None
-    _, g = finite_arrays(ctx, "grad/norm")
+    _, g = ctx.finite("grad/norm")
     if len(g) < min_points:
         return None
     base, _, _ = early_late(g)
@@ -156,7 +157,7 @@ def _rising_reward(ctx: RuleContext, min_points: int) -> tuple[TrendSummary, np.
     metric = ctx.first_present("reward/score", "reward/total")
     if metric is None:
         return None
-    s, v = finite_arrays(ctx, metric)
+    s, v = ctx.finite(metric)
     if len(v) < min_points:
         return None
     t = summarize(s, v)
@@ -203,37 +204,6 @@ def solved(ctx: RuleContext, min_points: int = 20) -> str | None:
 
 
 # -- series access ----------------------------------------------------------------------
-def metric_sign(run: Run, metric: str) -> int:
-    """+1, or -1 when the framework logs the negation (SB3 ``train/entropy_loss``)."""
-    info = run.metric_info.get(metric)
-    if info is not None and info.sign in (1, -1):
-        return int(info.sign)
-    return 1
-
-
-def finite_arrays(ctx: RuleContext, metric: str, signed: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """Steps and finite values of ``metric`` (sign convention applied when ``signed``)."""
-    steps, values = ctx.arrays(metric)
-    s, v = finite_xy(steps, values)
-    if signed and metric_sign(ctx.run, metric) == -1:
-        v = -v
-    return s, v
-
-
-def windows(n: int, frac: float = 0.1, lo: int = 3, hi: int | None = None) -> int:
-    """Size of the early / late comparison windows for a series of ``n`` points."""
-    return window_size(n, frac, lo, hi)
-
-
-def early_late(values: np.ndarray, frac: float = 0.1, lo: int = 3) -> tuple[float, float, int]:
-    """Medians of the first and last windows (``frac`` of the points, at least ``lo``)."""
-    n = len(values)
-    if n == 0:
-        return float("nan"), float("nan"), 0
-    w = windows(n, frac, lo)
-    return approx_median(values[:w]), approx_median(values[-w:]), w
-
-
 def sustain_window(n: int, lo: int = 3, hi: int = 20, share: float = 0.6) -> tuple[int, int]:
     """(k, window) for "k of window consecutive points": 5 % of the run, 3..20 points, 60 % of it.
 
@@ -242,13 +212,6 @@ def sustain_window(n: int, lo: int = 3, hi: int = 20, share: float = 0.6) -> tup
     """
     w = max(lo, min(hi, n // 20))
     return max(1, math.ceil(share * w)), w
-
-
-def fmt_num(x: float) -> str:
-    """A number for a message: 3 significant digits, plain for moderate magnitudes."""
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return str(x)
-    return f"{x:.3g}"
 
 
 # -- KL in its own units -----------------------------------------------------------------
@@ -283,7 +246,7 @@ def kl_view(ctx: RuleContext, seq_band: float = SEQ_KL_BAND, token_band: float =
     """
     if not ctx.has("kl/ref"):
         return None
-    steps, values = finite_arrays(ctx, "kl/ref", signed=False)
+    steps, values = ctx.finite("kl/ref", signed=False)
     info = ctx.run.metric_info.get("kl/ref")
     estimator = (info.estimator or None) if info else None
     reduction = (info.reduction or "unknown") if info else "unknown"
@@ -319,7 +282,7 @@ def per_token_kl(ctx: RuleContext, view: KLView) -> float | None:
     """Late per-token KL when a sequence-summed KL and the response length are both logged."""
     if view.reduction != "seq_sum" or not ctx.has("len/response_mean") or len(view.values) == 0:
         return None
-    _, length = finite_arrays(ctx, "len/response_mean")
+    _, length = ctx.finite("len/response_mean")
     if len(length) == 0:
         return None
     _, late_len, _ = early_late(length)
@@ -431,7 +394,10 @@ def describe(values: Iterable[Any], limit: int = 5) -> str:
 
 
 class TextSampleRule(Rule):
-    """Base for rules that read ``run.texts``: not applicable when no text samples were logged."""
+    """Base for rules that read ``run.texts``: not applicable when no text samples were logged;
+    their findings observe the texts (``Finding.observes``), not a metric."""
+
+    observes = "texts"
 
     @classmethod
     def missing(cls, run: Run) -> list[str]:

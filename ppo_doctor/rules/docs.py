@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .base import Example, Rule
+from .base import Example, Rule, requirement_text
 from .examples import example_run
 from .registry import all_rules
 
@@ -23,7 +23,7 @@ DEFAULT_PATH = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 
 def requires_text(rule: type[Rule]) -> list[str]:
     """Required metrics, an any-of group joined by ' | '."""
-    return [" | ".join(r) if isinstance(r, (tuple, list)) else r for r in rule.requires]
+    return [requirement_text(r, " | ") for r in rule.requires]
 
 
 def body(rule: type[Rule]) -> str:

@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..design import family_of
-from ..findings import SEVERITY_RANK, SYMPTOMS, Finding
-from ..report.model import NotApplicable
+from ..results import SEVERITY_RANK, SYMPTOMS, Finding, NotApplicable
 from ..run import Run
 from ..suppress import ignored_codes
 from . import registry

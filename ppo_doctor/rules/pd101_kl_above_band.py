@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from ..detect import sustained_spans, theil_sen
-from .base import Example, Rule
-from .common import SEQ_KL_BAND, TOKEN_KL_BAND, early_late, first_kl, fmt_num, incident, kl_view, per_token_kl, sustain_window, unclipped_causes
+from ..results import Finding
+from .base import Example, RuleContext
+from .common import SEQ_KL_BAND, TOKEN_KL_BAND, KLView, first_kl, kl_view, per_token_kl, sustain_window, unclipped_causes
 from .examples import ramp, saturating
+from .inputs import early_late
+from .messages import fmt_num
+from .shapes import Stretch, SustainedRule
 
 
 # A KL above the band before any update: policy and reference differ from the start (PD102),
@@ -13,7 +19,7 @@ from .examples import ramp, saturating
 FROM_START_CAUSES = {"policy-not-from-sft": 0.9, "implementation-bug": 0.3, "kl-coef-too-low": 0.3, "lr-too-high": 0.2}
 
 
-class KLAboveBand(Rule):
+class KLAboveBand(SustainedRule[KLView]):
     """KL to the reference model stays above its healthy band.
 
     **What it detects.** The policy-vs-reference KL (``kl/ref``) is above its healthy band for
@@ -58,28 +64,28 @@ class KLAboveBand(Rule):
         "reward-model-flawed": 0.3,
     }
     message = (
-        "KL to the reference above its healthy band ({band_s} {unit}) {since}: "
-        "peak value {peak_s} at step {peak_step}, {late_s} at the end of the run"
+        "KL to the reference above its healthy band ({band:num} {unit}) {since}: "
+        "peak value {peak:num} at step {peak_step}, {late:num} at the end of the run"
     )
 
-    def evaluate(self, ctx):
+    def points(self, ctx: RuleContext) -> KLView | None:
+        return kl_view(ctx, ctx.params["seq_band"], ctx.params["token_band"])
+
+    def level(self, ctx: RuleContext, x: KLView) -> float:
+        return x.band
+
+    def report(self, ctx: RuleContext, st: Stretch[KLView]) -> Iterator[Finding]:
         p = ctx.params
-        view = kl_view(ctx, p["seq_band"], p["token_band"])
-        if view is None or len(view.values) < p["min_points"]:
-            return
+        view = st.points
         s, v, band = view.steps, view.values, view.band
         k, w = sustain_window(len(v))
-        spans = sustained_spans(s, v > band, k, w, values=v)
-        if not spans:
-            return
-        worst = max(spans, key=lambda sp: sp.peak_value)
         _, late, _ = early_late(v)
         half = len(v) // 2
         late_slope, _ = theil_sen(s[half:], v[half:])
         still_rising = late_slope * float(s[-1] - s[half]) > 0.25 * band if len(v) - half >= 3 else False
         collapse = sustained_spans(s, v > p["collapse_factor"] * band, k, w, values=v)
         severe = late >= p["error_factor"] * band or (late > band and still_rising) or bool(collapse)
-        observed = {"band": band, "peak": worst.peak_value, "late": late}
+        observed = {"band": band, "peak": st.worst.peak_value, "late": late}
         tok = per_token_kl(ctx, view)
         evidence = [f"KL measured in {view.unit}" + (f" ({view.note})" if view.note else "")]
         if collapse:
@@ -99,27 +105,8 @@ class KLAboveBand(Rule):
         if first > band:
             evidence.append(f"already above the band at the first {n_first} logged point(s) (at least {fmt_num(first)})")
             causes = FROM_START_CAUSES
-        yield incident(
-            self,
-            ctx,
-            metric=view.metric,
-            steps=s,
-            values=v,
-            span=spans[0],
-            direction="up",
-            observed=observed,
-            peak_step=worst.peak_step,
-            end_step=spans[-1].end_step,
-            severity="error" if severe else ("warning" if late > band else "info"),
-            evidence=evidence,
-            causes=causes,
-            fmt={
-                "band_s": fmt_num(band),
-                "unit": view.unit,
-                "peak_s": fmt_num(worst.peak_value),
-                "late_s": fmt_num(late),
-            },
-        )
+        severity = "error" if severe else ("warning" if late > band else "info")
+        yield self.incident(ctx, st, observed=observed, severity=severity, evidence=evidence, causes=causes, band=band, fmt={"unit": view.unit})
 
     @classmethod
     def bad_example(cls):

@@ -6,8 +6,9 @@ import numpy as np
 
 from ..detect import mask_to_spans
 from .base import Example, Rule
-from .common import SEQ_KL_BAND, TOKEN_KL_BAND, first_kl, fmt_num, kl_view
+from .common import SEQ_KL_BAND, TOKEN_KL_BAND, first_kl, kl_view
 from .examples import flat, saturating
+from .messages import fmt_num
 
 
 class KLHighFromStart(Rule):
@@ -42,8 +43,8 @@ class KLHighFromStart(Rule):
     params = {"seq_band": SEQ_KL_BAND, "token_band": TOKEN_KL_BAND, "first_points": 3, "min_points": 3}
     causes = {"policy-not-from-sft": 1.0, "implementation-bug": 0.4}
     message = (
-        "KL to the reference is at least {first_s} {unit} over the first {n_first} logged point(s), above the "
-        "{band_s} band before training could have moved the policy: policy and reference differ from the start"
+        "KL to the reference is at least {first:num} {unit} over the first {n_first} logged point(s), above the "
+        "{band:num} band before training could have moved the policy: policy and reference differ from the start"
     )
 
     def evaluate(self, ctx):
@@ -70,7 +71,8 @@ class KLHighFromStart(Rule):
             peak_step=span.peak_step,
             end_step=span.end_step,
             evidence=[f"first logged KL values: {', '.join(fmt_num(x) for x in v[:n_first])} {view.unit}"],
-            fmt={"first_s": fmt_num(first), "unit": view.unit, "n_first": n_first, "band_s": fmt_num(band)},
+            band=band,
+            fmt={"unit": view.unit, "n_first": n_first},
         )
 
     @classmethod

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..detect import mask_to_spans, theil_sen
 from .base import Example, Rule
-from .common import early_late, finite_arrays, fmt_num, incident
+from .common import incident
 from .examples import flat, ramp
 
 
@@ -36,17 +36,15 @@ class KLCoefRunaway(Rule):
     params = {"growth": 5.0, "min_points": 10}
     causes = {"lr-too-high": 0.5, "too-many-ppo-epochs": 0.4, "kl-coef-too-low": 0.4, "policy-not-from-sft": 0.2}
     message = (
-        "the adaptive KL coefficient grew {growth_s}x (from {first_s} to {late_s}) and is still rising: "
+        "the adaptive KL coefficient grew {growth:num}x (from {first:num} to {late:num}) and is still rising: "
         "the KL stays above the controller's target"
     )
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = finite_arrays(ctx, "kl/coef")
-        if len(v) < p["min_points"]:
-            return
-        first, late, _ = early_late(v)
-        if not first > 0:
+        x = ctx.req[0]
+        s, v, first, late = x.steps, x.values, x.early, x.late
+        if len(v) < p["min_points"] or not first > 0:
             return
         growth = late / first
         half = len(v) // 2
@@ -54,18 +52,8 @@ class KLCoefRunaway(Rule):
         if growth < p["growth"] or not slope > 0:
             return
         span = mask_to_spans(s, v >= p["growth"] * first, v)[0]
-        yield incident(
-            self,
-            ctx,
-            metric="kl/coef",
-            steps=s,
-            values=v,
-            span=span,
-            direction="up",
-            observed={"first": first, "late": late, "growth": growth},
-            end_step=int(s[-1]),
-            fmt={"growth_s": fmt_num(growth), "first_s": fmt_num(first), "late_s": fmt_num(late)},
-        )
+        observed = {"first": first, "late": late, "growth": growth}
+        yield incident(self, ctx, metric=x.metric, steps=s, values=v, span=span, direction="up", observed=observed, end_step=int(s[-1]))
 
     @classmethod
     def bad_example(cls):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Iterator
 
-from ..detect import sustained_spans
+from ..results import Finding
 from ..run import Run
-from .base import Example, Rule
-from .common import cfg_float, cfg_value, fmt_num, incident, kl_view, sustain_window
+from .base import Example, RuleContext
+from .common import KLView, cfg_float, cfg_value, kl_view
 from .examples import saturating
+from .shapes import Stretch, SustainedRule
 
 
 def generation_evidence(run: Run) -> list[str]:
@@ -33,7 +34,7 @@ def generation_evidence(run: Run) -> list[str]:
     return out
 
 
-class NegativeKLSustained(Rule):
+class NegativeKLSustained(SustainedRule[KLView]):
     """The reference KL (k1 estimator) stays clearly negative.
 
     **What it detects.** ``kl/ref`` logged with the k1 estimator (mean of logp - ref_logp, the
@@ -67,46 +68,29 @@ class NegativeKLSustained(Rule):
     params = {"seq_tol": 1.0, "token_tol": 0.01, "min_points": 5}
     causes = {"generation-settings": 1.0, "implementation-bug": 0.3, "policy-not-from-sft": 0.2, "reward-model-flawed": 0.2}
     message = (
-        "KL to the reference (k1 estimator) stays below -{tol_s} {unit} {since} "
-        "(median {median_s} over the incident): samples are not drawn from the policy"
+        "KL to the reference (k1 estimator) stays below -{tolerance:num} {unit} {since} "
+        "(median {median:num} over the incident): samples are not drawn from the policy"
     )
+    direction = "down"
 
-    def evaluate(self, ctx):
-        p = ctx.params
+    def points(self, ctx: RuleContext) -> KLView | None:
         view = kl_view(ctx)
-        if view is None or not view.can_be_negative or len(view.values) < p["min_points"]:
-            return
-        s, v = view.steps, view.values
-        tol = p["token_tol"] if view.reduction == "token_mean" else p["seq_tol"]
-        k, w = sustain_window(len(v))
-        spans = sustained_spans(s, v < -tol, k, w, values=v, peak="min")
-        if not spans:
-            return
-        covered = np.concatenate([v[sp.start_idx : sp.end_idx + 1] for sp in spans])
-        median = float(np.median(covered))
-        worst = min(spans, key=lambda sp: sp.peak_value)
+        return view if view is not None and view.can_be_negative else None
+
+    def level(self, ctx: RuleContext, x: KLView) -> float:
+        return -float(ctx.params["token_tol"] if x.reduction == "token_mean" else ctx.params["seq_tol"])
+
+    def report(self, ctx: RuleContext, st: Stretch[KLView]) -> Iterator[Finding]:
+        view = st.points
         evidence = generation_evidence(ctx.run)
-        evidence.append(f"{len(covered)} of {len(v)} points in negative stretches; estimator {view.estimator or 'unknown (k1 assumed)'}")
+        evidence.append(f"{len(st.covered)} of {len(view.values)} points in negative stretches; estimator {view.estimator or 'unknown (k1 assumed)'}")
         causes = dict(self.causes)
         if any(e.startswith("config:") for e in evidence):
             causes["generation-settings"] = 1.0
         else:
             causes["implementation-bug"] = 0.5  # nothing in the config explains it
-        yield incident(
-            self,
-            ctx,
-            metric=view.metric,
-            steps=s,
-            values=v,
-            span=spans[0],
-            direction="down",
-            observed={"median": median, "min": worst.peak_value, "tolerance": tol},
-            peak_step=worst.peak_step,
-            end_step=spans[-1].end_step,
-            evidence=evidence,
-            causes=causes,
-            fmt={"tol_s": fmt_num(tol), "unit": view.unit, "median_s": fmt_num(median), "threshold_step": spans[0].start_step},
-        )
+        observed = {"median": st.median, "min": st.worst.peak_value, "tolerance": -st.level}
+        yield self.incident(ctx, st, observed=observed, evidence=evidence, causes=causes, fmt={"unit": view.unit})
 
     @classmethod
     def bad_example(cls):

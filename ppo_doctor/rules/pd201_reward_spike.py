@@ -8,8 +8,9 @@ import numpy as np
 
 from ..detect import Span, approx_median, default_window, quantiles, spans_to_mask, spike_scores, spikes
 from .base import Example, Rule, RuleContext
-from .common import finite_arrays, fmt_num, incident
+from .common import incident
 from .examples import saturating, with_points
+from .messages import fmt_num
 
 
 # A batch whose reward std is under this share of the run's median std scored (nearly) one value.
@@ -78,12 +79,12 @@ class RewardSpike(Rule):
     requires = (("reward/score", "reward/total"),)
     params = {"z": 8.0, "range_frac": 0.25, "level_frac": 0.1, "direction": "up", "min_points": 20}
     causes = {"reward-model-flawed": 0.6, "reward-not-clipped": 0.6, "reward-not-normalized": 0.5, "lr-too-high": 0.2}
-    message = "{count} reward spike(s), the largest {peak_s} at step {peak_step} (robust z {z_s} above the local level)"
+    message = "{count} reward spike(s), the largest {peak:num} at step {peak_step} (robust z {z:num} above the local level)"
 
     def evaluate(self, ctx):
         p = ctx.params
-        metric = ctx.first_present("reward/score", "reward/total")
-        s, v = finite_arrays(ctx, metric)
+        x = ctx.req[0]
+        metric, s, v = x.metric, x.steps, x.values
         if len(v) < p["min_points"]:
             return
         lo, hi = quantiles(v, [5, 95])
@@ -130,7 +131,6 @@ class RewardSpike(Rule):
             evidence=[f"other points lie in [{fmt_num(p1)}, {fmt_num(p99)}]"]
             + (["reward/std is ~0 at the spike: every sample of that batch got the same score"] if causes else []),
             **extra,
-            fmt={"peak_s": fmt_num(worst.peak_value), "peak_step": worst.peak_step, "z_s": fmt_num(z)},
         )
 
     @classmethod
@@ -156,7 +156,7 @@ def _beyond_batch_noise(ctx: RuleContext, found: list[Span], resid: np.ndarray, 
     (an extreme sample; not applied when that median is 0, as for a sparse reward that almost
     never pays, whose one success is one sample).  A spike at a step without a logged std counts
     when ``unknown_counts`` (the z test stands alone there)."""
-    ss, sv = finite_arrays(ctx, "reward/std")
+    ss, sv = ctx.finite("reward/std")
     spread = dict(zip(ss.tolist(), sv.tolist()))
     typical = float(np.median(sv)) if len(sv) else 0.0
 
@@ -173,7 +173,7 @@ def _one_value_batch(ctx: RuleContext, step: int) -> bool:
     """``reward/std`` at ``step`` is under ``ONE_VALUE_SHARE`` of its run median (which is > 0)."""
     if not ctx.has("reward/std"):
         return False
-    ss, sv = finite_arrays(ctx, "reward/std")
+    ss, sv = ctx.finite("reward/std")
     at = np.flatnonzero(ss == step)
     typical = float(np.median(sv)) if len(sv) else 0.0
     return bool(len(at) and typical > 0 and sv[at[0]] < ONE_VALUE_SHARE * typical)

@@ -6,18 +6,10 @@ import numpy as np
 
 from ..detect import quantiles, summarize, sustained_spans
 from .base import Example, Rule, RuleContext
-from .common import (
-    SEQ_KL_BAND,
-    TOKEN_KL_BAND,
-    early_late,
-    entropy_view,
-    finite_arrays,
-    fmt_num,
-    incident,
-    kl_view,
-    sustain_window,
-)
+from .common import SEQ_KL_BAND, TOKEN_KL_BAND, entropy_view, incident, kl_view, sustain_window
 from .examples import ramp, saturating
+from .inputs import early_late
+from .messages import fmt_num
 from .textstats import hacking_evidence
 
 
@@ -26,7 +18,7 @@ def supporting_evidence(ctx: RuleContext) -> list[str]:
     collapse, degenerate samples (Secrets of RLHF I; OpenRLHF#236; trl#204)."""
     out = []
     if ctx.has("len/response_mean"):
-        _, ln = finite_arrays(ctx, "len/response_mean")
+        _, ln = ctx.finite("len/response_mean")
         a, b, _ = early_late(ln)
         if len(ln) >= 5 and a > 0 and b / a >= 1.5:
             out.append(f"responses grew {b / a:.1f}x longer ({fmt_num(a)} -> {fmt_num(b)} tokens)")
@@ -36,7 +28,7 @@ def supporting_evidence(ctx: RuleContext) -> list[str]:
         if a > 0 and b <= 0.5 * a:
             out.append(f"entropy fell {1 - b / a:.0%} ({fmt_num(a)} -> {fmt_num(b)})")
     if ctx.has("reward/std"):
-        _, sd = finite_arrays(ctx, "reward/std")
+        _, sd = ctx.finite("reward/std")
         a, b, _ = early_late(sd)
         if len(sd) >= 5 and a > 0 and b <= 0.3 * a:
             out.append(f"reward std across the batch fell {1 - b / a:.0%}: responses converge on one pattern")
@@ -80,17 +72,16 @@ class RewardHacking(Rule):
     params = {"seq_band": SEQ_KL_BAND, "token_band": TOKEN_KL_BAND, "ratio": 3.0, "min_reward_rise": 3.0, "min_points": 20}
     causes = {"reward-model-flawed": 0.9, "kl-coef-too-low": 0.8, "lr-too-high": 0.3, "reward-not-normalized": 0.2}
     message = (
-        "reward rose {r_first_s} -> {r_last_s} while KL rose {kl_first_s} -> {kl_last_s} {unit} "
-        "(band {band_s}; KL gain per reward gain {ratio_s}): the policy is exploiting the reward"
+        "reward rose {reward_first:num} -> {reward_last:num} while KL rose {kl_first:num} -> {kl_last:num} {unit} "
+        "(band {band:num}; KL gain per reward gain {ratio:num}): the policy is exploiting the reward"
     )
 
     def evaluate(self, ctx):
         p = ctx.params
         view = kl_view(ctx, p["seq_band"], p["token_band"])
-        rmetric = ctx.first_present("reward/score", "reward/total")
-        if view is None or rmetric is None:
+        if view is None:
             return
-        rs, rv = finite_arrays(ctx, rmetric)
+        rmetric, rs, rv = ctx.req[0].metric, ctx.req[0].steps, ctx.req[0].values
         ks, kv, band = view.steps, view.values, view.band
         if len(rv) < p["min_points"] or len(kv) < p["min_points"]:
             return
@@ -130,15 +121,7 @@ class RewardHacking(Rule):
             severity="error" if strong else "warning",
             evidence=evidence,
             causes=causes,
-            fmt={
-                "r_first_s": fmt_num(r.first),
-                "r_last_s": fmt_num(r.last),
-                "kl_first_s": fmt_num(k.first),
-                "kl_last_s": fmt_num(k.last),
-                "unit": view.unit,
-                "band_s": fmt_num(band),
-                "ratio_s": fmt_num(ratio),
-            },
+            fmt={"unit": view.unit, "band": band},
         )
 
     @classmethod

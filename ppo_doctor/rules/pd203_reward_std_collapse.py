@@ -7,8 +7,10 @@ import numpy as np
 from ..detect import mask_to_spans, summarize
 from ..hparams import temperature_regime
 from .base import Example, Rule
-from .common import cfg_float, early_late, finite_arrays, fmt_num, incident, kl_view
+from .common import cfg_float, incident, kl_view
 from .examples import decay, flat, ramp, saturating
+from .inputs import early_late
+from .messages import fmt_num
 
 
 class RewardStdCollapse(Rule):
@@ -61,21 +63,21 @@ class RewardStdCollapse(Rule):
     requires = ("reward/std",)
     params = {"drop": 0.1, "min_change": 3.0, "min_points": 20}
     causes = {"reward-model-flawed": 0.6, "kl-coef-too-low": 0.5, "weak-learning-signal": 0.3}
-    message = "reward std across the batch fell from {first_s} to {late_s} ({pct}): {meaning}"
+    message = "reward std across the batch fell from {first:num} to {late:num} ({pct}): {meaning}"
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = finite_arrays(ctx, "reward/std")
+        x = ctx.req[0]
+        s, v, first, late = x.steps, x.values, x.early, x.late
         if len(v) < p["min_points"]:
             return
-        first, late, _ = early_late(v)
         if not first > 0 or late > p["drop"] * first:
             return
         trend = 0  # +1 rose, -1 fell, 0 no significant change
         at_ceiling = False
         rmetric = ctx.first_present("reward/score", "reward/total")
         if rmetric is not None:
-            rs, rv = finite_arrays(ctx, rmetric)
+            rs, rv = ctx.finite(rmetric)
             if len(rv) >= p["min_points"]:
                 r = summarize(rs, rv)
                 if abs(r.change_in_noise) >= p["min_change"]:
@@ -109,7 +111,7 @@ class RewardStdCollapse(Rule):
         yield incident(
             self,
             ctx,
-            metric="reward/std",
+            metric=x.metric,
             steps=s,
             values=v,
             span=span,
@@ -118,7 +120,7 @@ class RewardStdCollapse(Rule):
             end_step=int(s[-1]),
             symptom=symptom,
             causes=causes,
-            fmt={"first_s": fmt_num(first), "late_s": fmt_num(late), "pct": f"-{1 - late / first:.0%}", "meaning": meaning},
+            fmt={"pct": f"-{1 - late / first:.0%}", "meaning": meaning},
         )
 
     @classmethod

@@ -7,10 +7,10 @@ from typing import Iterator
 import numpy as np
 
 from ..detect import PeakDrop, peak_drop
-from ..findings import Finding
+from ..results import Finding
 from .base import Example, Rule, RuleContext
-from .common import finite_arrays, fmt_num
 from .examples import flat, saturating
+from .messages import fmt_num
 
 
 def collapsed(ctx: RuleContext, metric: str, min_gain: float, drop: float, min_points: int) -> tuple[np.ndarray, PeakDrop] | None:
@@ -19,7 +19,7 @@ def collapsed(ctx: RuleContext, metric: str, min_gain: float, drop: float, min_p
     window already sat at the peak (a rise inside the first window, or a run started at its
     best), it fell significantly by at least ``drop`` of the peak's magnitude.  None otherwise
     (PD301 uses it too: a collapsed reward did improve once, or started high)."""
-    s, v = finite_arrays(ctx, metric)
+    s, v = ctx.finite(metric)
     if len(v) < min_points:
         return None
     pd = peak_drop(s, v)
@@ -73,15 +73,12 @@ class RewardCollapse(Rule):
     params = {"min_gain": 4.0, "drop": 0.5, "error_drop": 0.8, "min_points": 30}
     causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.6, "no-lr-annealing": 0.6, "value-undertrained": 0.4, "kl-coef-too-low": 0.3}
     message = (
-        "reward {rise}, then fell below {half_s} at step {threshold_step} and stayed down, ending at {late_s} ({lost})"
+        "reward {rise}, then fell below {mark:num} at step {threshold_step} and stayed down, ending at {late:num} ({lost})"
     )
 
     def evaluate(self, ctx: RuleContext) -> Iterator[Finding]:
         p = ctx.params
-        metric = ctx.first_present("reward/score", "reward/total")
-        if metric is None:
-            return
-        found = collapsed(ctx, metric, p["min_gain"], p["drop"], p["min_points"])
+        found = collapsed(ctx, ctx.req[0].metric, p["min_gain"], p["drop"], p["min_points"])
         if found is None:
             return
         s, pd = found
@@ -94,7 +91,7 @@ class RewardCollapse(Rule):
             lost = f"{pd.fall / max(abs(pd.peak), abs(pd.late)):.0%} of that level lost"
         yield self.finding(
             ctx,
-            metric=metric,
+            metric=ctx.req[0].metric,
             observed={"first": pd.first, "peak": pd.peak, "late": pd.late, "lost_share": pd.lost_share},
             start_step=int(s[pd.peak_idx]),
             threshold_step=int(s[pd.fall_idx]),
@@ -106,7 +103,7 @@ class RewardCollapse(Rule):
                 if rose
                 else f"fall {fmt_num(pd.fall)} = {fmt_num(pd.fall / max(pd.noise_se, 1e-12))} noise s.e. of a window median"
             ],
-            fmt={"rise": rise, "half_s": fmt_num(pd.mark), "late_s": fmt_num(pd.late), "lost": lost},
+            fmt={"rise": rise, "mark": pd.mark, "lost": lost},
         )
 
     @classmethod

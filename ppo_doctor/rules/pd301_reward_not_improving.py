@@ -7,9 +7,11 @@ import numpy as np
 from ..detect import summarize
 from ..hparams import temperature_regime
 from .base import Example, Rule, RuleContext
-from .common import cfg_float, early_late, finite_arrays, fmt_num, kl_view
-from .pd204_reward_collapse import RewardCollapse, collapsed
+from .common import cfg_float, kl_view
 from .examples import flat, saturating
+from .inputs import early_late
+from .messages import fmt_num
+from .pd204_reward_collapse import RewardCollapse, collapsed
 
 
 def no_movement_evidence(ctx: RuleContext, kl_frac: float = 0.05) -> list[str]:
@@ -21,16 +23,16 @@ def no_movement_evidence(ctx: RuleContext, kl_frac: float = 0.05) -> list[str]:
         if abs(late) < kl_frac * view.band:
             out.append(f"KL to the reference stays at {fmt_num(late)} {view.unit} (< {kl_frac:.0%} of its band)")
     if ctx.has("kl/old"):
-        _, ko = finite_arrays(ctx, "kl/old")
+        _, ko = ctx.finite("kl/old")
         if len(ko) >= 3 and abs(float(np.median(ko))) < 1e-6:
             out.append(f"approx KL per update is {fmt_num(float(np.median(ko)))}: updates do not change the policy")
     if ctx.has("grad/norm"):
-        _, g = finite_arrays(ctx, "grad/norm")
+        _, g = ctx.finite("grad/norm")
         if len(g) >= 3 and float(np.median(g)) < 1e-6:
             out.append(f"gradient norm is {fmt_num(float(np.median(g)))}")
     lr = None
     if ctx.has("opt/lr"):
-        _, lrs = finite_arrays(ctx, "opt/lr")
+        _, lrs = ctx.finite("opt/lr")
         lr = float(np.max(lrs)) if len(lrs) else None
     lr = lr if lr is not None else cfg_float(ctx.run, "lr")
     if lr is not None and lr < 1e-8:
@@ -83,12 +85,11 @@ class RewardNotImproving(Rule):
     requires = (("reward/score", "reward/total"),)
     params = {"min_rise": 2.0, "min_points": 20}
     causes = {"weak-learning-signal": 0.8, "lr-too-low": 0.5, "reward-model-flawed": 0.2}
-    message = "reward did not improve over {n} points ({first_s} -> {last_s}, noise {noise_s}){why}"
+    message = "reward did not improve over {n} points ({first:num} -> {last:num}, noise {noise:num}){why}"
 
     def evaluate(self, ctx):
         p = ctx.params
-        metric = ctx.first_present("reward/score", "reward/total")
-        s, v = finite_arrays(ctx, metric)
+        metric, s, v = ctx.req[0].metric, ctx.req[0].steps, ctx.req[0].values
         if len(v) < p["min_points"]:
             return
         t = summarize(s, v)
@@ -124,9 +125,6 @@ class RewardNotImproving(Rule):
             severity="error" if evidence else "warning",
             fmt={
                 "n": len(v),
-                "first_s": fmt_num(t.first),
-                "last_s": fmt_num(t.last),
-                "noise_s": fmt_num(t.noise),
                 "why": "; the policy is barely moving" if evidence else "",
             },
         )

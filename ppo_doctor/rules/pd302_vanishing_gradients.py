@@ -6,8 +6,9 @@ import numpy as np
 
 from ..detect import sustained_spans
 from .base import Example, Rule, RuleContext
-from .common import early_late, finite_arrays, fmt_num, incident, sustain_window
+from .common import incident, sustain_window
 from .examples import decay, flat
+from .inputs import early_late
 
 
 class VanishingGradients(Rule):
@@ -43,7 +44,7 @@ class VanishingGradients(Rule):
     requires = (("grad/norm", "grad/norm_critic"),)
     params = {"factor": 0.01, "after_reward_factor": 0.1, "min_points": 10}
     causes = {"weak-learning-signal": 0.7, "implementation-bug": 0.4, "lr-too-low": 0.3}
-    message = "{metric} fell from {first_s} to {late_s} ({how}): gradients vanish"
+    message = "{metric} fell from {first:num} to {late:num} ({how}): gradients vanish"
 
     def evaluate(self, ctx):
         p = ctx.params
@@ -51,7 +52,7 @@ class VanishingGradients(Rule):
         for metric in ("grad/norm", "grad/norm_critic"):
             if not ctx.has(metric):
                 continue
-            s, v = finite_arrays(ctx, metric)
+            s, v = ctx.finite(metric)
             if len(v) < p["min_points"]:
                 continue
             _, _, w0 = early_late(v)
@@ -93,7 +94,7 @@ class VanishingGradients(Rule):
                 log_scale=True,
                 observed={"first": first, "late": late, "min": float(np.min(v))},
                 end_step=spans[-1].end_step,
-                fmt={"metric": metric, "first_s": fmt_num(first), "late_s": fmt_num(late), "how": how},
+                fmt={"how": how},
             )
 
     @classmethod
@@ -111,7 +112,7 @@ def _reward_stop(ctx: RuleContext, min_points: int) -> tuple[str, int] | None:
     metric = ctx.first_present("reward/score", "reward/total")
     if metric is None:
         return None
-    s, _ = finite_arrays(ctx, metric)
+    s, _ = ctx.finite(metric)
     if len(s) < min_points:
         return None
     ends = [int(ctx.arrays(m)[0][-1]) for m in ("grad/norm", "grad/norm_critic") if ctx.has(m) and len(ctx.arrays(m)[0])]

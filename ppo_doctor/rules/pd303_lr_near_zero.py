@@ -6,7 +6,7 @@ import numpy as np
 
 from ..detect import mask_to_spans
 from .base import Example, Rule
-from .common import cfg_float, finite_arrays, fmt_num
+from .common import cfg_float
 from .examples import flat
 
 
@@ -37,7 +37,7 @@ class LRNearZero(Rule):
     requires = ()
     params = {"min_lr": 1e-8}
     causes = {"lr-too-low": 1.0}
-    message = "the learning rate never exceeds {lr_s} ({source}): the policy cannot move"
+    message = "the learning rate never exceeds {lr:num} ({source}): the policy cannot move"
 
     @classmethod
     def missing(cls, run):
@@ -49,7 +49,7 @@ class LRNearZero(Rule):
         p = ctx.params
         config_lr = cfg_float(ctx.run, "lr")
         if ctx.has("opt/lr"):
-            s, v = finite_arrays(ctx, "opt/lr")
+            s, v = ctx.finite("opt/lr")
             if len(v) == 0:
                 return
             peak = float(np.max(v))
@@ -69,7 +69,7 @@ class LRNearZero(Rule):
                 end_step=int(s[-1]),
                 severity="info" if rounded and config_lr is None else self.severity,
                 evidence=["logged as exactly 0 everywhere: possibly rounded by the logger"] if rounded else [],
-                fmt={"lr_s": fmt_num(peak), "source": "logged opt/lr"},
+                fmt={"source": "logged opt/lr"},
             )
             return
         lr = config_lr
@@ -85,7 +85,7 @@ class LRNearZero(Rule):
                 peak_step=first,
                 end_step=last,
                 evidence=[f"config: lr={lr:g}"],
-                fmt={"lr_s": fmt_num(lr), "source": "config lr"},
+                fmt={"source": "config lr"},
             )
 
     @classmethod

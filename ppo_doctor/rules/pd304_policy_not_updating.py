@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..findings import Finding
+from ..results import Finding
 from .base import Example, Rule, RuleContext
-from .common import cfg_int, entropy_view, finite_arrays, fmt_num
+from .common import cfg_int, entropy_view
 from .examples import flat
+from .messages import fmt_num
 from .pd301_reward_not_improving import no_movement_evidence
 
 
@@ -70,12 +71,12 @@ class PolicyNotUpdating(Rule):
         what = []
         steps = []
         if ctx.has("policy/clipfrac"):
-            s, v = finite_arrays(ctx, "policy/clipfrac")
+            s, v = ctx.finite("policy/clipfrac")
             if len(v) >= p["min_points"] and float(np.mean(v == 0)) >= p["share"]:
                 what.append(f"clip fraction is 0 on {np.mean(v == 0):.0%} of steps")
                 steps.append(s)
         if ctx.has("kl/old"):
-            s, v = finite_arrays(ctx, "kl/old")
+            s, v = ctx.finite("kl/old")
             if len(v) >= p["min_points"] and float(np.mean(np.abs(v) < p["kl_floor"])) >= p["share"]:
                 what.append(f"approx KL per update stays below {fmt_num(p['kl_floor'])}")
                 steps.append(s)
@@ -112,7 +113,7 @@ class PolicyNotUpdating(Rule):
         ent = entropy_view(ctx)
         if not ctx.has("kl/old") or ent is None:
             return None
-        s, kl = finite_arrays(ctx, "kl/old")
+        s, kl = ctx.finite("kl/old")
         if len(kl) < p["frozen_points"] or len(ent.values) < p["frozen_points"] or np.any(kl != 0):
             return None
         spread = float(np.max(ent.values) - np.min(ent.values))

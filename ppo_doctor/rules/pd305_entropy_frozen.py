@@ -8,7 +8,7 @@ import numpy as np
 
 from ..detect import flat_spans
 from .base import Example, Rule
-from .common import entropy_view, fmt_num
+from .common import entropy_view
 from .examples import flat, saturating
 
 
@@ -47,7 +47,7 @@ class EntropyFrozen(Rule):
     requires = (("policy/entropy", "loss/entropy"),)
     params = {"tolerance": 1e-4, "share": 0.9, "min_points": 20}
     causes = {"lr-too-low": 0.8, "implementation-bug": 0.6, "weak-learning-signal": 0.5}
-    message = "policy entropy stays at {value_s} for {count} of {n} points{uniform}: the policy is not changing"
+    message = "policy entropy stays at {value:num} for {count} of {n} points{uniform}: the policy is not changing"
 
     def evaluate(self, ctx):
         p = ctx.params
@@ -70,7 +70,7 @@ class EntropyFrozen(Rule):
             peak_step=spans[0].start_step,
             end_step=spans[-1].end_step,
             evidence=[f"ln({k}) = {math.log(k):.4f}: uniform over {k} actions"] if k else [],
-            fmt={"value_s": fmt_num(value), "n": len(v), "uniform": f" (= ln {k}, a uniform policy)" if k else ""},
+            fmt={"n": len(v), "uniform": f" (= ln {k}, a uniform policy)" if k else ""},
         )
 
     @classmethod

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import approx_median, mask_to_spans, theil_sen
-from ..detect._util import block_min
+from ..detect import approx_median, block_min, mask_to_spans, theil_sen
 from .base import Example, Rule
-from .common import finite_arrays, fmt_num, incident, windows
+from .common import incident
 from .examples import decay, ramp, saturating
+from .inputs import windows
+from .messages import fmt_num
 from .value_scale import reward_scale, window_slices
 
 
@@ -46,12 +47,13 @@ class ValueLossRising(Rule):
     params = {"factor": 4.0, "trough_floor": 0.01, "min_share": 0.1, "min_points": 20}
     causes = {"value-lr-mistuned": 0.8, "reward-not-normalized": 0.7, "value-undertrained": 0.4, "gae-lambda": 0.2}
     message = (
-        "value loss rose {growth_s}x above its best level ({trough_s} -> {late_s}){scale_note}: the critic is diverging"
+        "value loss rose {growth:num}x above its best level ({trough:num} -> {late:num}){scale_note}: the critic is diverging"
     )
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = finite_arrays(ctx, "loss/value")
+        x = ctx.req[0]
+        s, v = x.steps, x.values
         n = len(v)
         if n < p["min_points"]:
             return
@@ -85,7 +87,7 @@ class ValueLossRising(Rule):
         yield incident(
             self,
             ctx,
-            metric="loss/value",
+            metric=x.metric,
             steps=s,
             values=v,
             span=span[0],
@@ -94,7 +96,7 @@ class ValueLossRising(Rule):
             observed={"trough": trough, "late": late, "growth": growth, "adjusted_growth": adjusted},
             peak_step=int(s[int(np.argmax(v))]),
             end_step=int(s[-1]),
-            fmt={"growth_s": fmt_num(growth), "trough_s": fmt_num(trough), "late_s": fmt_num(late), "scale_note": note},
+            fmt={"scale_note": note},
         )
 
     @classmethod

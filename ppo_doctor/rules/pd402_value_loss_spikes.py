@@ -6,7 +6,7 @@ import numpy as np
 
 from ..detect import approx_median, spikes
 from .base import Example, Rule
-from .common import finite_arrays, fmt_num, incident
+from .common import incident
 from .examples import decay, flat, with_points
 from .value_scale import reward_scale
 
@@ -44,11 +44,11 @@ class ValueLossSpikes(Rule):
     requires = ("loss/value",)
     params = {"factor": 10.0, "z": 6.0, "min_share": 0.1, "min_recurring": 3, "min_points": 20}
     causes = {"reward-not-clipped": 0.7, "reward-not-normalized": 0.6, "value-lr-mistuned": 0.6, "reward-model-flawed": 0.3}
-    message = "value loss spiked {count} time(s), up to {peak_s} at step {peak_step} (>= {factor:g}x its local level)"
+    message = "value loss spiked {count} time(s), up to {peak:num} at step {peak_step} (>= {factor:g}x its local level)"
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = finite_arrays(ctx, "loss/value")
+        s, v = ctx.req[0].steps, ctx.req[0].values
         pos = v > 0
         s, v = s[pos], v[pos]
         if len(v) < p["min_points"]:
@@ -77,7 +77,6 @@ class ValueLossSpikes(Rule):
             # one or two spikes the loss comes straight back from are surprises (a rare large
             # return), not an unstable critic; recurring ones are
             severity="warning" if len(found) >= p["min_recurring"] else "info",
-            fmt={"peak_s": fmt_num(peak), "peak_step": worst.peak_step},
         )
 
     @classmethod

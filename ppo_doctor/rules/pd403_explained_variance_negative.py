@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from ..detect import approx_median, sustained_spans
-from .base import Example, Rule
-from .common import finite_arrays, fmt_num, incident, learning_despite_critic, sustain_window
+from typing import Iterator
+
+from ..detect import approx_median
+from ..results import Finding
+from .base import Example, RuleContext
+from .common import learning_despite_critic
 from .examples import ramp, saturating
+from .inputs import Input
+from .shapes import Stretch, SustainedRule
 
 
-class ExplainedVarianceNegative(Rule):
+class ExplainedVarianceNegative(SustainedRule[Input]):
     """The critic explains less than nothing: explained variance stays below 0.
 
     **What it detects.** After a warm-up (the first ``warmup`` share of the run, where an
@@ -46,40 +51,23 @@ class ExplainedVarianceNegative(Rule):
     requires = ("value/explained_var",)
     params = {"warmup": 0.1, "margin": 0.05, "error_below": -1.0, "min_points": 10}
     causes = {"value-undertrained": 0.8, "value-lr-mistuned": 0.7, "reward-not-normalized": 0.4, "gae-lambda": 0.2}
-    message = "explained variance of the critic stays below 0 after warm-up (median {median_s}, min {min_s}): it adds error to the advantages"
+    message = "explained variance of the critic stays below 0 after warm-up (median {median:num}, min {min:num}): it adds error to the advantages"
+    direction = "down"
 
-    def evaluate(self, ctx):
-        p = ctx.params
-        s, v = finite_arrays(ctx, "value/explained_var")
-        start = int(round(len(v) * p["warmup"]))
-        s, v = s[start:], v[start:]
-        if len(v) < p["min_points"]:
-            return
-        median = approx_median(v)
-        if median >= -p["margin"]:
-            return
-        k, w = sustain_window(len(v))
-        spans = sustained_spans(s, v < -p["margin"], k, w, values=v, peak="min")
-        if not spans:
-            return
-        worst = min(spans, key=lambda sp: sp.peak_value)
+    def points(self, ctx: RuleContext) -> Input:
+        x = ctx.req[0]
+        start = int(round(len(x) * ctx.params["warmup"]))
+        return Input(x.metric, x.steps[start:], x.values[start:])
+
+    def level(self, ctx: RuleContext, x: Input) -> float | None:
+        return -ctx.params["margin"] if approx_median(x.values) < -ctx.params["margin"] else None
+
+    def report(self, ctx: RuleContext, st: Stretch[Input]) -> Iterator[Finding]:
+        median = approx_median(st.points.values)
         learning = learning_despite_critic(ctx)
-        severity = "error" if median < p["error_below"] else "warning"
-        yield incident(
-            self,
-            ctx,
-            metric="value/explained_var",
-            steps=s,
-            values=v,
-            span=spans[0],
-            direction="down",
-            observed={"median": median, "min": worst.peak_value},
-            peak_step=worst.peak_step,
-            end_step=spans[-1].end_step,
-            severity="info" if learning else severity,
-            evidence=[learning] if learning else [],
-            fmt={"median_s": fmt_num(median), "min_s": fmt_num(worst.peak_value)},
-        )
+        severity = "info" if learning else ("error" if median < ctx.params["error_below"] else "warning")
+        observed = {"median": median, "min": st.worst.peak_value}
+        yield self.incident(ctx, st, observed=observed, severity=severity, evidence=[learning] if learning else [])
 
     @classmethod
     def bad_example(cls):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Example, Rule
-from .common import finite_arrays, fmt_num, windows
 from .examples import decay, flat
+from .inputs import windows
 from .value_scale import reward_scale, window_slices
 
 
@@ -38,20 +38,19 @@ class ValueLossVsRewardScale(Rule):
     requires = ("loss/value", ("reward/score", "reward/total", "return/mean"))
     params = {"max_ratio": 1.0, "min_points": 20}
     causes = {"value-undertrained": 0.7, "value-lr-mistuned": 0.7, "reward-not-normalized": 0.5}
-    message = "late value loss {late_s} is {ratio_s}x the squared reward scale ({scale_s}^2): the critic cannot fit the returns"
+    message = "late value loss {late:num} is {ratio:num}x the squared reward scale ({scale:num}^2): the critic cannot fit the returns"
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = finite_arrays(ctx, "loss/value")
+        (x, reward) = ctx.req
+        s, v = x.steps, x.values
         if len(v) < p["min_points"]:
             return
         w = windows(len(v))
         late = float(np.median(v[-w:]))
         _, late_sl = window_slices(len(v))
         # the reward scale over the same late share of its own series
-        rmetric = ctx.first_present("reward/score", "reward/total", "return/mean")
-        _, r = finite_arrays(ctx, rmetric)
-        scale = reward_scale(ctx, window_slices(len(r))[1]) if len(r) else None
+        scale = reward_scale(ctx, window_slices(len(reward))[1]) if len(reward) else None
         if not scale:
             return
         ratio = late / scale**2
@@ -65,7 +64,6 @@ class ValueLossVsRewardScale(Rule):
             threshold_step=int(s[late_sl][0]),
             peak_step=int(s[late_sl][int(np.argmax(v[late_sl]))]),
             end_step=int(s[-1]),
-            fmt={"late_s": fmt_num(late), "ratio_s": fmt_num(ratio), "scale_s": fmt_num(scale)},
         )
 
     @classmethod

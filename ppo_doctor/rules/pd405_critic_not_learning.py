@@ -7,8 +7,10 @@ import math
 import numpy as np
 
 from .base import Example, Rule, RuleContext
-from .common import early_late, finite_arrays, fmt_num, learning_despite_critic, windows
+from .common import learning_despite_critic
 from .examples import flat, ramp, saturating
+from .inputs import early_late, windows
+from .messages import fmt_num
 
 
 class CriticNotLearning(Rule):
@@ -56,11 +58,11 @@ class CriticNotLearning(Rule):
     requires = ("loss/value", ("value/explained_var", "reward/std"))
     params = {"ev_max": 0.1, "min_points": 20}
     causes = {"value-undertrained": 0.7, "value-lr-mistuned": 0.6, "reward-not-normalized": 0.6, "gae-lambda": 0.2}
-    message = "value loss made no progress ({early_s} at the start, {late_s} at the end) and {fit}: the critic learns nothing"
+    message = "value loss made no progress ({early:num} at the start, {late:num} at the end) and {fit}: the critic learns nothing"
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = finite_arrays(ctx, "loss/value")
+        s, v = ctx.req[0].steps, ctx.req[0].values
         n = len(v)
         if n < p["min_points"]:
             return
@@ -83,21 +85,21 @@ class CriticNotLearning(Rule):
             end_step=int(s[-1]),
             evidence=[f"value loss: median {fmt_num(early)} over the first {w} points, {fmt_num(late)} over the last {w}", *([learning] if learning else [])],
             severity="info" if learning else self.severity,
-            fmt={"early_s": fmt_num(early), "late_s": fmt_num(late), "fit": fit},
+            fmt={"fit": fit},
         )
 
     def _fit(self, ctx: RuleContext, late_loss: float) -> tuple[str | None, dict[str, float]]:
         """Why the critic does not fit at the end (None when it does, or cannot be judged)."""
         p = ctx.params
         if ctx.has("value/explained_var"):
-            _, ev = finite_arrays(ctx, "value/explained_var")
+            _, ev = ctx.finite("value/explained_var")
             if len(ev) >= 3:
                 _, late_ev, _ = early_late(ev)
                 if late_ev >= p["ev_max"]:
                     return None, {}
                 return f"its explained variance ends at {fmt_num(late_ev)} (< {fmt_num(p['ev_max'])})", {"late_ev": late_ev}
         if ctx.has("reward/std"):
-            _, sd = finite_arrays(ctx, "reward/std")
+            _, sd = ctx.finite("reward/std")
             if len(sd) >= 3:
                 _, late_sd, _ = early_late(sd)
                 var = late_sd * late_sd

@@ -6,8 +6,10 @@ import numpy as np
 
 from ..detect import sustained_spans
 from .base import Example, Rule
-from .common import align, early_late, finite_arrays, fmt_num, incident, sustain_window
+from .common import align, incident, sustain_window
 from .examples import flat, saturating
+from .inputs import early_late
+from .messages import fmt_num
 
 
 class ValueLagsReturns(Rule):
@@ -47,15 +49,13 @@ class ValueLagsReturns(Rule):
     params = {"bias_max": 1.0, "rel_min": 0.1, "min_points": 20}
     causes = {"reward-not-normalized": 0.7, "value-lr-mistuned": 0.5, "value-undertrained": 0.5}
     message = (
-        "the critic's mean prediction ends {gap_s} away from the mean return ({value_s} vs {return_s}), "
-        "{ratio_s}x the scores' standard deviation: it does not keep up with its targets"
+        "the critic's mean prediction ends {late_gap:num} away from the mean return ({late_value:num} vs {late_return:num}), "
+        "{late_ratio:num}x the scores' standard deviation: it does not keep up with its targets"
     )
 
     def evaluate(self, ctx):
         p = ctx.params
-        sv, vv = finite_arrays(ctx, "value/mean")
-        sr, rv = finite_arrays(ctx, "return/mean")
-        sd_s, sd_v = finite_arrays(ctx, "reward/std")
+        (sv, vv), (sr, rv), (sd_s, sd_v) = ((x.steps, x.values) for x in ctx.req)
         steps, iv, ir = align(sv, sr)
         steps, i2, isd = align(steps, sd_s)
         if len(steps) < p["min_points"]:
@@ -91,12 +91,6 @@ class ValueLagsReturns(Rule):
                 f"scores' std {fmt_num(early_late(sd)[1])}",
                 f"{int(over.sum())} of {len(steps)} points with the gap over {fmt_num(p['bias_max'])} std",
             ],
-            fmt={
-                "gap_s": fmt_num(late_gap),
-                "value_s": fmt_num(late_value),
-                "return_s": fmt_num(late_ret),
-                "ratio_s": fmt_num(shown),
-            },
         )
 
     @classmethod

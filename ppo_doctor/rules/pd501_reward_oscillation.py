@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from .base import Example, Rule
-from .common import finite_arrays, fmt_num
+from .base import Example
 from .examples import saturating, sine
-from .oscillating import DEFAULT_PARAMS, judge, peak_step
+from .inputs import Input
+from .shapes import OscillationRule
 
 
-class RewardOscillation(Rule):
+class RewardOscillation(OscillationRule[Input]):
     """The mean reward swings back and forth without converging.
 
     **What it detects.** After removing the trend, the smoothed mean reward alternates between
@@ -34,27 +34,8 @@ class RewardOscillation(Rule):
     symptom = "oscillation"
     severity = "warning"
     requires = (("reward/score", "reward/total"),)
-    params = dict(DEFAULT_PARAMS)
     causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.5, "batch-too-large": 0.3, "value-lr-mistuned": 0.3}
-    message = "reward oscillates: {swings} swings of about +-{amp_s} (period ~{period_s} steps), not dying out"
-
-    def evaluate(self, ctx):
-        metric = ctx.first_present("reward/score", "reward/total")
-        s, v = finite_arrays(ctx, metric)
-        o = judge(s, v, ctx.params)
-        if o is None:
-            return
-        yield self.finding(
-            ctx,
-            metric=metric,
-            observed={"swings": o.swings, "amplitude": o.amplitude, "period": o.period_steps, "decay": o.decay},
-            start_step=o.start_step,
-            threshold_step=o.start_step,
-            peak_step=peak_step(s, v, o),
-            end_step=o.end_step,
-            evidence=[f"swing amplitude first third {fmt_num(o.amplitude_first)}, last third {fmt_num(o.amplitude_last)}"],
-            fmt={"amp_s": fmt_num(o.amplitude), "period_s": fmt_num(o.period_steps)},
-        )
+    message = "reward oscillates: {swings} swings of about +-{amplitude:num} (period ~{period:num} steps), not dying out"
 
     @classmethod
     def bad_example(cls):

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from .base import Example, Rule
-from .common import fmt_num, kl_view
+from typing import Any
+
+from .base import Example, RuleContext
+from .common import KLView, kl_view
 from .examples import saturating, sine
-from .oscillating import DEFAULT_PARAMS, judge, peak_step
+from .shapes import OscillationRule
 
 
-class KLOscillation(Rule):
+class KLOscillation(OscillationRule[KLView]):
     """The KL to the reference swings back and forth without converging.
 
     **What it detects.** The same measurement as PD501 applied to ``kl/ref`` (in judged units,
@@ -31,28 +33,14 @@ class KLOscillation(Rule):
     symptom = "oscillation"
     severity = "warning"
     requires = ("kl/ref",)
-    params = dict(DEFAULT_PARAMS)
     causes = {"lr-too-high": 0.7, "too-many-ppo-epochs": 0.5, "kl-coef-too-low": 0.3, "batch-too-large": 0.3}
-    message = "KL to the reference oscillates: {swings} swings of about +-{amp_s} {unit} (period ~{period_s} steps)"
+    message = "KL to the reference oscillates: {swings} swings of about +-{amplitude:num} {unit} (period ~{period:num} steps)"
 
-    def evaluate(self, ctx):
-        view = kl_view(ctx)
-        if view is None:
-            return
-        o = judge(view.steps, view.values, ctx.params)
-        if o is None:
-            return
-        yield self.finding(
-            ctx,
-            metric=view.metric,
-            observed={"swings": o.swings, "amplitude": o.amplitude, "period": o.period_steps, "decay": o.decay},
-            start_step=o.start_step,
-            threshold_step=o.start_step,
-            peak_step=peak_step(view.steps, view.values, o),
-            end_step=o.end_step,
-            evidence=[f"swing amplitude first third {fmt_num(o.amplitude_first)}, last third {fmt_num(o.amplitude_last)}"],
-            fmt={"amp_s": fmt_num(o.amplitude), "unit": view.unit, "period_s": fmt_num(o.period_steps)},
-        )
+    def points(self, ctx: RuleContext) -> KLView | None:
+        return kl_view(ctx)
+
+    def fmt(self, ctx: RuleContext, x: KLView) -> dict[str, Any]:
+        return {"unit": x.unit}
 
     @classmethod
     def bad_example(cls):

@@ -125,7 +125,7 @@ class NonFiniteValues(Rule):
             severity=severity,
             causes=causes,
             evidence=[f"first non-finite value ({nf.first_kind}) at step {nf.first_step}", *unclipped],
-            fmt={"metric": metric, "count": nf.count, "kinds": kinds, "first_step": nf.first_step, "recovered": recovered},
+            fmt={"count": nf.count, "kinds": kinds, "first_step": nf.first_step, "recovered": recovered},
         )
 
     @classmethod

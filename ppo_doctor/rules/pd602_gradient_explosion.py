@@ -7,8 +7,10 @@ import numpy as np
 from ..detect import mask_to_spans, sustained_mask
 from ..run import Run
 from .base import Example, Rule
-from .common import EXPLODE_FACTOR, cfg_float, clipping_off, early_late, finite_arrays, fmt_num, incident
+from .common import EXPLODE_FACTOR, cfg_float, clipping_off, incident
 from .examples import flat, with_points
+from .inputs import early_late
+from .messages import fmt_num
 
 CRITIC_CAUSES = {"value-lr-mistuned": 0.8, "reward-not-normalized": 0.5, "reward-not-clipped": 0.4, "no-grad-clipping": 0.4}
 
@@ -56,14 +58,14 @@ class GradientExplosion(Rule):
     requires = (("grad/norm", "grad/norm_critic"),)
     params = {"factor": EXPLODE_FACTOR, "error_factor": 100.0, "min_points": 10}
     causes = {"lr-too-high": 0.7, "no-grad-clipping": 0.5, "reward-not-normalized": 0.4, "reward-not-clipped": 0.3, "implementation-bug": 0.2}
-    message = "{metric} reached {peak_s} at step {peak_step}, {ratio_s}x its typical level of {base_s} ({count} point(s) over the limit {limit_s})"
+    message = "{metric} reached {peak:num} at step {peak_step}, {ratio:num}x its typical level of {baseline:num} ({count} point(s) over the limit {limit:num})"
 
     def evaluate(self, ctx):
         p = ctx.params
         for metric in ("grad/norm", "grad/norm_critic"):
             if not ctx.has(metric):
                 continue
-            s, v = finite_arrays(ctx, metric)
+            s, v = ctx.finite(metric)
             if len(v) < p["min_points"]:
                 continue
             early, _, _ = early_late(v)
@@ -111,7 +113,7 @@ class GradientExplosion(Rule):
                 severity=severity,
                 causes=causes,
                 evidence=evidence,
-                fmt={"metric": metric, "peak_s": fmt_num(worst.peak_value), "ratio_s": fmt_num(ratio), "base_s": fmt_num(base), "count": int(over.sum()), "limit_s": fmt_num(limit)},
+                fmt={"limit": limit},
             )
 
     @classmethod

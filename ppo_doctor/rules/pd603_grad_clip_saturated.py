@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Example, Rule
-from .common import cfg_float, finite_arrays, fmt_num
+from .common import cfg_float
 from .examples import flat
 
 
@@ -40,7 +40,7 @@ class GradClipSaturated(Rule):
     requires = ("grad/norm",)
     params = {"share": 0.9, "ratio": 3.0, "warn_ratio": 10.0, "min_points": 20}
     causes = {"lr-too-high": 0.6, "reward-not-normalized": 0.5, "reward-not-clipped": 0.3}
-    message = "grad/norm exceeds max_grad_norm={mgn:g} on {share_s} of the second half (median {median_s}, {times_s}x the limit): every update is clipped"
+    message = "grad/norm exceeds max_grad_norm={max_grad_norm:g} on {share:.0%} of the second half (median {median:num}, {times:num}x the limit): every update is clipped"
 
     @classmethod
     def missing(cls, run):
@@ -53,7 +53,7 @@ class GradClipSaturated(Rule):
     def evaluate(self, ctx):
         p = ctx.params
         mgn = cfg_float(ctx.run, "max_grad_norm")
-        s, v = finite_arrays(ctx, "grad/norm")
+        s, v = ctx.req[0].steps, ctx.req[0].values
         if mgn is None or mgn <= 0 or len(v) < p["min_points"]:
             return
         half = len(v) // 2
@@ -73,7 +73,7 @@ class GradClipSaturated(Rule):
             end_step=int(s[-1]),
             severity="warning" if median >= p["warn_ratio"] * mgn else "info",
             evidence=[f"config: max_grad_norm={mgn:g}"],
-            fmt={"mgn": mgn, "share_s": f"{share:.0%}", "median_s": fmt_num(median), "times_s": fmt_num(median / mgn)},
+            fmt={"times": median / mgn},
         )
 
     @classmethod

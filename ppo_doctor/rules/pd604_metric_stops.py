@@ -6,7 +6,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ..findings import Finding
+from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .common import NAN_CAUSES
 from .examples import flat, saturating
@@ -49,7 +49,7 @@ class MetricStops(Rule):
     params = {"min_points": 10, "min_missing": 3}
     causes = NAN_CAUSES
     message = (
-        "{metric} was logged on {count} points up to step {last_s} and is missing on the {missing} later steps "
+        "{metric} was logged on {count} points up to step {last} and is missing on the {missing} later steps "
         "where the other training metrics are logged (from step {start_step} to {end_step}): its value could not be computed"
     )
 
@@ -82,7 +82,6 @@ class MetricStops(Rule):
                 end_step=int(later[-1]),
                 severity="error" if metric in CORE else "warning",
                 evidence=[f"last logged value of {metric} at step {last}: {_fmt(ctx, metric)}"],
-                fmt={"metric": metric, "count": len(own), "last_s": last, "missing": len(later)},
             )
 
     @classmethod

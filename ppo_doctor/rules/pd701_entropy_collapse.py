@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
-from ..detect import sustained_spans
-from .base import Example, Rule
-from .common import early_late, entropy_view, fmt_num, incident, is_classic_rl, solved, sustain_window
+from ..results import Finding
+from .base import Example, RuleContext
+from .common import EntropyView, entropy_view, is_classic_rl, solved
 from .examples import decay, saturating
+from .inputs import early_late
+from .messages import fmt_num
+from .shapes import Stretch, SustainedRule
 
 
-class EntropyCollapse(Rule):
+class EntropyCollapse(SustainedRule[EntropyView]):
     """Policy entropy collapses: a large relative drop from its early level.
 
     **What it detects.** Entropy (``policy/entropy``, or SB3's ``train/entropy_loss`` with its
@@ -47,56 +52,53 @@ class EntropyCollapse(Rule):
     requires = (("policy/entropy", "loss/entropy"),)
     params = {"drop": 0.6, "error_drop": 0.9, "floor": 0.05, "abs_drop": 4.6, "min_points": 20}
     causes = {"kl-coef-too-low": 0.6, "lr-too-high": 0.6, "reward-model-flawed": 0.4, "too-many-ppo-epochs": 0.3}
-    message = "policy entropy fell {change} ({first_s} -> {late_s})"
+    message = "policy entropy fell {change} ({first:num} -> {late:num})"
 
-    def evaluate(self, ctx):
+    direction = "down"
+
+    def points(self, ctx: RuleContext) -> EntropyView | None:
+        return entropy_view(ctx)
+
+    def level(self, ctx: RuleContext, x: EntropyView) -> float | None:
+        drop = self._drop(ctx, x)
+        return None if drop is None else drop[0]
+
+    def report(self, ctx: RuleContext, st: Stretch[EntropyView]) -> Iterator[Finding]:
         p = ctx.params
-        view = entropy_view(ctx)
-        if view is None or len(view.values) < p["min_points"]:
+        view = st.points
+        judged = self._drop(ctx, view)
+        if judged is None:  # level() found the drop on this same view: never taken
             return
-        s, v = view.steps, view.values
-        first, late, _ = early_late(v)
-        differential = min(first, late) < 0  # a discrete entropy is never negative (window medians: noise aside)
-        if differential:
-            # continuous actions: a percentage of a quantity that crosses 0 means nothing; judge
-            # the absolute change (ln of how far the action std shrank, summed over dimensions)
-            drop = first - late
-            if drop < p["abs_drop"]:
-                return
-            level = first - p["abs_drop"]
-            change = f"by {fmt_num(drop)} nats (differential entropy of continuous actions, judged by its absolute change)"
-        else:
-            if not first > 0:
-                return
-            drop = 1.0 - late / first
-            if drop < p["drop"]:
-                return
-            level = (1.0 - p["drop"]) * first
-            change = f"{drop:.0%}"
-        k, w = sustain_window(len(v))
-        spans = sustained_spans(s, v < level, k, w, values=v, peak="min")
-        if not spans:
-            return
+        _, drop, change = judged
+        first, late, _ = early_late(view.values)
+        differential = min(first, late) < 0
         severe = not differential and (drop >= p["error_drop"] or late < p["floor"])
         if is_classic_rl(ctx.run):
             severe = False  # a deterministic policy at convergence is normal in classic RL
         done = solved(ctx)
         evidence = ([view.note] if view.note else []) + ([done] if done else [])
-        yield incident(
-            self,
-            ctx,
-            metric=view.metric,
-            steps=s,
-            values=v,
-            span=spans[0],
-            direction="down",
-            observed={"first": first, "late": late, "drop": drop, "min": float(np.min(v))},
-            peak_step=min(spans, key=lambda sp: sp.peak_value).peak_step,
-            end_step=int(s[-1]),
-            severity="info" if done else ("error" if severe else "warning"),
-            evidence=evidence,
-            fmt={"change": change, "first_s": fmt_num(first), "late_s": fmt_num(late)},
-        )
+        observed = {"first": first, "late": late, "drop": drop, "min": float(np.min(view.values))}
+        severity = "info" if done else ("error" if severe else "warning")
+        yield self.incident(ctx, st, observed=observed, end_step=int(view.steps[-1]), severity=severity, evidence=evidence, fmt={"change": change})
+
+    @staticmethod
+    def _drop(ctx: RuleContext, view: EntropyView) -> tuple[float, float, str] | None:
+        """(level, drop, how the message says it) when the entropy fell far enough, else None."""
+        p = ctx.params
+        first, late, _ = early_late(view.values)
+        if min(first, late) < 0:  # a discrete entropy is never negative (window medians: noise aside)
+            # continuous actions: a percentage of a quantity that crosses 0 means nothing; judge
+            # the absolute change (ln of how far the action std shrank, summed over dimensions)
+            drop = first - late
+            if drop < p["abs_drop"]:
+                return None
+            return first - p["abs_drop"], drop, f"by {fmt_num(drop)} nats (differential entropy of continuous actions, judged by its absolute change)"
+        if not first > 0:
+            return None
+        drop = 1.0 - late / first
+        if drop < p["drop"]:
+            return None
+        return (1.0 - p["drop"]) * first, drop, f"{drop:.0%}"
 
     @classmethod
     def bad_example(cls):

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
-from ..detect import sustained_spans
-from .base import Example, Rule, RuleContext
-from .common import learning_despite_critic, early_late, finite_arrays, fmt_num, incident, sustain_window
+from ..results import Finding
+from .base import Example, RuleContext
+from .common import learning_despite_critic
 from .examples import decay, saturating
+from .inputs import Input, early_late
+from .shapes import Stretch, SustainedRule
 
 
-class ResponseLengthCollapse(Rule):
+class ResponseLengthCollapse(SustainedRule[Input]):
     """Generated responses become much shorter than at the start.
 
     **What it detects.** ``len/response_mean`` whose late median (last 10 %) is below
@@ -42,44 +46,31 @@ class ResponseLengthCollapse(Rule):
     requires = ("len/response_mean",)
     params = {"ratio": 0.5, "empty": 1.0, "eos_only": 3.0, "min_points": 20}
     causes = {"reward-model-flawed": 0.5, "kl-coef-too-low": 0.4, "generation-settings": 0.4, "implementation-bug": 0.3}
-    message = "responses shrank to {pct} of their early length ({first_s} -> {late_s} tokens){what}"
+    message = "responses shrank to {pct} of their early length ({first:num} -> {late:num} tokens){what}"
+    direction = "down"
 
-    def evaluate(self, ctx):
+    def level(self, ctx: RuleContext, x: Input) -> float | None:
         p = ctx.params
-        s, v = finite_arrays(ctx, "len/response_mean")
-        if len(v) < p["min_points"]:
-            return
-        first, late, _ = early_late(v)
-        eos_only = late <= p["eos_only"]
-        if not first > 0 or (late >= p["ratio"] * first and not eos_only):
-            return
-        truncated = self._truncated_early(ctx)
-        if truncated is not None and not eos_only:
-            return  # early answers were cut at the cap: shorter ones that end by themselves are learning to stop
+        eos_only = x.late <= p["eos_only"]
+        if not x.early > 0 or (x.late >= p["ratio"] * x.early and not eos_only):
+            return None
+        if not eos_only and self._truncated_early(ctx) is not None:
+            return None  # early answers were cut at the cap: shorter ones that end by themselves are learning to stop
+        return p["ratio"] * x.early
+
+    def report(self, ctx: RuleContext, st: Stretch[Input]) -> Iterator[Finding]:
+        p, x = ctx.params, st.points
+        eos_only = x.late <= p["eos_only"]
         learning = None if eos_only else learning_despite_critic(ctx)
-        k, w = sustain_window(len(v))
-        spans = sustained_spans(s, v < p["ratio"] * first, k, w, values=v, peak="min")
-        if not spans:
-            return
-        yield incident(
-            self,
+        severity = "error" if x.late <= p["empty"] else ("info" if learning else "warning")
+        yield self.incident(
             ctx,
-            metric="len/response_mean",
-            steps=s,
-            values=v,
-            span=spans[0],
-            direction="down",
-            observed={"first": first, "late": late, "min": float(np.min(v))},
-            peak_step=min(spans, key=lambda sp: sp.peak_value).peak_step,
-            end_step=int(s[-1]),
-            severity="error" if late <= p["empty"] else ("info" if learning else "warning"),
-            evidence=[e for e in (truncated, learning) if e],
-            fmt={
-                "pct": f"{late / first:.0%}",
-                "first_s": fmt_num(first),
-                "late_s": fmt_num(late),
-                "what": ": the policy answers with little more than EOS" if eos_only else "",
-            },
+            st,
+            observed={"first": x.early, "late": x.late, "min": float(np.min(x.values))},
+            end_step=int(x.steps[-1]),
+            severity=severity,
+            evidence=[e for e in (self._truncated_early(ctx), learning) if e],
+            fmt={"pct": f"{x.late / x.early:.0%}", "what": ": the policy answers with little more than EOS" if eos_only else ""},
         )
 
     @staticmethod
@@ -87,7 +78,7 @@ class ResponseLengthCollapse(Rule):
         """Evidence when most early responses hit the length cap (``len/response_clip_ratio``)."""
         if not ctx.has("len/response_clip_ratio"):
             return None
-        _, c = finite_arrays(ctx, "len/response_clip_ratio")
+        _, c = ctx.finite("len/response_clip_ratio")
         if len(c) < 3:
             return None
         early, _, _ = early_late(c)

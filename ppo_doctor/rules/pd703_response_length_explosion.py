@@ -6,8 +6,10 @@ import numpy as np
 
 from ..detect import sustained_spans
 from .base import Example, Rule
-from .common import early_late, finite_arrays, fmt_num, incident, sustain_window
+from .common import incident, sustain_window
 from .examples import flat, ramp
+from .inputs import early_late
+from .messages import fmt_num
 
 
 class ResponseLengthExplosion(Rule):
@@ -42,7 +44,7 @@ class ResponseLengthExplosion(Rule):
     def evaluate(self, ctx):
         p = ctx.params
         if ctx.has("len/response_mean"):
-            s, v = finite_arrays(ctx, "len/response_mean")
+            s, v = ctx.finite("len/response_mean")
             if len(v) >= p["min_points"]:
                 first, late, _ = early_late(v)
                 if first > 0 and late >= p["growth"] * first:
@@ -64,7 +66,7 @@ class ResponseLengthExplosion(Rule):
                         )
                         return
         if ctx.has("len/response_clip_ratio"):
-            s, v = finite_arrays(ctx, "len/response_clip_ratio")
+            s, v = ctx.finite("len/response_clip_ratio")
             if len(v) < p["min_points"]:
                 return
             first, late, _ = early_late(v)

@@ -6,8 +6,9 @@ import numpy as np
 
 from ..detect import mask_to_spans, outside, sustained_spans
 from .base import Example, Rule
-from .common import finite_arrays, fmt_num, incident, sustain_window, unclipped_causes
+from .common import incident, sustain_window, unclipped_causes
 from .examples import flat, with_points
+from .messages import fmt_num
 
 
 class RatioFarFromOne(Rule):
@@ -36,11 +37,11 @@ class RatioFarFromOne(Rule):
     requires = ("policy/ratio_mean",)
     params = {"low": 0.5, "high": 2.0, "ratio_threshold": 10.0, "min_points": 5}
     causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.8, "batch-too-large": 0.3, "implementation-bug": 0.2}
-    message = "PPO ratio reached {peak_s} (healthy: about 1; {band}) {since}; peak at step {peak_step}"
+    message = "PPO ratio reached {peak:num} (healthy: about 1; {band}) {since}; peak at step {peak_step}"
 
     def evaluate(self, ctx):
         p = ctx.params
-        s, v = finite_arrays(ctx, "policy/ratio_mean")
+        s, v = ctx.req[0].steps, ctx.req[0].values
         if len(v) < p["min_points"]:
             return
         thr = p["ratio_threshold"]
@@ -72,7 +73,7 @@ class RatioFarFromOne(Rule):
             severity=severity,
             causes=causes,
             evidence=evidence,
-            fmt={"peak_s": fmt_num(peak), "band": band},
+            fmt={"band": band},
         )
 
     @classmethod

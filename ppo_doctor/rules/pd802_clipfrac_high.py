@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
-from ..detect import sustained_spans
-from .base import Example, Rule
-from .common import cfg_int, finite_arrays, fmt_num, incident, sustain_window, unclipped_causes
+from ..results import Finding
+from .base import Example, RuleContext
+from .common import cfg_int, unclipped_causes
 from .examples import flat, saturating
+from .inputs import Input
+from .shapes import Stretch, SustainedRule
 
 
-class ClipfracHigh(Rule):
+class ClipfracHigh(SustainedRule[Input]):
     """A large share of tokens hits the PPO clip, update after update.
 
     **What it detects.** ``policy/clipfrac`` above ``max_clipfrac`` (0.3) for a sustained
@@ -37,40 +41,17 @@ class ClipfracHigh(Rule):
     requires = ("policy/clipfrac",)
     params = {"max_clipfrac": 0.3, "error_clipfrac": 0.6, "min_points": 5}
     causes = {"lr-too-high": 0.7, "too-many-ppo-epochs": 0.7, "batch-too-large": 0.2}
-    message = "clip fraction stays above {max_clipfrac:g} {since} (median {median_s} there, peak value {peak_s})"
+    message = "clip fraction stays above {max_clipfrac:g} {since} (median {median:num} there, peak value {peak:num})"
 
-    def evaluate(self, ctx):
-        p = ctx.params
-        s, v = finite_arrays(ctx, "policy/clipfrac")
-        if len(v) < p["min_points"]:
-            return
-        k, w = sustain_window(len(v))
-        spans = sustained_spans(s, v > p["max_clipfrac"], k, w, values=v)
-        if not spans:
-            return
-        covered = np.concatenate([v[sp.start_idx : sp.end_idx + 1] for sp in spans])
-        median = float(np.median(covered))
-        worst = max(spans, key=lambda sp: sp.peak_value)
-        epochs = cfg_int(ctx.run, "ppo_epochs")
+    level_param = "max_clipfrac"
+    error_param = "error_clipfrac"
+
+    def report(self, ctx: RuleContext, st: Stretch[Input]) -> Iterator[Finding]:
         causes, evidence = unclipped_causes(ctx, self.causes)
+        epochs = cfg_int(ctx.run, "ppo_epochs")
         if epochs is not None:
             evidence.insert(0, f"config: ppo_epochs={epochs}")
-        yield incident(
-            self,
-            ctx,
-            metric="policy/clipfrac",
-            steps=s,
-            values=v,
-            span=spans[0],
-            direction="up",
-            observed={"median": median, "peak": worst.peak_value},
-            peak_step=worst.peak_step,
-            end_step=spans[-1].end_step,
-            severity="error" if median >= p["error_clipfrac"] else "warning",
-            causes=causes,
-            evidence=evidence,
-            fmt={"median_s": fmt_num(median), "peak_s": fmt_num(worst.peak_value)},
-        )
+        yield self.incident(ctx, st, causes=causes, evidence=evidence)
 
     @classmethod
     def bad_example(cls):

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
-from ..detect import sustained_spans
-from .base import Example, Rule
-from .common import cfg_float, finite_arrays, fmt_num, incident, sustain_window, unclipped_causes
+from ..results import Finding
+from .base import Example, RuleContext
+from .common import cfg_float, unclipped_causes
 from .examples import flat, saturating
+from .inputs import Input
+from .shapes import Stretch, SustainedRule
 
 
-class ApproxKLHigh(Rule):
+class ApproxKLHigh(SustainedRule[Input]):
     """The approx KL between the rollout policy and the updated policy is over target.
 
     **What it detects.** ``kl/old`` (TRL ``policy/approxkl_avg``, SB3/CleanRL ``approx_kl``,
@@ -40,43 +44,21 @@ class ApproxKLHigh(Rule):
     requires = ("kl/old",)
     params = {"max_kl": 0.05, "target_factor": 1.5, "error_factor": 10.0, "min_points": 5}
     causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.7, "batch-too-large": 0.2}
-    message = "approx KL per update stays above {limit_s} ({source}) {since} (median {median_s} there)"
+    message = "approx KL per update stays above {limit:num} ({source}) {since} (median {median:num} there)"
 
-    def evaluate(self, ctx):
-        p = ctx.params
-        s, v = finite_arrays(ctx, "kl/old")
-        if len(v) < p["min_points"]:
-            return
+    def level(self, ctx: RuleContext, x: Input) -> float:
         # the old-vs-new early-stop threshold, not the adaptive controller's ref-KL target_kl
         target = cfg_float(ctx.run, "early_stop_kl")
-        if target is not None and target > 0:
-            limit, source = p["target_factor"] * target, f"{p['target_factor']:g} x early-stop KL {target:g}"
-        else:
-            limit, source = p["max_kl"], "no early-stop KL configured"
-        k, w = sustain_window(len(v))
-        spans = sustained_spans(s, v > limit, k, w, values=v)
-        if not spans:
-            return
-        covered = np.concatenate([v[sp.start_idx : sp.end_idx + 1] for sp in spans])
-        median = float(np.median(covered))
-        worst = max(spans, key=lambda sp: sp.peak_value)
+        return ctx.params["target_factor"] * target if target is not None and target > 0 else float(ctx.params["max_kl"])
+
+    def report(self, ctx: RuleContext, st: Stretch[Input]) -> Iterator[Finding]:
+        p = ctx.params
+        target = cfg_float(ctx.run, "early_stop_kl")
+        source = f"{p['target_factor']:g} x early-stop KL {target:g}" if target is not None and target > 0 else "no early-stop KL configured"
         causes, evidence = unclipped_causes(ctx, self.causes)
-        yield incident(
-            self,
-            ctx,
-            metric="kl/old",
-            steps=s,
-            values=v,
-            span=spans[0],
-            direction="up",
-            observed={"median": median, "peak": worst.peak_value, "limit": limit},
-            peak_step=worst.peak_step,
-            end_step=spans[-1].end_step,
-            severity="error" if median >= p["error_factor"] * limit else "warning",
-            causes=causes,
-            evidence=evidence,
-            fmt={"limit_s": fmt_num(limit), "source": source, "median_s": fmt_num(median), "threshold_step": spans[0].start_step},
-        )
+        severity = "error" if st.median >= p["error_factor"] * st.level else "warning"
+        observed = {"median": st.median, "peak": st.worst.peak_value, "limit": st.level}
+        yield self.incident(ctx, st, observed=observed, severity=severity, causes=causes, evidence=evidence, fmt={"source": source})
 
     @classmethod
     def bad_example(cls):

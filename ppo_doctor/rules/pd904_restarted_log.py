@@ -47,7 +47,7 @@ class RestartedLog(Rule):
             start_step=restarts[0],
             threshold_step=restarts[0],
             end_step=None if rng is None else rng[1],
-            fmt={"count": len(restarts), "steps": describe(restarts)},
+            fmt={"steps": describe(restarts)},
         )
 
     @classmethod

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 import pkgutil
 import re
+from pathlib import Path
 from typing import Iterable
 
 from ..diagnose.catalog import CAUSE_IDS as CATALOG_IDS
-from ..findings import SEVERITIES, SYMPTOMS
-from .base import Rule
+from ..results import SEVERITIES, SYMPTOMS, RuleMeta
+from .base import Rule, requirement_text
+from .citations import public_text
 
 CODE_RE = re.compile(r"^PD\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -49,10 +52,9 @@ def _check(rule: type[Rule]) -> None:
 
 
 def _load() -> list[type[Rule]]:
-    from . import __path__ as pkg_path
-
+    # this module's own folder is the package's: no import of the package (which imports us)
     found: list[type[Rule]] = []
-    for mod_info in sorted(pkgutil.iter_modules(pkg_path), key=lambda m: m.name):
+    for mod_info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda m: m.name):
         if not MODULE_RE.match(mod_info.name):
             continue
         module = importlib.import_module(f"{__package__}.{mod_info.name}")
@@ -125,3 +127,28 @@ def unknown_selectors(patterns: Iterable[str]) -> list[str]:
         if not any(_match_len(r, [p]) for r in all_rules()):
             out.append(p)
     return out
+
+
+def rule_meta(rule: type[Rule], selected: bool = True) -> RuleMeta:
+    """What a report carries about ``rule``; the documentation cites only what a SARIF or
+    JUnit reader can open (:func:`~ppo_doctor.rules.citations.public_text`), as ruff's rule doc
+    comment feeds its SARIF ``fullDescription`` (reference/style-anchors.md section 7.4)."""
+    doc = public_text(inspect.cleandoc(rule.__doc__ or ""))
+    return RuleMeta(
+        code=rule.code,
+        name=rule.name,
+        summary=rule.summary(),
+        doc=doc,
+        severity=rule.severity,
+        symptom=rule.symptom,
+        requires=tuple(requirement_text(need) for need in rule.requires),
+        selected=selected,
+    )
+
+
+def metadata(select: Iterable[str] | None = None, ignore: Iterable[str] | None = None) -> list[RuleMeta]:
+    """Every registered rule's :class:`RuleMeta`, marked ``selected`` as ``select``/``ignore``
+    decide (the engine's own selection), sorted by code."""
+    sel = list(select) if select else None
+    ign = list(ignore) if ignore else None
+    return [rule_meta(r, is_selected(r, sel, ign)) for r in all_rules()]

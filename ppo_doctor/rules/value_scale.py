@@ -13,7 +13,6 @@ import math
 
 from ..detect import approx_median, robust_sd
 from .base import RuleContext
-from .common import finite_arrays
 
 
 def reward_scale(ctx: RuleContext, frac_slice: slice | None = None) -> float | None:
@@ -21,14 +20,14 @@ def reward_scale(ctx: RuleContext, frac_slice: slice | None = None) -> float | N
     metric = ctx.first_present("reward/score", "reward/total", "return/mean")
     if metric is None:
         return None
-    _, r = finite_arrays(ctx, metric)
+    _, r = ctx.finite(metric)
     if frac_slice is not None:
         r = r[frac_slice]
     if len(r) < 3:
         return None
     spread = robust_sd(r)
     if ctx.has("reward/std"):
-        _, sd = finite_arrays(ctx, "reward/std")
+        _, sd = ctx.finite("reward/std")
         if frac_slice is not None:
             sd = sd[frac_slice]
         if len(sd):

@@ -21,6 +21,7 @@ from ..ingest import display
 from ..ingest.discover import RunSource
 from ..ingest.storage import as_path, open_binary, scandir, size_of
 from ..ingest.sweep_table import HEAD_LIMIT, sweep_table_reason
+from ..pipeline import Schedule, find_sources, stream
 from .attribution import Attribution, attribute
 from .report import SweepReport, SweepRow, error_row, sweep_row
 from .table import MAX_BYTES, SweepTable, join
@@ -40,7 +41,6 @@ def sweep(
 ) -> SweepReport:
     """Analyse every run under ``paths`` (folders, files or fsspec URLs) and attribute the
     unhealthy ones to config values."""
-    from ..pipeline import Schedule, find_sources, stream
 
     cfg = config or {}
     path_list = [paths] if isinstance(paths, (str, Path)) else list(paths)

@@ -15,11 +15,11 @@ import io
 import math
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..report.escape import html_text as e
 from ..report.html import CSP, CSS
 from .attribution import Split
-from .render import HEADER, row_cells, shown_splits, split_note, tally
+from .cells import HEADER, row_cells, shown_splits, split_note, tally
 from .report import SweepReport
 
 MAX_PLOTS = 4

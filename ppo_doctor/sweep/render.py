@@ -7,50 +7,15 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any, Callable
+from typing import Callable
 
 from ..report.escape import md, plain
-from .attribution import ALPHA, Split
-from .report import SweepReport, SweepRow
+from ..report.json_out import dumps
+from .cells import HEADER, cell, row_cells, shown_splits, split_note, tally
+from .html import render_html
+from .report import SweepReport
 
-MAX_SPLITS = 10  # splits shown by text/markdown/html (JSON has all)
 FORMATS = ("text", "markdown", "html", "json", "csv")
-
-
-def shown_splits(report: SweepReport) -> list[Split]:
-    """The splits worth a line: those that separate at all, best first."""
-    att = report.attribution
-    return [] if att is None else [s for s in att.splits if s.separation > 0][:MAX_SPLITS]
-
-
-def split_note(s: Split) -> str:
-    """``p = 0.0022, 12 runs; same values as beta`` for a split line."""
-    notes = [f"p = {s.p_value:.2g} (Fisher exact), {s.support} runs"]
-    if s.adjusted_p > ALPHA:
-        notes.append(f"could be chance among {s.tests} splits tried")
-    if s.same:
-        notes.append("same values as " + ", ".join(s.same))
-    if s.together:
-        notes.append("varies together with " + ", ".join(s.together))
-    return "; ".join(notes)
-
-
-def tally(report: SweepReport) -> str:
-    counts = report.counts()
-    parts = [f"{counts.get(v, 0)} {v}" for v in ("unhealthy", "healthy", "unknown", "error") if counts.get(v, 0) or v != "error"]
-    return f"{len(report.rows)} runs: " + ", ".join(parts)
-
-
-def _cell(v: Any) -> str:
-    return "" if v is None else str(v)
-
-
-def row_cells(r: SweepRow) -> list[str]:
-    cause = (r.top_cause or {}).get("id", "")
-    return [r.run, r.verdict, ", ".join(r.symptoms), _cell(r.onset), _cell(r.steps_wasted), cause]
-
-
-HEADER = ["run", "verdict", "symptoms", "onset", "wasted", "top cause"]
 
 
 def render_text(report: SweepReport) -> str:
@@ -102,8 +67,6 @@ def render_markdown(report: SweepReport) -> str:
 
 
 def render_json(report: SweepReport) -> str:
-    from ..report.json_out import dumps
-
     return dumps(report.to_dict()) + "\n"
 
 
@@ -116,7 +79,7 @@ def render_csv(report: SweepReport) -> str:
     for r in report.rows:
         cells = [r.run, r.path, r.verdict, ";".join(r.symptoms), r.onset, r.last_step, r.steps_wasted, (r.top_cause or {}).get("id"), r.verdict_reason]
         cells += [r.params.get(n) for n in names]
-        w.writerow([_csv_safe(_cell(c)) for c in cells])
+        w.writerow([_csv_safe(cell(c)) for c in cells])
     return buf.getvalue()
 
 
@@ -139,8 +102,6 @@ def _is_number(text: str) -> bool:
 def render(report: SweepReport, fmt: str) -> str:
     """The sweep report in ``fmt`` (one of :data:`FORMATS`)."""
     if fmt == "html":
-        from .html import render_html
-
         return render_html(report)
     renderers: dict[str, Callable[[SweepReport], str]] = {
         "text": render_text,

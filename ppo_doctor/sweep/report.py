@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._version import __version__
+from ..analyze import analyze_run
 from ..frame import ReadIssue
 from ..run import Run
 from .attribution import Attribution
@@ -60,8 +62,6 @@ class SweepReport:
     tables: list[str] = field(default_factory=list)  # sweep tables joined to the runs
 
     def to_dict(self) -> dict[str, Any]:
-        from .. import __version__
-
         return {
             "schema_version": SWEEP_SCHEMA_VERSION,
             "kind": "sweep",
@@ -84,7 +84,6 @@ class SweepReport:
 
 def sweep_row(run: Run, config: dict[str, Any] | None = None) -> SweepRow:
     """Analyse one run and keep what a sweep report shows of it (runs in the worker)."""
-    from ..analyze import analyze_run
 
     rep = analyze_run(run, config)
     rng = run.frame.step_range()

@@ -12,9 +12,9 @@ import json
 import math
 from typing import Any
 
-from ..report.escape import plain
+from ..ingest import LoadResult, display
 from ..run import Run
-from . import LoadResult, display
+from .escape import plain
 
 SCHEMA_VERSION = 1
 # Config keys shown in the text output (all of them are in the JSON output).

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..detect import mask_to_spans
 from .base import Example, Rule
-from .common import fmt_num, incident, kl_view
+from .common import incident, kl_view
 from .examples import saturating, with_points
 
 
@@ -38,7 +38,7 @@ class NegativeKLImpossible(Rule):
     params = {"abs_tol": 1e-9, "rel_tol": 1e-6, "min_count": 3}
     causes = {"implementation-bug": 1.0}
     message = (
-        "KL to the reference is negative at {count} point(s) (min {min_s}) although its estimator ({estimator}) "
+        "KL to the reference is negative at {count} point(s) (min {min:num}) although its estimator ({estimator}) "
         "cannot be negative: the KL computation or its label is wrong"
     )
 
@@ -75,7 +75,7 @@ class NegativeKLImpossible(Rule):
             peak_step=worst.peak_step,
             end_step=spans[-1].end_step,
             evidence=[f"recorded estimator: {estimator}"],
-            fmt={"min_s": fmt_num(worst.peak_value), "estimator": estimator},
+            fmt={"estimator": estimator},
         )
 
     @classmethod

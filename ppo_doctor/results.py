@@ -1,0 +1,300 @@
+"""The result types every stage downstream of the rules reads: Finding, RankedCause,
+NotApplicable, RunReport and Report, with the vocabularies they check (symptoms, severities)
+and the versioned JSON contract (``SCHEMA_VERSION``; ``report/report.schema.json`` describes it).
+
+A leaf module: it imports the run model and nothing from ``rules/``, ``diagnose/``, ``report/``
+or the CLI, so the rule engine, the diagnosis, the monitor and the renderers all read one
+definition. Both report objects show themselves in a notebook: a one-line ``repr`` (run,
+verdict, the finding codes) and ``_repr_html_``, the HTML report's summary and findings without
+plots (:func:`ppo_doctor.report.html.fragment`; ``render(report, "html")`` draws them).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._version import __version__
+from .frame import ReadIssue
+from .run import Run
+
+SYMPTOMS = (
+    "kl_blowup",
+    "negative_kl",
+    "reward_hacking",
+    "reward_spike",
+    "reward_collapse",
+    "stagnation",
+    "value_instability",
+    "oscillation",
+    "gradient_explosion",
+    "nan",
+    "entropy_collapse",
+    "unstable_updates",
+    "log_quality",
+)
+
+# The kinds of observation a finding is made on (``Finding.observes``): the logged scalars, or
+# the generated text samples (PD95x), which diagnosis weighs as independent evidence.
+OBSERVES = ("metrics", "texts")
+
+SEVERITIES = ("info", "warning", "error")
+SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+@dataclass
+class Finding:
+    """One incident a rule found in one run.
+
+    ``start_step`` is the onset (where the trouble began, estimated by change-point
+    detection), ``threshold_step`` where a threshold was first crossed, ``end_step`` the
+    last step of the incident and ``peak_step`` its worst point.  ``observes`` says what the
+    finding was made on (:data:`OBSERVES`); ``band`` is the healthy level the rule judged the
+    metric against when it has one (PD101's KL band), which plots draw as a reference line.
+    Neither is part of the JSON report.
+    """
+
+    code: str
+    name: str
+    symptom: str
+    severity: str
+    metric: str
+    message: str
+    start_step: int | None = None
+    end_step: int | None = None
+    peak_step: int | None = None
+    threshold_step: int | None = None
+    observed: dict[str, float] = field(default_factory=dict)
+    causes: dict[str, float] = field(default_factory=dict)  # cause id -> support weight
+    evidence: list[str] = field(default_factory=list)
+    observes: str = "metrics"
+    band: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.symptom not in SYMPTOMS:
+            raise ValueError(f"unknown symptom {self.symptom!r}")
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"unknown severity {self.severity!r}")
+        if self.observes not in OBSERVES:
+            raise ValueError(f"unknown kind of observation {self.observes!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "code": self.code,
+            "name": self.name,
+            "symptom": self.symptom,
+            "severity": self.severity,
+            "metric": self.metric,
+            "start_step": self.start_step,
+            "end_step": self.end_step,
+            "peak_step": self.peak_step,
+            "threshold_step": self.threshold_step,
+            "message": self.message,
+            "observed": {k: _jsonable(v) for k, v in self.observed.items()},
+            "evidence": list(self.evidence),
+        }
+        return d
+
+
+@dataclass
+class RankedCause:
+    """A cause with the evidence for it and against it, kept apart.
+
+    ``evidence`` names the findings that support the cause (by code, rule, symptom, metric and
+    steps: a finding's message is shown once, with the finding); ``config_evidence`` what the
+    run's config and logged values say for it, ``config_against`` what they say against it.
+    """
+
+    id: str
+    title: str
+    confidence: float  # 0..1
+    explanation: str = ""
+    evidence: list[str] = field(default_factory=list)  # from findings
+    config_evidence: list[str] = field(default_factory=list)  # from the run's own config, for
+    fixes: list[str] = field(default_factory=list)
+    config_against: list[str] = field(default_factory=list)  # from the run's own config, against
+
+    @property
+    def evidence_for(self) -> list[str]:
+        """Everything that supports the cause: findings, then config (marked ``config: ``)."""
+        return list(self.evidence) + [f"config: {e}" for e in self.config_evidence]
+
+    @property
+    def evidence_against(self) -> list[str]:
+        return [f"config: {e}" for e in self.config_against]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "confidence": round(float(self.confidence), 3),
+            "explanation": self.explanation,
+            "evidence": self.evidence_for,
+            "evidence_against": self.evidence_against,
+            "fixes": list(self.fixes),
+        }
+
+
+def _jsonable(v: Any) -> Any:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return v
+    if f != f or f in (float("inf"), float("-inf")):
+        return str(f)  # JSON has no NaN/Inf; keep them visible as strings
+    return f
+
+
+# 2: symptoms unstable_updates and reward_collapse, cause evidence split into for / against,
+# the verdict contract of DESIGN.md (ppo_doctor/report/report.schema.json describes each version).
+SCHEMA_VERSION = 2
+
+
+@dataclass
+class NotApplicable:
+    """A rule that did not run: the metrics it lacks and, when the run lacks them by design
+    (critic-free, KL off by configuration: ``Run.by_design``), why; reports say that once."""
+
+    code: str
+    name: str
+    missing: list[str]
+    by_design: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "name": self.name, "missing": list(self.missing)}
+        if self.by_design:
+            out["by_design"] = self.by_design
+        return out
+
+
+@dataclass(frozen=True)
+class RuleMeta:
+    """What a report says about one rule, so that renderers need no rule registry: SARIF
+    describes every rule the tool ran with (``tool.driver.rules``), JUnit makes a test case of
+    each ``selected`` one.  ``doc`` is the rule's docstring as a SARIF or JUnit reader may see
+    it; ``requires`` the metrics it reads, one ``a|b`` entry per "any of" group."""
+
+    code: str
+    name: str
+    summary: str = ""
+    doc: str = ""
+    severity: str = "warning"
+    symptom: str = ""
+    requires: tuple[str, ...] = field(default_factory=tuple)
+    selected: bool = True
+
+
+@dataclass
+class RunReport:
+    run: Run
+    verdict: str  # healthy | unhealthy | unknown
+    findings: list[Finding] = field(default_factory=list)
+    causes: list[RankedCause] = field(default_factory=list)
+    not_applicable: list[NotApplicable] = field(default_factory=list)
+    verdict_reason: str = ""
+
+    @property
+    def symptoms(self) -> list[str]:
+        """The symptoms the run shows, worst first: from warning and error findings only (an
+        info finding is a note, e.g. clipping active on every step, not a symptom)."""
+        seen: list[str] = []
+        for f in sorted(self.findings, key=lambda f: -SEVERITY_RANK[f.severity]):
+            if f.severity != "info" and f.symptom not in seen:
+                seen.append(f.symptom)
+        return seen
+
+    def __repr__(self) -> str:
+        codes = ", ".join(dict.fromkeys(f.code for f in self.findings))
+        found = f"{len(self.findings)} finding(s)" + (f" ({codes})" if codes else "")
+        return f"<RunReport {self.run.id!r}: {self.verdict}, {found}>"
+
+    def _repr_html_(self) -> str:
+        # The renderer is loaded when a notebook asks for it, like every format module
+        # (report.render imports them on use); results stays a leaf for everything else.
+        from .report.html import fragment
+
+        return fragment(Report(runs=[self]))
+
+    def worst_severity(self) -> str | None:
+        if not self.findings:
+            return None
+        return max((f.severity for f in self.findings), key=SEVERITY_RANK.__getitem__)
+
+    def to_dict(self) -> dict[str, Any]:
+        run = self.run
+        rng = run.frame.step_range()
+        return {
+            "run": run.id,
+            "path": run.path,
+            "format": run.format,
+            "framework": run.framework,
+            "steps": 0 if rng is None else int(rng[1]),
+            "step_range": None if rng is None else [int(rng[0]), int(rng[1])],
+            "points": len(run.frame),
+            "metrics": dict(sorted(((c, r) for r, c in run.mapping.items()), key=lambda kv: kv[0])),
+            "unmapped": list(run.unmapped),
+            "by_design": dict(run.by_design),
+            "config": {k: _plain(v) for k, v in run.config.items()},
+            "verdict": self.verdict,
+            "verdict_reason": self.verdict_reason,
+            "symptoms": self.symptoms,
+            "findings": [f.to_dict() for f in self.findings],
+            "causes": [c.to_dict() for c in self.causes],
+            "not_applicable": [n.to_dict() for n in self.not_applicable],
+            "warnings": run.warnings,
+        }
+
+
+@dataclass
+class Report:
+    """The runs' reports, the inputs that could not be read, and ``rules``: the metadata of
+    every rule the analysis knew (empty for a report built by hand: renderers then describe
+    only the rules its findings name).  ``rules`` is not part of the JSON contract."""
+
+    runs: list[RunReport] = field(default_factory=list)
+    errors: list[ReadIssue] = field(default_factory=list)
+    rules: list[RuleMeta] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "ppo-doctor", "version": __version__},
+            "runs": [r.to_dict() for r in self.runs],
+            "errors": [
+                {"path": e.path, "message": e.message, **({"offset": e.offset} if e.offset is not None else {})}
+                for e in self.errors
+            ],
+        }
+
+    def __repr__(self) -> str:
+        verdicts = Counter(r.verdict for r in self.runs)
+        tally = ", ".join(f"{verdicts[v]} {v}" for v in ("unhealthy", "unknown", "healthy") if verdicts[v])
+        findings = sum(len(r.findings) for r in self.runs)
+        return (
+            f"<Report: {len(self.runs)} run(s)" + (f" ({tally})" if tally else "")
+            + f", {findings} finding(s), {len(self.errors)} read error(s)>"
+        )
+
+    def _repr_html_(self) -> str:
+        # The renderer is loaded when a notebook asks for it, like every format module
+        # (report.render imports them on use); results stays a leaf for everything else.
+        from .report.html import fragment
+
+        return fragment(self)
+
+    def findings_at_or_above(self, severity: str) -> list[Finding]:
+        floor = SEVERITY_RANK[severity]
+        return [f for r in self.runs for f in r.findings if SEVERITY_RANK[f.severity] >= floor]
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (str, int, bool)) or v is None:
+        return v
+    if isinstance(v, float):
+        return v if v == v and abs(v) != float("inf") else str(v)
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    return str(v)

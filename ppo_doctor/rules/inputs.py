@@ -1,0 +1,92 @@
+"""A rule's inputs: each entry of its ``requires``, resolved once to a finite, signed series.
+
+The engine hands a rule ``ctx.req``: for every ``requires`` entry the first present metric of
+the group, its steps and its finite values with the logger's sign convention undone (SB3 logs
+``train/entropy_loss`` = -entropy: formats.md §7), and the early/late window medians that most
+rules compare.  A rule no longer re-lists its metrics or repeats the filtering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from ..detect import approx_median, finite_xy, window_size
+from ..run import Run
+
+
+def metric_sign(run: Run, metric: str) -> int:
+    """+1, or -1 when the framework logs the negation (SB3 ``train/entropy_loss``)."""
+    info = run.metric_info.get(metric)
+    if info is not None and info.sign in (1, -1):
+        return int(info.sign)
+    return 1
+
+
+def finite_series(run: Run, metric: str, signed: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Steps and finite values of ``metric`` (sign convention applied when ``signed``)."""
+    steps, values = run.frame.arrays(metric)
+    s, v = finite_xy(steps, values)
+    if signed and metric_sign(run, metric) == -1:
+        v = -v
+    return s, v
+
+
+def windows(n: int, frac: float = 0.1, lo: int = 3, hi: int | None = None) -> int:
+    """Size of the early / late comparison windows for a series of ``n`` points."""
+    return window_size(n, frac, lo, hi)
+
+
+def early_late(values: np.ndarray, frac: float = 0.1, lo: int = 3) -> tuple[float, float, int]:
+    """Medians of the first and last windows (``frac`` of the points, at least ``lo``)."""
+    n = len(values)
+    if n == 0:
+        return float("nan"), float("nan"), 0
+    w = windows(n, frac, lo)
+    return approx_median(values[:w]), approx_median(values[-w:]), w
+
+
+@dataclass
+class Input:
+    """One resolved ``requires`` entry: the metric chosen and its finite, signed points."""
+
+    metric: str
+    steps: np.ndarray
+    values: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    @cached_property
+    def _early_late(self) -> tuple[float, float, int]:
+        return early_late(self.values)
+
+    @property
+    def early(self) -> float:
+        """Median of the first window (10 % of the points, at least 3)."""
+        return self._early_late[0]
+
+    @property
+    def late(self) -> float:
+        """Median of the last window."""
+        return self._early_late[1]
+
+    @property
+    def window(self) -> int:
+        """Points in each of the early and late windows."""
+        return self._early_late[2]
+
+
+def resolve(run: Run, requires: tuple[str | tuple[str, ...], ...]) -> tuple[Input, ...]:
+    """Each entry of ``requires`` as an :class:`Input`: the first metric of its group the run
+    has (the engine runs a rule only when every group has one)."""
+    out = []
+    for req in requires:
+        group = (req,) if isinstance(req, str) else tuple(req)
+        metric = next((m for m in group if run.frame.has(m)), None)
+        if metric is None:
+            raise LookupError(f"no metric of {'|'.join(group)} in the run")
+        out.append(Input(metric, *finite_series(run, metric)))
+    return tuple(out)
