@@ -155,7 +155,7 @@ SCENARIOS: dict[str, Scenario] = {
         # lam 0.95 is 20 tokens of a 200-token LLM response; healthy 0.94, EV 0.44): 0.01 / 0.03 /
         # 0.1 / 0.3 -> 0.94 / 0.73 / 0.89 / 0.82 (EV 0.66 / 0.00 / 0.15 / 0.01), and 0.3 with the
         # shared head -> 0.71 against its own healthy 0.89 (EV -1.7, PD403 info: the reward still
-        # rises 0 -> 0.71).  A weak critic while the reward rises is a note under the verdict
+        # rises 0.0 -> 0.71, first and last 12 updates).  A weak critic while the reward rises is a note under the verdict
         # contract, so the label value_instability (a warning) is not what these runs show.
         Scenario(
             "value-lr-high",
