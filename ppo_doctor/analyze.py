@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
+from .config import Config
 from .diagnose import rank_causes
 from .errors import PPODoctorError
 from .ingest.dataframe import ACCEPTED, is_table, raw_run
@@ -20,11 +21,9 @@ from .run import Run
 log = logging.getLogger(__name__)
 
 
-def analyze_run(run: Run, config: dict[str, Any] | None = None) -> RunReport:
-    """Rules and diagnosis for one already-loaded run."""
-
-    cfg = config or {}
-    findings, not_applicable = run_rules(run, cfg)
+def analyze_run(run: Run, config: Config | Mapping[str, Any] | None = None) -> RunReport:
+    """Rules and diagnosis for one already-loaded run (``config``: see :meth:`Config.coerce`)."""
+    findings, not_applicable = run_rules(run, Config.coerce(config))
     verdict, reason = verdict_for(run, findings, not_applicable)
     # causes explain symptoms: a run with none (healthy, or unknown) is not given "likely causes"
     # built from its info notes alone, which would contradict its verdict
@@ -36,7 +35,7 @@ def analyze_run(run: Run, config: dict[str, Any] | None = None) -> RunReport:
 
 def analyze(
     path: Any,
-    config: dict[str, Any] | None = None,
+    config: Config | Mapping[str, Any] | None = None,
     *,
     jobs: int = 1,
     executor: str | None = None,
@@ -55,18 +54,18 @@ def analyze(
     scheduler address, or a LocalCluster of ``jobs`` workers when None).
     """
 
-    cfg = config or {}
+    cfg = Config.coerce(config)  # validated and coerced once, for every run
     if is_table(path):
-        run = run_from_data(path, hparams=hparams, name=name, aliases=cfg.get("aliases"))
-        return Report(runs=[analyze_run(run, cfg)], rules=registry.metadata(cfg.get("select"), cfg.get("ignore")))
+        run = run_from_data(path, hparams=hparams, name=name, aliases=cfg.aliases)
+        return Report(runs=[analyze_run(run, cfg)], rules=registry.metadata(cfg.select, cfg.ignore))
 
     paths = path if isinstance(path, (list, tuple)) else [path]
     bad = [p for p in paths if not isinstance(p, (str, Path))]
     if bad:
         raise PPODoctorError(f"cannot analyse a {type(bad[0]).__name__}: expected {ACCEPTED}")
-    report = Report(rules=registry.metadata(cfg.get("select"), cfg.get("ignore")))
+    report = Report(rules=registry.metadata(cfg.select, cfg.ignore))
     schedule = Schedule.choose(executor=executor, jobs=jobs, dask=dask)
-    for run_reports, errors in map_runs(paths, partial(analyze_run, config=cfg), schedule, aliases=cfg.get("aliases")):
+    for run_reports, errors in map_runs(paths, partial(analyze_run, config=cfg), schedule, aliases=cfg.aliases):
         report.errors.extend(errors)
         report.runs.extend(run_reports)
     return report

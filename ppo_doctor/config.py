@@ -24,19 +24,27 @@ Keys (``fail-on`` and ``fail_on`` spellings are both accepted)::
     min_steps = 5
 
 Unknown keys and bad values raise :class:`~ppo_doctor.errors.ConfigError` naming every
-problem at once, with the file it came from.  :func:`resolve` returns the plain dict that
-:func:`ppo_doctor.analyze` takes.
+problem at once, with the file it came from.  Values are coerced once, here: a choice in any
+case (``"Warning"``), ``jobs`` and numeric rule parameters written as strings (``"4"``), a float
+parameter given an integer, a boolean one given ``"true"``/``"false"``.  :func:`resolve` returns
+a :class:`Config`, the frozen, typed settings that :func:`ppo_doctor.analyze`, the rule engine
+and :class:`~ppo_doctor.monitor.Monitor` take (they also accept a mapping of the same keys,
+which they validate and coerce through :meth:`Config.coerce`).
 """
 
 from __future__ import annotations
 
+import math
 import sys
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from .errors import ConfigError
 from .metrics import CANONICAL
-from .rules.engine import validate_rule_options, validate_selection
+from .report import FORMATS
+from .results import SEVERITIES
+from .rules import registry
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -47,24 +55,9 @@ CONFIG_FILE = "ppo-doctor.toml"
 PYPROJECT = "pyproject.toml"
 TOOL_TABLE = "ppo-doctor"
 
-FAIL_ON = ("info", "warning", "error", "never")
-FORMATS = ("text", "markdown", "html", "json", "sarif", "junit", "github")
-EXECUTORS = ("local", "processes", "dask")  # ppo_doctor.pipeline.EXECUTORS (kept import-free here)
+FAIL_ON = (*SEVERITIES, "never")  # the lowest severity that fails check / watch, or never
+EXECUTORS = ("local", "processes", "dask")  # how ppo_doctor.pipeline schedules runs
 
-DEFAULTS: dict[str, Any] = {
-    "fail_on": "error",
-    "select": [],
-    "ignore": [],
-    "format": "text",
-    "jobs": 1,
-    "executor": None,
-    "dask": None,
-    "aliases": {},
-    "rules": {},
-    "extend_select": [],
-    "extend_ignore": [],
-    "per_run_ignores": {},
-}
 
 # where a value came from, for ``--show-settings``
 DEFAULT_SOURCE = "default"
@@ -142,14 +135,109 @@ def _aliases(value: Any, errors: list[str]) -> dict[str, str]:
     return out
 
 
+_TRUE = ("true", "yes", "on")
+_FALSE = ("false", "no", "off")
+
+
+def coerce_param(default: Any, value: Any) -> Any:
+    """``value`` as a rule parameter whose default is ``default``; TypeError when it cannot be.
+
+    A float parameter takes an integer or a numeric string, an integer one an integer or its
+    string, a boolean one a boolean or ``true``/``false`` (``yes``/``no``, ``on``/``off``); a
+    boolean is never taken for a number.
+    """
+    text = value.strip().lower() if isinstance(value, str) else None
+    if default is None:
+        return value
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        if text in _TRUE or text in _FALSE:
+            return text in _TRUE
+    elif isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if text is not None:
+            try:
+                return int(text)
+            except ValueError:
+                pass
+    elif isinstance(default, float):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if text is not None:
+            try:
+                number = float(text)
+            except ValueError:
+                pass
+            else:
+                if math.isfinite(number):
+                    return number
+    elif isinstance(default, (list, tuple)):
+        if isinstance(value, (list, tuple)):
+            return value
+    elif isinstance(value, type(default)):
+        return value
+    raise TypeError(f"expected {type(default).__name__}, got {type(value).__name__} {value!r}")
+
+
+def _rule_options(rules_cfg: Any, errors: list[str]) -> dict[str, dict[str, Any]]:
+    """A ``rules`` table with every parameter coerced to its default's type; each unknown rule,
+    unknown parameter or value of the wrong type appended to ``errors``."""
+    if rules_cfg in (None, {}):
+        return {}
+    if not isinstance(rules_cfg, dict):
+        errors.append(f"rules: expected a table of rule options, got {type(rules_cfg).__name__}")
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for key, opts in rules_cfg.items():
+        try:
+            rule = registry.get(str(key))
+        except KeyError as e:
+            errors.append(f"rules.{key}: {e.args[0]}")
+            continue
+        if not isinstance(opts, dict):
+            errors.append(f"rules.{key}: expected a table of parameters, got {type(opts).__name__}")
+            continue
+        checked: dict[str, Any] = {}
+        for param, value in opts.items():
+            if param not in rule.params:
+                known = ", ".join(sorted(rule.params)) or "none"
+                errors.append(f"rules.{key}.{param}: unknown parameter of {rule.code} {rule.name} (known: {known})")
+                continue
+            try:
+                checked[param] = coerce_param(rule.params[param], value)
+            except TypeError as exc:
+                errors.append(f"rules.{key}.{param}: {exc}")
+        out[str(key)] = checked
+    return out
+
+
+def validate_rule_options(rules_cfg: Any) -> list[str]:
+    """Error messages for a ``rules`` table: unknown rule, unknown parameter, wrong type."""
+    errors: list[str] = []
+    _rule_options(rules_cfg, errors)
+    return errors
+
+
+def validate_selection(select: Any = None, ignore: Any = None) -> list[str]:
+    """Error messages for select/ignore entries that match no rule."""
+    errors = []
+    for label, pats in (("select", select), ("ignore", ignore)):
+        if pats is None:
+            continue
+        if isinstance(pats, str) or not isinstance(pats, (list, tuple)):
+            errors.append(f"{label}: expected a list of rule codes, prefixes or names")
+            continue
+        errors.extend(f"{label}: {p!r} matches no rule" for p in registry.unknown_selectors(pats))
+    return errors
+
+
 def _rules(value: Any, errors: list[str]) -> dict[str, dict[str, Any]]:
     if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
         errors.append(f"rules: expected tables of parameters per rule, e.g. [rules.kl-runaway], got {value!r}")
         return {}
-
-    rules = {str(k): dict(v) for k, v in value.items()}
-    errors.extend(validate_rule_options(rules))
-    return rules
+    return _rule_options({str(k): dict(v) for k, v in value.items()}, errors)
 
 
 def _per_run_ignores(value: Any, errors: list[str]) -> dict[str, list[str]]:
@@ -166,6 +254,8 @@ def _per_run_ignores(value: Any, errors: list[str]) -> dict[str, list[str]]:
 
 
 def _int_jobs(value: Any, errors: list[str]) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         errors.append(f"jobs: expected an integer >= 1, got {value!r}")
         return 1
@@ -173,10 +263,18 @@ def _int_jobs(value: Any, errors: list[str]) -> int:
 
 
 def _choice(key: str, value: Any, choices: tuple[str, ...], errors: list[str]) -> str | None:
-    if value not in choices:
+    text = value.strip().lower() if isinstance(value, str) else value
+    if text not in choices:
         errors.append(f"{key}: expected one of {', '.join(choices)}, got {value!r}")
         return None
-    return value
+    return str(text)
+
+
+def _address(value: Any, errors: list[str]) -> str | None:
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    errors.append(f"dask: expected a scheduler address, got {value!r}")
+    return None
 
 
 VALIDATORS: dict[str, Callable[[Any, list[str]], Any]] = {
@@ -189,7 +287,7 @@ VALIDATORS: dict[str, Callable[[Any, list[str]], Any]] = {
     "per_run_ignores": _per_run_ignores,
     "jobs": _int_jobs,
     "executor": lambda v, e: _choice("executor", v, EXECUTORS, e),
-    "dask": lambda v, e: v if isinstance(v, str) and v.strip() else e.append(f"dask: expected a scheduler address, got {v!r}"),
+    "dask": _address,
     "aliases": _aliases,
     "rules": _rules,
 }
@@ -226,13 +324,81 @@ def validate(raw: dict[str, Any], source: str = "configuration") -> dict[str, An
     return out
 
 
+@dataclass(frozen=True)
+class Config:
+    """The resolved settings (see the module docstring for each key), validated and coerced once.
+
+    Built by :func:`resolve` (defaults < file < command line) or, from a mapping of the same
+    keys, by :meth:`coerce`; every consumer reads attributes, never a dict.  ``select`` already
+    holds ``extend_select`` (and ``ignore`` ``extend_ignore``) when :func:`resolve` built it;
+    ``config_file`` names the file that was read.  The tables (``aliases``, ``rules``,
+    ``per_run_ignores``) are plain dicts so that the object pickles to worker processes; treat
+    them as read-only (:meth:`to_dict` returns copies).
+    """
+
+    fail_on: str = "error"
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    extend_ignore: tuple[str, ...] = ()
+    per_run_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    format: str = "text"
+    jobs: int = 1
+    executor: str | None = None
+    dask: str | None = None
+    aliases: dict[str, str] = field(default_factory=dict)
+    rules: dict[str, dict[str, Any]] = field(default_factory=dict)
+    config_file: str | None = None
+
+    @classmethod
+    def coerce(cls, value: Config | Mapping[str, Any] | None, source: str = "configuration") -> Config:
+        """``value`` itself when it is a Config; else its keys validated and coerced (None: the
+        defaults).  Raises :class:`~ppo_doctor.errors.ConfigError` naming ``source`` and every
+        bad key or value."""
+        if isinstance(value, Config):
+            return value
+        raw = dict(value or {})
+        config_file = raw.pop("config_file", None)
+        return cls._of(validate(raw, source), config_file=None if config_file is None else str(config_file))
+
+    @classmethod
+    def _of(cls, checked: Mapping[str, Any], config_file: str | None = None) -> Config:
+        """A Config from already validated values."""
+        values: dict[str, Any] = {}
+        for key, value in checked.items():
+            if key in ("select", "ignore", "extend_select", "extend_ignore"):
+                value = tuple(value)
+            elif key == "per_run_ignores":
+                value = {str(k): tuple(v) for k, v in value.items()}
+            elif key in ("aliases", "rules"):
+                value = {str(k): (dict(v) if isinstance(v, dict) else v) for k, v in value.items()}
+            values[key] = value
+        return cls(**values, config_file=config_file)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every setting as plain lists and dicts (``--show-settings``, JSON)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, dict):
+                value = {k: (list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, dict) else v) for k, v in value.items()}
+            out[f.name] = value
+        return out
+
+
+# every key a config file or the command line may set, with its default
+DEFAULTS: dict[str, Any] = {k: v for k, v in Config().to_dict().items() if k != "config_file"}
+
+
 def resolve(
     cli: dict[str, Any] | None = None,
     *,
     config_file: str | Path | None = None,
     isolated: bool = False,
     start: Path | None = None,
-) -> dict[str, Any]:
+) -> Config:
     """Defaults < config file < ``cli`` (options the user actually gave; None means unset).
 
     Args:
@@ -242,7 +408,7 @@ def resolve(
         start: where the search starts (default: the current directory).
 
     Returns:
-        The full settings dict, with ``config_file`` naming the file used (or None).
+        The settings, with ``config_file`` naming the file used (or None).
     """
     return resolve_with_sources(cli, config_file=config_file, isolated=isolated, start=start)[0]
 
@@ -253,7 +419,7 @@ def resolve_with_sources(
     config_file: str | Path | None = None,
     isolated: bool = False,
     start: Path | None = None,
-) -> tuple[dict[str, Any], dict[str, str]]:
+) -> tuple[Config, dict[str, str]]:
     """:func:`resolve` and, per key, where its value came from: ``default``, the config
     file's path, or ``command line`` (``ppo-doctor check --show-settings``).
 
@@ -292,6 +458,5 @@ def resolve_with_sources(
     if extend["ignore"]:
         settings["ignore"] = [*settings["ignore"], *extend["ignore"]]
         sources["ignore"] += " + extend-ignore"
-    settings["config_file"] = None if path is None else str(path)
     sources["config_file"] = DEFAULT_SOURCE if path is None else ("--config" if config_file is not None else "found from the current directory")
-    return settings, sources
+    return Config._of(settings, config_file=None if path is None else str(path)), sources

@@ -59,9 +59,6 @@ FOREIGN_COMPONENTS = frozenset(
     }
 )
 
-# Frameworks that train classic-control / game policies, where e.g. lr 3e-4 and 10 PPO
-# epochs are the normal recipe (CleanRL defaults, 37-details blog; thresholds-and-peers §4.2).
-CLASSIC_RL_FRAMEWORKS = frozenset({"sb3", "sb2", "cleanrl"})
 
 # Sampling temperatures far from the 0.6-1.0 that RL recipes sample at (DeepSeek-R1 0.6, DAPO
 # and TRL's default 1.0): at 0.3 or below the policy's distribution is sharpened to near-greedy
@@ -605,7 +602,6 @@ __all__ = [
     "HPARAMS",
     "HPARAM_KEYS",
     "HParam",
-    "CLASSIC_RL_FRAMEWORKS",
     "flatten_config",
     "normalize_config",
     "parse_scalar",

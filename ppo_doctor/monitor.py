@@ -40,8 +40,9 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .analyze import analyze_run
+from .config import Config
 from .frame import RawRun, RawSeries, TextSample
-from .ingest.jsonl import is_eval_key
+from .frameworks import is_eval_key
 from .metrics import build_run
 from .results import SEVERITY_RANK, Finding, RankedCause, Report, RunReport
 from .rules import registry
@@ -199,14 +200,14 @@ class Monitor:
 
     def __init__(
         self,
-        config: dict[str, Any] | None = None,
+        config: Config | Mapping[str, Any] | None = None,
         *,
         hparams: Mapping[str, Any] | None = None,
         run_id: str = "live",
         path: str = "",
         source: str = "monitor",
     ) -> None:
-        self.config: dict[str, Any] = dict(config or {})
+        self.config = Config.coerce(config)
         self.hparams: dict[str, Any] = dict(hparams or {})
         self.run_id = run_id
         self.path = path
@@ -298,7 +299,6 @@ class Monitor:
     # -- analysis -------------------------------------------------------------------------
     def raw_run(self) -> RawRun:
         """The points as the readers would return them: one RawSeries per tag, in log order."""
-
         raw = RawRun(config=dict(self.hparams), texts=list(self._texts))
         for tag, col in self._cols.items():
             n = self._rows - col.start
@@ -317,7 +317,7 @@ class Monitor:
     def run(self) -> Run:
         """The run as a :class:`~ppo_doctor.run.Run` (canonicalised exactly as offline)."""
 
-        return build_run(self.run_id, self.path, "live", [], self.raw_run(), self.config.get("aliases"))
+        return build_run(self.run_id, self.path, "live", [], self.raw_run(), self.config.aliases)
 
     def run_report(self) -> RunReport:
         """The :class:`RunReport` of everything logged so far (computed afresh)."""
@@ -326,7 +326,7 @@ class Monitor:
 
     def report(self) -> Report:
         """The full Report of everything logged so far: ``analyze`` of the same points."""
-        return Report(runs=[self.run_report()], rules=registry.metadata(self.config.get("select"), self.config.get("ignore")))
+        return Report(runs=[self.run_report()], rules=registry.metadata(self.config.select, self.config.ignore))
 
     def check(self) -> list[Finding]:
         """Findings that are new incidents, or whose severity rose, since the last check.
@@ -345,7 +345,7 @@ class Monitor:
         return self._announcer.previous(finding)
 
 
-def replay(run: Run, *, check_every: int = 10, config: dict[str, Any] | None = None) -> tuple[Monitor, list[tuple[int, Finding]]]:
+def replay(run: Run, *, check_every: int = 10, config: Config | Mapping[str, Any] | None = None) -> tuple[Monitor, list[tuple[int, Finding]]]:
     """Feed a finished run to a new Monitor step by step as its loop would have, checking every
     ``check_every`` logged steps (0: never); returns the Monitor and each ``(step, finding)``
     alert.  Shows how early the live checks would have spoken (docs/live.md).

@@ -198,9 +198,14 @@ class RunReport:
     def symptoms(self) -> list[str]:
         """The symptoms the run shows, worst first: from warning and error findings only (an
         info finding is a note, e.g. clipping active on every step, not a symptom)."""
+        return self.symptoms_at_or_above("warning")
+
+    def symptoms_at_or_above(self, severity: str) -> list[str]:
+        """The symptoms of the findings at ``severity`` or above, worst first, each once."""
+        floor = SEVERITY_RANK[severity]
         seen: list[str] = []
         for f in sorted(self.findings, key=lambda f: -SEVERITY_RANK[f.severity]):
-            if f.severity != "info" and f.symptom not in seen:
+            if SEVERITY_RANK[f.severity] >= floor and f.symptom not in seen:
                 seen.append(f.symptom)
         return seen
 

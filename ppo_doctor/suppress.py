@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePath
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import ConfigError
 from .results import Finding, Report
@@ -28,7 +28,7 @@ BASELINE_VERSION = 1
 FindingKey = tuple[str, str, str]
 
 
-def ignored_codes(run: Run, per_run_ignores: dict[str, list[str]] | None) -> list[str]:
+def ignored_codes(run: Run, per_run_ignores: Mapping[str, Sequence[str]] | None) -> list[str]:
     """The selectors of every ``per_run_ignores`` glob that matches ``run``."""
     if not per_run_ignores:
         return []

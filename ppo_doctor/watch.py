@@ -29,17 +29,14 @@ from __future__ import annotations
 import json
 import logging
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
-
-import click
+from typing import Any, Callable, Mapping
 
 from .analyze import analyze, analyze_run
-from .config import resolve
-from .errors import PPODoctorError
+from .config import Config
+from .exits import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from .frame import RawRun, ReadIssue
 from .ingest import _read_source
 from .ingest.discover import discover
@@ -50,7 +47,6 @@ from .results import Finding, RankedCause, Report, RunReport
 
 log = logging.getLogger(__name__)
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXEC_TIMEOUT_S = 60.0
 
 
@@ -75,9 +71,9 @@ class Watcher:
         clock: the time source (tests drive it).
     """
 
-    def __init__(self, path: str | Path, config: dict[str, Any], emit: Callable[[dict[str, Any]], None], *, idle: float = 120.0, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, path: str | Path, config: Config | Mapping[str, Any] | None, emit: Callable[[dict[str, Any]], None], *, idle: float = 120.0, clock: Callable[[], float] = time.time) -> None:
         self.path = Path(path)
-        self.config = config
+        self.config = Config.coerce(config)
         self.emit = emit
         self.idle = idle
         self.clock = clock
@@ -110,7 +106,7 @@ class Watcher:
                 tail = tails.get(str(fpath))
                 return None if tail is None else fresh(tail.raw_runs())
 
-            runs, _ = _read_source(source, self.config.get("aliases"), read_file)
+            runs, _ = _read_source(source, self.config.aliases, read_file)
             for run in runs:
                 self._announce(analyze_run(run, self.config))
 
@@ -174,62 +170,4 @@ def run_exec(cmd: str, event: dict[str, Any]) -> None:
         log.warning("--exec %r exited with %d", cmd, proc.returncode)
 
 
-def terminal_line(event: dict[str, Any]) -> str | None:
-    """The terminal form of an event (None: nothing to print)."""
-    if event["event"] == "run":
-        return f"watching run {event['run']} ({event['path']})"
-    if event["event"] == "finding":
-        step = f" at step {event['step']}" if event.get("step") is not None else ""
-        return f"[{event['run']}{step}] {'changed: ' if event['status'] == 'changed' else ''}{event['text']}"
-    lines = [f"run {r['run']}: {r['verdict']} ({r['verdict_reason']})" for r in event["runs"]]
-    lines += [f"error: {e['path']}: {e['message']}" for e in event["errors"]]
-    return "\n".join(lines + [f"watch ended ({event['reason']}), exit code {event['exit_code']}"])
-
-
-@click.command()
-@click.argument("path", type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(("text", "jsonl")), default="text", show_default=True, help="Terminal lines, or one JSON object per event.")
-@click.option("--interval", type=click.FloatRange(min=0.01), default=2.0, show_default=True, help="Seconds between polls.")
-@click.option("--idle", type=click.FloatRange(min=0.0), default=120.0, show_default=True, help="End when every run has been idle this many seconds.")
-@click.option("--exec", "exec_cmd", help="Run this shell command per new finding, the finding event as JSON on stdin.")
-@click.option("--fail-on", type=click.Choice(("info", "warning", "error", "never")), help="Lowest severity that fails (default: error, or the config's).")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file (no search).")
-@click.option("--isolated", is_flag=True, help="Ignore every config file.")
-def watch(path: str, fmt: str, interval: float, idle: float, exec_cmd: str | None, fail_on: str | None, config_file: str | None, isolated: bool) -> None:
-    """Follow PATH while a training writes it; print each new finding once.
-
-    Exits like check when every run has been idle --idle seconds or on Ctrl-C: 0 when no
-    finding is at or above --fail-on, 1 when one is, 2 when no run was read or on a bad config.
-    """
-
-    try:
-        settings = resolve({"fail_on": fail_on}, config_file=config_file, isolated=isolated)
-    except PPODoctorError as exc:
-        click.echo(f"ppo-doctor: error: {exc}", err=True)
-        sys.exit(EXIT_ERROR)
-
-    def emit(event: dict[str, Any]) -> None:
-        if fmt == "jsonl":
-            click.echo(json.dumps(finite_json(event)))
-        else:
-            line = terminal_line(event)
-            if line:
-                click.echo(line)
-        sys.stdout.flush()
-        if exec_cmd and event["event"] == "finding":
-            run_exec(exec_cmd, event)
-
-    watcher = Watcher(path, settings, emit, idle=idle)
-    reason = "idle"
-    try:
-        while True:
-            watcher.poll()
-            if watcher.all_idle():
-                break
-            time.sleep(interval)
-    except KeyboardInterrupt:
-        reason = "interrupted"
-    sys.exit(watcher.finish(reason, settings["fail_on"]))
-
-
-__all__ = ["Watcher", "run_exec", "terminal_line", "watch"]
+__all__ = ["Watcher", "run_exec"]

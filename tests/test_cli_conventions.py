@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from ppo_doctor.cli import cli
-from ppo_doctor.report.cli import use_color
+from ppo_doctor.cli.common import use_color
 from ppo_doctor.results import SCHEMA_VERSION
 from ppo_doctor.rules import registry
 from ppo_doctor.rules.engine import _overrides_for

@@ -118,25 +118,24 @@ def test_every_problem_is_reported_at_once():
 def test_precedence_defaults_file_cli(tmp_path):
     write(tmp_path / "ppo-doctor.toml", 'fail_on = "warning"\nformat = "json"\njobs = 2\nselect = ["PD1"]\n')
     from_file = resolve(start=tmp_path)
-    assert from_file["fail_on"] == "warning" and from_file["format"] == "json" and from_file["jobs"] == 2
-    assert from_file["ignore"] == DEFAULTS["ignore"]  # untouched keys keep their default
-    assert from_file["config_file"] == str(tmp_path / "ppo-doctor.toml")
+    assert from_file.fail_on == "warning" and from_file.format == "json" and from_file.jobs == 2
+    assert list(from_file.ignore) == DEFAULTS["ignore"]  # untouched keys keep their default
+    assert from_file.config_file == str(tmp_path / "ppo-doctor.toml")
     cli = resolve({"fail_on": "never", "format": None, "select": None, "jobs": 4}, start=tmp_path)
-    assert cli["fail_on"] == "never" and cli["jobs"] == 4  # the command line wins
-    assert cli["format"] == "json" and cli["select"] == ["PD1"]  # None = flag not given
+    assert cli.fail_on == "never" and cli.jobs == 4  # the command line wins
+    assert cli.format == "json" and cli.select == ("PD1",)  # None = flag not given
 
 
 def test_explicit_and_isolated(tmp_path):
     write(tmp_path / "ppo-doctor.toml", 'fail_on = "warning"\n')
     other = write(tmp_path / "ci" / "strict.toml", 'fail_on = "info"\n')
-    assert resolve(config_file=other, start=tmp_path)["fail_on"] == "info"
-    assert resolve(isolated=True, start=tmp_path)["fail_on"] == "error"
+    assert resolve(config_file=other, start=tmp_path).fail_on == "info"
+    assert resolve(isolated=True, start=tmp_path).fail_on == "error"
     with pytest.raises(ConfigError, match="config file not found"):
         resolve(config_file=tmp_path / "missing.toml")
 
 
 def test_defaults_are_not_shared_between_calls(tmp_path):
     first = resolve(isolated=True)
-    first["select"].append("PD1")
-    first["aliases"]["x"] = "kl/ref"
-    assert resolve(isolated=True)["select"] == [] and resolve(isolated=True)["aliases"] == {}
+    first.aliases["x"] = "kl/ref"  # a caller scribbling on a table does not reach the next call
+    assert resolve(isolated=True).select == () and resolve(isolated=True).aliases == {}

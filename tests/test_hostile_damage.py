@@ -25,7 +25,6 @@ from ppo_doctor.errors import LogReadError
 from ppo_doctor.ingest import (
     csv_logs,
     jsonl,
-    load,
     mlflow,
     reader_for,
     readers,
@@ -34,6 +33,7 @@ from ppo_doctor.ingest import (
     verl_console,
     wandb_binary,
 )
+from ppo_doctor.pipeline import load
 
 LOG_NAMES = (
     "events.out.tfevents.1700000000.host",

@@ -22,7 +22,7 @@ import pytest
 import hostile_inputs as h
 
 from ppo_doctor.errors import LogReadError
-from ppo_doctor.ingest import numparse, wandb_binary, wandb_csv, wandb_files
+from ppo_doctor.ingest import numparse, wandb_binary, wandb_csv, wandb_files, wandb_history
 from ppo_doctor.ingest.base import read_head
 
 # -- helpers --------------------------------------------------------------------------------------
@@ -586,16 +586,16 @@ def reference_history(pb, body: bytes) -> tuple[list[tuple[str, object]], int | 
 
 def decoded_history(bodies: list[bytes]) -> tuple[list[list[tuple[str, object]]], list[int | None]]:
     """The bulk decoder on the same rows, in the reference's shape."""
-    lg = wandb_binary._Log("x")
-    pending = wandb_binary._Pending()
+    lg = wandb_history.Log("x")
+    pending = wandb_history.Pending()
     for i, body in enumerate(bodies):
         pending.add(body, i, 0)
-    rows = wandb_binary._decode_rows(lg, pending)
+    rows = wandb_history.decode_rows(lg, pending)
     assert not lg.issues
     out: list[list[tuple[str, object]]] = [[] for _ in bodies]
     for j, (row, kid, value, num) in enumerate(zip(rows.item_rows.tolist(), rows.keys.tolist(), rows.values.tolist(), rows.is_num.tolist())):
         other = rows.others.get(j)
-        out[row].append((lg.key_names[kid], value if num else ("<not json>" if other is wandb_binary._BAD else other)))
+        out[row].append((lg.key_names[kid], value if num else ("<not json>" if other is wandb_history.NOT_JSON else other)))
     return out, rows.stepnums
 
 
@@ -622,7 +622,7 @@ def test_bulk_history_decode_equals_wandb_protobuf_reference(pb):
 
 def test_bulk_history_decode_survives_hash_collisions(pb, monkeypatch):
     """Every key hashing alike (multiplier 0) must cost speed only: keys are compared byte by byte."""
-    monkeypatch.setattr(wandb_binary, "_HASH_MUL", np.uint64(0))
+    monkeypatch.setattr(wandb_history, "_HASH_MUL", np.uint64(0))
     same_length = ["aaaa", "aaab", "baaa", "p" * 8 + "X" + "q" * 8, "p" * 8 + "Y" + "q" * 8, "p" * 8 + "X" + "q" * 7 + "r"]
     rng = random.Random(5)
     bodies = [pb.HistoryRecord(item=[pb.HistoryItem(key=rng.choice(same_length), value_json=str(i)) for i in range(8)]).SerializeToString()

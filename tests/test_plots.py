@@ -13,6 +13,7 @@ from matplotlib.collections import PathCollection
 from matplotlib.patches import Rectangle
 
 from ppo_doctor.cli import cli
+from ppo_doctor.cli import report as cli_report
 from ppo_doctor.report import plots
 from ppo_doctor.results import Report, RunReport
 from report_builders import hostile_report, healthy_report, kl_finding, make_run, unhealthy_report
@@ -148,7 +149,7 @@ def test_plot_command(monkeypatch, tmp_path):
         rr = healthy_report() if Path(path).name == "base" else unhealthy_report()
         return Report(runs=[rr] if Path(path).name != "two" else [rr, healthy_report()])
 
-    monkeypatch.setattr(sys.modules["ppo_doctor.analyze"], "analyze", fake_analyze)
+    monkeypatch.setattr(cli_report, "analyze", fake_analyze)
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "figs"
     result = CliRunner().invoke(cli, ["plot", "run", "-o", str(out), "--baseline", "base", "--metrics", "kl/ref,loss/value"])
@@ -260,7 +261,7 @@ def test_html_figure_is_a_small_palette_png():
 def test_plot_metrics_accepts_mapped_raw_tags_and_rejects_a_filter_matching_nothing(monkeypatch, tmp_path):
     run = make_run("raw", {"kl/ref": np.linspace(0, 1, 50), "reward/score": np.linspace(0, 2, 50)},
                    mapping={"objective/kl": "kl/ref", "objective/scores": "reward/score"})
-    monkeypatch.setattr(sys.modules["ppo_doctor.analyze"], "analyze", lambda path, config=None, *, jobs=1: Report(runs=[RunReport(run=run, verdict="healthy")]))
+    monkeypatch.setattr(cli_report, "analyze", lambda path, config=None, *, jobs=1: Report(runs=[RunReport(run=run, verdict="healthy")]))
     monkeypatch.chdir(tmp_path)
     assert [s.metrics for s in plots.plot_specs(RunReport(run=run, verdict="healthy"), ["objective/kl"])] == [["kl/ref"]]
     ok = CliRunner().invoke(cli, ["plot", "run", "--metrics", "objective/kl"])

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import pytest
 
-from ppo_doctor.results import SYMPTOMS
 from ppo_doctor.reference import scenarios
 from ppo_doctor.reference.validate import (
     Outcome,
@@ -19,6 +16,8 @@ from ppo_doctor.reference.validate import (
     summarize,
     symptom_counts,
 )
+from ppo_doctor.results import SYMPTOMS, Finding, RankedCause, RunReport
+from report_builders import make_run
 
 
 def fs(*xs: str) -> frozenset[str]:
@@ -132,29 +131,21 @@ def test_merge_section_replaces_its_own_suite_and_keeps_the_other():
     assert merge_section("", trl) == trl
 
 
-@dataclass
-class _F:
-    symptom: str
-    severity: str
+def _f(symptom: str, severity: str) -> Finding:
+    return Finding(code="PD000", name="test-finding", symptom=symptom, severity=severity, metric="kl", message="")
 
 
-@dataclass
-class _C:
-    id: str
-
-
-@dataclass
-class _RR:
-    findings: list = field(default_factory=list)
-    causes: list = field(default_factory=list)
-    verdict: str = "unhealthy"
+def _c(cause: str) -> RankedCause:
+    return RankedCause(id=cause, title=cause, confidence=0.5)
 
 
 def test_outcome_from_report_counts_findings_from_min_severity_up():
     sc = scenarios.get("topk-sampling")
-    rr = _RR(
-        findings=[_F("negative_kl", "error"), _F("oscillation", "info"), _F("reward_spike", "warning")],
-        causes=[_C("generation-settings"), _C("implementation-bug")],
+    rr = RunReport(
+        run=make_run("r", {"kl": [0.1, 0.2]}),
+        verdict="unhealthy",
+        findings=[_f("negative_kl", "error"), _f("oscillation", "info"), _f("reward_spike", "warning")],
+        causes=[_c("generation-settings"), _c("implementation-bug")],
     )
     o = outcome_from_report(sc, rr)
     assert o.detected == fs("negative_kl", "reward_spike")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from ppo_doctor.cli import cli
+from ppo_doctor.cli import report as cli_report
 from ppo_doctor.report.compare import compare, metric_stats, render_json, render_markdown, render_text
 from ppo_doctor.results import Report, RunReport
 from report_builders import healthy_report, kl_finding, make_run, unhealthy_report
@@ -68,7 +68,7 @@ def test_compare_command(monkeypatch, tmp_path):
             return Report(runs=[healthy_report(), healthy_report()])
         return Report(runs=[unhealthy_report() if name == "a" else healthy_report()])
 
-    monkeypatch.setattr(sys.modules["ppo_doctor.analyze"], "analyze", fake_analyze)
+    monkeypatch.setattr(cli_report, "analyze", fake_analyze)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli, ["compare", "a", "b", "--format", "json"])
     assert result.exit_code == 0, result.output

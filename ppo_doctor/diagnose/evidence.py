@@ -24,12 +24,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..hparams import CLASSIC_RL_FRAMEWORKS, temperature_regime
+from ..frameworks import GRPO_FRAMEWORKS
+from ..frameworks import domain as framework_domain
+from ..hparams import temperature_regime
 from ..metrics import NONNEGATIVE_ESTIMATORS
 from ..run import Run
-
-GRPO_FRAMEWORKS = frozenset({"trl_grpo", "trl_async_grpo"})
-LLM_FRAMEWORKS = frozenset({"trl_legacy", "trl", "trl_rloo", "trl_grpo", "trl_async_grpo", "trl_online_dpo", "openrlhf", "verl", "trlx", "deepspeed_chat", "other"})
 
 
 @dataclass(frozen=True)
@@ -47,15 +46,7 @@ class _View:
     def __init__(self, run: Run):
         self.run = run
         self.config: dict[str, Any] = run.config or {}
-        fw = run.framework
-        if fw in CLASSIC_RL_FRAMEWORKS:
-            self.domain = "classic"
-        elif fw in LLM_FRAMEWORKS:
-            self.domain = "llm"
-        elif any(m in run.metric_info for m in ("kl/ref", "len/response_mean", "reward/kl_penalty")):
-            self.domain = "llm"  # a reference KL or response lengths only exist in LM training
-        else:
-            self.domain = "unknown"
+        self.domain = framework_domain(run.framework, run.frame.has, texts=bool(run.texts))
 
     def has_cfg(self, key: str) -> bool:
         return key in self.config

@@ -36,9 +36,10 @@ import pandas as pd
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue
+from ..frameworks import is_eval_key
 from . import filebytes
 from .base import HEAD_BYTES
-from .jsonl import EPOCH_FLOOR, is_eval_key, to_wall_seconds, usable_steps
+from .tabular import EPOCH_FLOOR, to_wall_seconds, usable_steps
 from .storage import as_path, is_url, open_binary, size_of
 
 NAME = "csv_logs"
@@ -554,7 +555,7 @@ def _columns_to_run(
 
 def _step_column(numeric: dict[str, tuple[np.ndarray, np.ndarray]]) -> str | None:
     """The first step-like column (STEP_COLUMNS order) holding whole numbers (a stray bad cell
-    aside, see :func:`.jsonl.usable_steps`)."""
+    aside, see :func:`.tabular.usable_steps`)."""
     lower = {n.lower(): n for n in numeric}
     for cand in STEP_COLUMNS:
         name = lower.get(cand)

@@ -33,8 +33,11 @@ import numpy as np
 
 from ..errors import PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue
-from . import reader_for, tensorboard as tb, tfrecord
+from . import reader_for, tfrecord
 from .jsonl import _records_to_runs, parse_lines
+from .tb_collect import Collector
+from .tb_events import WALL_TIME_KEY
+from .tb_fastpath import MAX_FAST_LENGTH, decode_fast
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +46,6 @@ log = logging.getLogger(__name__)
 # benchmarks/bench_watch.py's file: 8 cut a poll from about 16 to 12 ms on a loaded VM).
 FOLLOW_MIN_GROUP = 8
 _VECTOR_FRAMING_BYTES = 1 << 20
-_WALL_TIME_KEY = 0x09  # the first byte of nearly every Event record (tensorboard._WALL_TIME_KEY)
 _U64 = struct.Struct("<Q")
 _U32 = struct.Struct("<I")
 
@@ -218,7 +220,7 @@ def complete_records(buf: bytes) -> tuple[int, bool]:
     """
     pos, n = 0, len(buf)
     if n > _VECTOR_FRAMING_BYTES:
-        framing = tfrecord.frame_fast(memoryview(buf), "", lead_byte=_WALL_TIME_KEY)
+        framing = tfrecord.frame_fast(memoryview(buf), "", lead_byte=WALL_TIME_KEY)
         if len(framing):
             pos = int(framing.starts[-1] + tfrecord.OVERHEAD + framing.lengths[-1])
     while pos + tfrecord.HEADER_BYTES <= n:
@@ -235,15 +237,14 @@ def complete_records(buf: bytes) -> tuple[int, bool]:
 def decode_records(data: bytes, path: str, base: int) -> tuple[RawRun, int]:
     """The whole TFRecords ``data`` (starting at byte ``base`` of ``path``) with the TensorBoard
     reader's fast decoder; issue offsets are file offsets."""
-
-    padded = np.zeros(len(data) + tb._MAX_FAST_LENGTH + tfrecord.FOOTER_BYTES, dtype=np.uint8)
+    padded = np.zeros(len(data) + MAX_FAST_LENGTH + tfrecord.FOOTER_BYTES, dtype=np.uint8)
     padded[: len(data)] = np.frombuffer(data, dtype=np.uint8)
     buf = memoryview(padded)[: len(data)]  # type: ignore[arg-type]  # numpy arrays are buffers
-    framing = tfrecord.frame_fast(buf, path, lead_byte=_WALL_TIME_KEY)
+    framing = tfrecord.frame_fast(buf, path, lead_byte=WALL_TIME_KEY)
     for issue in framing.issues:
         issue.offset = None if issue.offset is None else issue.offset + base
-    col = tb._Collector(path, framing.starts + base)
-    tb._decode_fast(buf, padded, framing, col, min_group=FOLLOW_MIN_GROUP)
+    col = Collector(path, framing.starts + base)
+    decode_fast(buf, padded, framing, col, min_group=FOLLOW_MIN_GROUP)
     raw = col.build(framing.issues)
     if base > 0 or not raw.series:
         # the chunk-level notes about the file's start and about an empty read are decided on the

@@ -17,8 +17,8 @@ flat, all-number lines without ``null`` is parsed by pyarrow's JSON reader strai
 (on all cores, doubles exact); any other clean file is parsed in one call by pandas' bundled ujson
 (``precise_float``), then records are grouped by key tuple and an all-number group becomes one 2-D
 array in one numpy call; only mixed columns (null, text, nested dicts) are converted value by value.
-This record-to-column machinery is shared with :mod:`.trainer_state` (HF ``log_history`` rows are
-the same kind of dicts).
+The record-to-column machinery is :mod:`.tabular`, shared with :mod:`.trainer_state` (HF
+``log_history`` rows are the same kind of dicts), :mod:`.csv_logs` and :mod:`.wandb_binary`.
 """
 
 from __future__ import annotations
@@ -27,13 +27,10 @@ import json
 import logging
 import re
 from collections import Counter
-from dataclasses import dataclass, field
-from itertools import chain
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
-import pandas as pd
 
 try:  # pandas' bundled ujson parses ~2x faster than json; precise_float keeps exact doubles
     from pandas.io.json import ujson_loads as _ujson_loads
@@ -41,41 +38,32 @@ except ImportError:  # pragma: no cover - pandas without it: the standard parser
     _ujson_loads = None
 
 from ..errors import LogReadError
-from ..frame import RawRun, RawSeries, ReadIssue, TextSample
+from ..frame import RawRun, RawSeries, ReadIssue
+from ..frameworks import is_eval_key
 from . import filebytes
+from .tabular import (
+    EPOCH_FLOOR,
+    MAX_DEPTH,
+    SAMPLE_NUMBER_KEYS,
+    TIME_KEYS,
+    Columns,
+    arrow_records,
+    arrow_table_columns,
+    build_raw_run,
+    choose_steps,
+    collect_columns,
+    column_notes,
+    float_or_inf,
+    parse_int,
+    relogged,
+    sample_rewards,
+    split_interleaved,
+    to_wall_seconds,
+)
 
 NAME = "jsonl"
 log = logging.getLogger(__name__)
 
-# Step keys in order of preference. ``time/total_timesteps`` is SB3's x-axis (formats.md §7);
-# ``_step`` is W&B's; ``batch`` is a last resort (Tinker's checkpoints.jsonl, custom loops).
-STEP_KEYS = (
-    "step",
-    "global_step",
-    "train/global_step",
-    "_step",
-    "iteration",
-    "iter",
-    "time/total_timesteps",
-    "total_timesteps",
-    "timesteps",
-    "num_timesteps",
-    "update",
-    "batch",
-)
-# Wall-clock keys: numbers are seconds (or milliseconds) since the epoch, strings are ISO 8601.
-TIME_KEYS = ("wall_time", "timestamp", "_timestamp", "time")
-# Seconds since the epoch are above this (1973); smaller "time" values are elapsed seconds.
-EPOCH_FLOOR = 1e8
-# String fields that hold generated text (prompts / completions); matched on the last path part.
-PROMPT_KEYS = frozenset({"prompt", "prompts", "query", "queries", "question", "questions"})
-RESPONSE_KEYS = frozenset(
-    {"completion", "completions", "response", "responses", "sample", "samples", "text", "texts", "generation", "generations"}
-)
-TEXT_KEYS = PROMPT_KEYS | RESPONSE_KEYS
-# Keys of evaluation rows, kept apart from training series.  ``val/`` is NOT here: in TRL it is the
-# value head / policy ratio (``val/clipfrac_avg``, ``val/ratio``), not validation (formats.md §1b).
-EVAL_PREFIXES = ("eval/", "eval_", "test/", "val-core/", "val-aux/", "validation/")
 # Hyper-parameter files a training script commonly writes next to its log.
 CONFIG_NAMES = ("config.json", "hparams.json", "args.json", "params.json")
 # Files that Hugging Face writes beside checkpoints: model artefacts, never training logs.
@@ -96,10 +84,6 @@ MODEL_ARTEFACTS = frozenset(
 )
 # Lines whose payload is one dict under these names (beside the step) are unwrapped (veRL FileLogger).
 WRAPPER_KEYS = ("data", "metrics")
-# Nested dicts deeper than this are not flattened (a log never needs it; a hostile file might).
-MAX_DEPTH = 32
-# More concurrent writers to one file than this is not a plausible layout: treat as disorder.
-MAX_WRITERS = 8
 _CHUNK_LINES = 4096
 # Longest line read (16 MiB). Parsing a line costs about 14x its size in Python objects (a
 # 350 MB line of numbers took 4.8 GB, issue 19); a longer line is skipped with a message naming
@@ -108,18 +92,12 @@ MAX_LINE_BYTES = 16 << 20
 
 _LEAD = re.compile(rb"(?:\xef\xbb\xbf)?\s*")
 _BLANK_REST = re.compile(rb"\s*\Z")
-_NONFINITE_WORDS = frozenset({"nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"})
 _NUMERIC_ARRAY_RE = re.compile(rb'"[^"\n]{1,200}"\s*:\s*\[\s*(-?[0-9.]|NaN|-?Infinity|null)')
 
 
 # ---------------------------------------------------------------------------------------------
 # shared helpers
 # ---------------------------------------------------------------------------------------------
-def is_eval_key(tag: str) -> bool:
-    """True for keys of evaluation / test rows (kept apart as ``RawRun.eval_series``)."""
-    return tag.startswith(EVAL_PREFIXES)
-
-
 def sibling_config(path: Path) -> tuple[dict[str, Any], list[ReadIssue]]:
     """Hyper-parameters from a ``config.json`` / ``hparams.json`` / ``args.json`` beside ``path``."""
     config: dict[str, Any] = {}
@@ -138,409 +116,6 @@ def sibling_config(path: Path) -> tuple[dict[str, Any], list[ReadIssue]]:
                 config.setdefault(k, v)
     return config, issues
 
-
-def parse_int(text: str) -> int | float:
-    """A JSON integer literal; one longer than Python's int-from-text limit (4300 digits,
-    ``sys.set_int_max_str_digits``) is read as a float (+-inf), like any integer past the float
-    range (see :func:`_big`), instead of failing the whole line."""
-    try:
-        return int(text)
-    except ValueError:
-        return float(text)
-
-
-def to_wall_seconds(values: Iterable[Any]) -> np.ndarray:
-    """Numbers (s or ms since epoch) or ISO 8601 strings -> float seconds since epoch (NaN if unknown)."""
-    vals = list(values)
-    out = np.full(len(vals), np.nan)
-    if not vals:
-        return out
-    try:
-        arr = np.asarray(vals, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):
-        # naive ISO times are taken as UTC: the writer's time zone is not recorded
-        parsed = pd.to_datetime(pd.Series(vals, dtype=object).astype(str), utc=True, errors="coerce", format="ISO8601")
-        ok = parsed.notna().to_numpy()
-        if ok.any():
-            # via microseconds: pandas >= 3 keeps a year past 2262 in seconds, and subtracting a
-            # nanosecond Timestamp from it overflowed (a fuzzed "4096-01-01")
-            us = parsed[ok].dt.tz_convert(None).to_numpy().astype("datetime64[us]").astype(np.int64)
-            out[ok] = us / 1e6
-        return out
-    # a number above 1e11 cannot be seconds since the epoch (year 5138): it is milliseconds
-    return np.where(np.abs(arr) > 1e11, arr / 1000.0, arr)
-
-
-@dataclass
-class Columns:
-    """Numeric columns, text fields and oddities gathered from a list of flat-ish records."""
-
-    n: int = 0
-    numeric: dict[str, list[tuple[np.ndarray, np.ndarray]]] = field(default_factory=dict)
-    real: Counter = field(default_factory=Counter)  # non-null numeric values per key
-    nulls: Counter = field(default_factory=Counter)
-    non_numeric: Counter = field(default_factory=Counter)
-    raw: dict[str, list[tuple[np.ndarray, list]]] = field(default_factory=dict)  # kept as objects
-    texts: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)
-    too_deep: int = 0
-
-    def keys(self) -> list[str]:
-        """Keys holding at least one number (a key that is only ever null has no type)."""
-        return [k for k in self.numeric if self.real[k]]
-
-    def column(self, key: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """(record positions, float values) of one numeric key, in record order."""
-        pieces = self.numeric.get(key)
-        if not pieces or not self.real[key]:
-            return None
-        if len(pieces) == 1:
-            return pieces[0]
-        pos = np.concatenate([p for p, _ in pieces])
-        val = np.concatenate([v for _, v in pieces])
-        order = np.argsort(pos, kind="stable")
-        return pos[order], val[order]
-
-    def raw_column(self, key: str) -> list[tuple[int, Any]]:
-        out: list[tuple[int, Any]] = []
-        for pos, vals in self.raw.get(key, ()):
-            out.extend(zip(pos.tolist(), vals))
-        out.sort(key=lambda t: t[0])
-        return out
-
-
-def collect_columns(records: list[dict], *, keep_raw: Iterable[str] = ()) -> Columns:
-    """Transpose records into per-key columns (numpy conversion per key and key-set group).
-
-    ``keep_raw`` names top-level keys whose values are kept as Python objects too (time stamps).
-    """
-    cols = Columns(n=len(records))
-    _collect(records, np.arange(len(records), dtype=np.int64), "", cols, frozenset(keep_raw), 0)
-    return cols
-
-
-def _collect(records: list[dict], positions: np.ndarray, prefix: str, cols: Columns, keep_raw: frozenset, depth: int) -> None:
-    first = tuple(records[0]) if records else ()
-    if all(map(first.__eq__, map(tuple, records))):
-        groups: dict[tuple, list[int]] = {first: []}  # the usual case: every record has the same keys
-    else:
-        groups = {}
-        for i, rec in enumerate(records):
-            groups.setdefault(tuple(rec), []).append(i)
-    for keys, members in groups.items():
-        if len(groups) == 1:
-            pos, group = positions, records
-        else:
-            pos, group = positions[members], [records[i] for i in members]
-        if not prefix:
-            for key in keys:
-                if key in keep_raw:
-                    cols.raw.setdefault(key, []).append((pos, [r[key] for r in group]))
-        block = _number_block(group, len(keys))
-        if block is not None:
-            for j, key in enumerate(keys):
-                name = f"{prefix}{key}"
-                cols.real[name] += len(group)
-                cols.numeric.setdefault(name, []).append((pos, block[:, j]))
-            continue
-        for key, vals in zip(keys, zip(*(r.values() for r in group))):
-            _convert(f"{prefix}{key}", pos, vals, cols, keep_raw, depth)
-
-
-_PLAIN_NUMBERS = frozenset({float, int, bool})
-
-
-def _number_block(group: list[dict], width: int) -> np.ndarray | None:
-    """All values of records sharing one key tuple as a (records x keys) float array, when they
-    are all plain numbers (no null, string, dict or list); None otherwise."""
-    # the first record decides whether to try: a string column (ids, paths) must not be converted,
-    # while a stray numeric string inside a numeric column may be; null, dict or list raise below
-    if not width or not set(map(type, group[0].values())) <= _PLAIN_NUMBERS:
-        return None
-    try:
-        flat = np.fromiter(chain.from_iterable(map(dict.values, group)), dtype=np.float64, count=len(group) * width)
-    except (TypeError, ValueError, OverflowError):  # null, text, nested value, or an int beyond float range
-        return None
-    return flat.reshape(len(group), width)
-
-
-def _convert(name: str, pos: np.ndarray, vals: tuple, cols: Columns, keep_raw: frozenset, depth: int) -> None:
-    # numpy infers the column type in C: numbers give a numeric dtype, numbers mixed with null give
-    # object dtype (converted when no string hides in it); numeric-looking strings are NOT numbers
-    # (Tinker's checkpoint names "000020"), so a 'U' dtype always takes the slow path.
-    arr = None
-    try:
-        inferred = np.asarray(vals)
-        if inferred.ndim == 1 and inferred.dtype.kind in "fiub":
-            arr = inferred.astype(np.float64)
-        elif inferred.ndim == 1 and inferred.dtype.kind == "O" and not any(type(v) is str for v in vals):
-            arr = np.asarray(vals, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):
-        arr = None
-    if arr is not None:
-        nulls = vals.count(None) if inferred.dtype.kind == "O" else 0
-        cols.nulls[name] += nulls
-        cols.real[name] += len(vals) - nulls
-        cols.numeric.setdefault(name, []).append((pos, arr))
-        return
-    # slow path: this column mixes numbers with strings, dicts or lists
-    leaf = name.rsplit("/", 1)[-1].lower()
-    num_pos: list[int] = []
-    num_val: list[float] = []
-    sub_pos: list[int] = []
-    sub_rec: list[dict] = []
-    for p, v in zip(pos.tolist(), vals):
-        t = type(v)
-        if v is None:
-            cols.nulls[name] += 1
-            num_pos.append(p)
-            num_val.append(np.nan)
-        elif t is float or t is int or t is bool:
-            num_pos.append(p)
-            num_val.append(_big(v))
-            cols.real[name] += 1
-        elif t is dict:
-            sub_pos.append(p)
-            sub_rec.append(v)
-        elif leaf in TEXT_KEYS and (t is str or (t is list and v and all(type(x) is str for x in v))):
-            cols.texts.setdefault(name, []).append((p, v))
-        elif t is str and v.strip().lower() in _NONFINITE_WORDS:
-            # some loggers stringify non-finite floats ("nan", "Infinity")
-            num_pos.append(p)
-            num_val.append(float(v.strip().lower().replace("infinity", "inf")))
-            cols.real[name] += 1
-        else:
-            cols.non_numeric[name] += 1
-    if num_pos:
-        cols.numeric.setdefault(name, []).append((np.asarray(num_pos, dtype=np.int64), np.asarray(num_val, dtype=np.float64)))
-    if sub_rec:
-        if depth >= MAX_DEPTH:
-            cols.too_deep += len(sub_rec)
-        else:
-            _collect(sub_rec, np.asarray(sub_pos, dtype=np.int64), name + "/", cols, keep_raw, depth + 1)
-
-
-def _big(x: Any) -> float:
-    """float(x), with integers beyond the float range read as +-inf instead of raising."""
-    try:
-        return float(x)
-    except OverflowError:
-        return np.inf if x > 0 else -np.inf
-
-
-# ---------------------------------------------------------------------------------------------
-# from columns to a RawRun
-# ---------------------------------------------------------------------------------------------
-@dataclass
-class StepInfo:
-    key: str | None
-    steps: np.ndarray  # int64 per record
-    missing: int = 0  # records without the step key (forward-filled)
-
-
-def usable_steps(values: np.ndarray) -> np.ndarray | None:
-    """Which values of a step key are usable steps (finite integers within int64), or None
-    when the key is not a step key at all.
-
-    A few values that are not (a damaged or hand-edited line, a step past int64: one in twenty,
-    or a single one when at least four in five are good) are treated like a missing step
-    instead of discarding the key for the whole file; a key with more of them (epoch
-    fractions, say) is not a step key.
-    """
-    finite = np.isfinite(values)
-    with np.errstate(invalid="ignore"):
-        usable = finite & (values == np.round(values)) & (np.abs(values) <= 2**62)
-    bad, good = int((finite & ~usable).sum()), int(usable.sum())
-    if not good or bad > max(1, (bad + good) // 20) or good < 4 * bad:
-        return None
-    return usable
-
-
-def choose_steps(cols: Columns, candidates: Iterable[str] = STEP_KEYS) -> StepInfo:
-    """Pick the step key: the first candidate whose values are finite integers (see :func:`usable_steps`)."""
-    for key in candidates:
-        col = cols.column(key)
-        if col is None:
-            continue
-        pos, val = col
-        usable = usable_steps(val)
-        if usable is None:
-            continue
-        steps = np.full(cols.n, -1, dtype=np.int64)
-        have = np.zeros(cols.n, dtype=bool)
-        steps[pos[usable]] = val[usable].astype(np.int64)
-        have[pos[usable]] = True
-        missing = int(cols.n - have.sum())
-        if missing:
-            # a record without a step belongs to the step logged just before it
-            idx = np.where(have, np.arange(cols.n), 0)
-            np.maximum.accumulate(idx, out=idx)
-            first = int(np.argmax(have))
-            steps = np.where(np.arange(cols.n) < first, steps[first], steps[idx])
-        return StepInfo(key, steps, missing)
-    return StepInfo(None, np.arange(cols.n, dtype=np.int64))
-
-
-def relogged(cols: Columns, steps: np.ndarray, exclude: Iterable[str] = ()) -> bool:
-    """Whether some key was logged twice at one step with different values.
-
-    That is what two runs in one file look like; train and eval lines sharing a step (different
-    keys) or a line written twice (same values) are not.
-    """
-    skip = set(exclude)
-    for key in cols.keys():
-        if key in skip:
-            continue
-        pos, val = cols.column(key)  # type: ignore[misc]
-        st = steps[pos]
-        if len(st) < 2:
-            continue
-        order = np.argsort(st, kind="stable")
-        st, val = st[order], val[order]
-        same_step = st[1:] == st[:-1]
-        if not same_step.any():
-            continue
-        same_value = (val[1:] == val[:-1]) | (np.isnan(val[1:]) & np.isnan(val[:-1]))
-        if np.any(same_step & ~same_value):
-            return True
-    return False
-
-
-def split_interleaved(steps: np.ndarray) -> np.ndarray | None:
-    """Part id per record when the steps are several runs written concurrently, else None.
-
-    Each record joins the part whose last step is ``step - 1`` (dense logs), else the part with
-    the largest last step below it, else opens a new part.  It is an interleaving (not a restart)
-    only when the file goes back more often than ``parts - 1`` times (a restart appended after a
-    run goes back once) and no part is a single record.
-    """
-    back = int(np.count_nonzero(steps[1:] <= steps[:-1])) if len(steps) > 1 else 0
-    if back == 0:
-        return None
-    last: list[int] = []
-    part = np.empty(len(steps), dtype=np.int64)
-    for i, s in enumerate(steps.tolist()):
-        best = -1
-        for j, l in enumerate(last):
-            if l == s - 1:
-                best = j
-                break
-            if l < s and (best < 0 or l > last[best]):
-                best = j
-        if best < 0:
-            if len(last) >= MAX_WRITERS:
-                return None
-            last.append(s)
-            part[i] = len(last) - 1
-        else:
-            last[best] = s
-            part[i] = best
-    k = len(last)
-    if k < 2 or back <= k - 1:
-        return None
-    if np.bincount(part, minlength=k).min() < 2:
-        return None
-    return part
-
-
-def build_raw_run(
-    cols: Columns,
-    steps: np.ndarray,
-    source: str,
-    *,
-    exclude: Iterable[str] = (),
-    wall: np.ndarray | None = None,
-    select: np.ndarray | None = None,
-    eval_all: bool = False,
-) -> RawRun:
-    """Series (and text samples) of the records where ``select`` is true (all when None)."""
-    run = RawRun()
-    skip = set(exclude)
-    for key in cols.keys():
-        if key in skip:
-            continue
-        pos, val = cols.column(key)  # type: ignore[misc]
-        if select is not None:
-            keep = select[pos]
-            pos, val = pos[keep], val[keep]
-        if not len(pos):
-            continue
-        s = RawSeries(tag=key, steps=steps[pos], values=val, wall_time=None if wall is None else wall[pos], source=source)
-        (run.eval_series if eval_all or is_eval_key(key) else run.series).append(s)
-    run.texts = _texts(cols, steps, source, select)
-    return run
-
-
-# Numbers that describe one generated sample in a samples file, not a batch-level metric.
-SAMPLE_NUMBER_KEYS = frozenset({"reward", "rewards", "score", "scores", "length", "response_length", "id", "idx", "index"})
-
-
-def _sample_rewards(cols: Columns, steps: np.ndarray) -> dict[tuple[int, str, str | None], float]:
-    """(step, response, prompt) -> reward for the records of a samples file."""
-    key = next((k for k in cols.keys() if k.rsplit("/", 1)[-1].lower() in ("reward", "rewards", "score", "scores")), None)
-    col = cols.column(key) if key else None
-    if col is None:
-        return {}
-    reward_at = dict(zip(col[0].tolist(), col[1].tolist()))
-    prompts = {p: v for k, items in cols.texts.items() if k.rsplit("/", 1)[-1].lower() in PROMPT_KEYS for p, v in items}
-    out: dict[tuple[int, str, str | None], float] = {}
-    for k, items in cols.texts.items():
-        if k.rsplit("/", 1)[-1].lower() in RESPONSE_KEYS:
-            for p, v in items:
-                if isinstance(v, str) and p in reward_at:
-                    pr = prompts.get(p)
-                    out[(int(steps[p]), v, pr if isinstance(pr, str) else None)] = reward_at[p]
-    return out
-
-
-def _texts(cols: Columns, steps: np.ndarray, source: str, select: np.ndarray | None) -> list[TextSample]:
-    """Text samples; a prompt and a response logged in the same record are paired."""
-
-    def leaf(key: str) -> str:
-        return key.rsplit("/", 1)[-1].lower()
-
-    prompts: dict[int, Any] = {}
-    for key, items in cols.texts.items():
-        if leaf(key) in PROMPT_KEYS:
-            for p, v in items:
-                prompts.setdefault(p, v)
-    answered = {p for key, items in cols.texts.items() if leaf(key) in RESPONSE_KEYS for p, _ in items}
-    out: list[TextSample] = []
-    for key, items in cols.texts.items():
-        is_prompt = leaf(key) in PROMPT_KEYS
-        for p, v in items:
-            if (select is not None and not select[p]) or (is_prompt and p in answered):
-                continue  # a prompt with a response is shown with that response
-            step = int(steps[p])
-            texts = v if isinstance(v, list) else [v]
-            pr = None if is_prompt else prompts.get(p)
-            if isinstance(pr, list) and len(pr) == len(texts):
-                prs = pr
-            else:
-                prs = [pr if isinstance(pr, str) else None] * len(texts)
-            out.extend(TextSample(step=step, tag=key, text=t, prompt=q, source=source) for t, q in zip(texts, prs))
-    return out
-
-
-def column_notes(cols: Columns, path: str, *, numeric_nulls_note: str, exclude: Iterable[str] = ()) -> list[ReadIssue]:
-    """Warnings about nulls read as NaN, ignored non-numeric fields and over-deep nesting."""
-    issues: list[ReadIssue] = []
-    nulls = {k: n for k, n in cols.nulls.items() if n and cols.real[k]}
-    if nulls:
-        total = sum(nulls.values())
-        keys = ", ".join(sorted(nulls)[:5]) + (" ..." if len(nulls) > 5 else "")
-        issues.append(ReadIssue(path, f"{total} null value(s) in numeric fields read as NaN ({keys}); {numeric_nulls_note}", level="warning"))
-    only_null = sorted(k for k, n in cols.nulls.items() if n and not cols.real[k] and k not in cols.non_numeric)
-    if only_null:
-        keys = ", ".join(only_null[:5]) + (" ..." if len(only_null) > 5 else "")
-        issues.append(ReadIssue(path, f"fields that are always null ignored: {keys}", level="warning"))
-    skip = set(exclude)
-    ignored = {k: n for k, n in cols.non_numeric.items() if k not in cols.texts and k not in skip}
-    if ignored:
-        keys = ", ".join(sorted(ignored)[:8]) + (" ..." if len(ignored) > 8 else "")
-        issues.append(ReadIssue(path, f"non-numeric fields ignored: {keys}", level="warning"))
-    if cols.too_deep:
-        issues.append(ReadIssue(path, f"{cols.too_deep} value(s) nested deeper than {MAX_DEPTH} levels ignored", level="warning"))
-    return issues
 
 
 # ---------------------------------------------------------------------------------------------
@@ -638,50 +213,6 @@ def _arrow_columns(path: Path, data: bytes) -> tuple[Columns, list[str]] | None:
     cols = arrow_table_columns(table, time_keys)
     return None if cols is None else (cols, time_keys)
 
-
-def arrow_records(source: Any, rows: int, path: Path, *, multiline: bool = False) -> Any | None:
-    """pyarrow's table of the JSON objects in ``source`` (bytes or a pyarrow buffer), or None
-    when pyarrow rejects them (a key given twice or changing type, bad UTF-8 in a key) or finds
-    other than ``rows`` objects.  ``multiline``: objects may span lines.  Shared with
-    :mod:`.trainer_state`."""
-    import pyarrow as pa
-    import pyarrow.json as pajson
-
-    try:
-        table = pajson.read_json(pa.BufferReader(source), parse_options=pajson.ParseOptions(newlines_in_values=multiline))
-        table.column_names  # keys decode here (bad UTF-8 raises)
-    except (pa.ArrowException, ValueError) as exc:
-        log.debug("%s: not flat records for pyarrow (%s)", path, exc)
-        return None
-    return table if table.num_rows == rows else None
-
-
-def arrow_table_columns(table: Any, time_keys: Iterable[str] = ()) -> Columns | None:
-    """:class:`Columns` of a pyarrow table of records, or None when a column is not plain
-    numbers (int, double, bool).  A null is a key its record did not log, so the caller must
-    have made sure the input had no ``null`` token.  Shared with :mod:`.trainer_state`."""
-    import pyarrow as pa
-
-    plain = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
-    if not all(any(is_t(t) for is_t in plain) for t in table.schema.types):
-        return None
-    n = table.num_rows
-    cols = Columns(n=n)
-    every = np.arange(n, dtype=np.int64)
-    for name, col in zip(table.column_names, table.columns):
-        if col.null_count:
-            pos = np.flatnonzero(col.is_valid().to_numpy(zero_copy_only=False))
-            col = col.drop_null()
-        else:
-            pos = every
-        if not len(pos):
-            continue
-        values = col.to_numpy()
-        if name in time_keys:
-            cols.raw[name] = [(pos, values.tolist())]
-        cols.numeric[name] = [(pos, values.astype(np.float64, copy=False))]
-        cols.real[name] = len(pos)
-    return cols
 
 
 def _whole_file(data: bytes) -> list[dict] | None:
@@ -882,7 +413,7 @@ def _columns_to_runs(
         # a samples file (prompt, response, reward per line, several lines per step): the numbers
         # describe single generations, not the batch, so they are not metric series of the run
         texts = build_raw_run(cols, info.steps, src, exclude=exclude).texts
-        rewards = _sample_rewards(cols, info.steps)
+        rewards = sample_rewards(cols, info.steps)
         for t in texts:
             t.reward = rewards.get((t.step, t.text, t.prompt))
         return [RawRun(config=config, texts=texts, issues=notes)]
@@ -945,7 +476,7 @@ def _read_document(path: Path, data: bytes) -> list[RawRun] | None:
                 try:
                     arrays[k] = np.asarray(v, dtype=np.float64)
                 except OverflowError:
-                    arrays[k] = np.asarray([np.nan if x is None else _big(x) for x in v], dtype=np.float64)
+                    arrays[k] = np.asarray([np.nan if x is None else float_or_inf(x) for x in v], dtype=np.float64)
         else:
             config[k] = v
     if not arrays:

@@ -51,8 +51,8 @@ _U64 = struct.Struct("<Q")
 _U32 = struct.Struct("<I")
 _RESYNC_WINDOW = 1 << 20  # bytes examined per vectorised resync step
 _SCAN_BYTES = 4 << 20  # bytes searched at once for candidate headers
-_LUT_LENGTHS = 1 << 16
-_BULK_CRC_MIN_ROWS = 64  # fewer rows are checked one C crc32c call each (crcs_ok_in_bulk)  # record lengths below this get their length checksum from a lookup table
+_LUT_LENGTHS = 1 << 16  # record lengths below this get their length checksum from a lookup table
+_BULK_CRC_MIN_ROWS = 64  # fewer rows are checked one C crc32c call each (crcs_ok_in_bulk)
 
 
 def masked_crc32c(data: bytes | memoryview) -> int:
@@ -281,24 +281,31 @@ def _candidate_headers(arr: np.ndarray, lead_byte: int | None) -> tuple[np.ndarr
     n = len(arr)
     if lead_byte is None or n < OVERHEAD + 1:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    # data positions holding the lead byte, found a few MiB at a time (a whole-file boolean
-    # temporary would cost a page fault per 4 KiB); the length's top byte is 0 for any record
-    # that fits in a file: a cheap first filter
-    found = []
+    # data positions holding the lead byte, found and checked a few MiB at a time: a whole-file
+    # boolean temporary would cost a page fault per 4 KiB, and the per-candidate arrays of a
+    # chunk (~75,000 records of a 4 MiB scalar log) stay in the CPU cache through the dozen
+    # array operations below, where whole-file ones (8 MB each per million records) do not;
+    # the length's top byte is 0 for any record that fits in a file: a cheap first filter
+    u64, u32, lut = _typed_view(arr, "<u8"), _typed_view(arr, "<u4"), _length_crc_lut()
+    found: list[np.ndarray] = []
+    found_lengths: list[np.ndarray] = []
     stop = n - FOOTER_BYTES - HEADER_BYTES
     for a in range(0, stop, _SCAN_BYTES):
         hits = np.flatnonzero(arr[HEADER_BYTES + a : HEADER_BYTES + min(a + _SCAN_BYTES, stop)] == lead_byte) + a
-        found.append(hits[arr[hits + 7] == 0])
-    cand = np.concatenate(found)
-    lengths = _typed_view(arr, "<u8")[cand]
-    stored = _typed_view(arr, "<u4")[cand + 8]
-    ok = lengths <= (n - OVERHEAD - cand).astype(np.uint64)  # the whole record is in the file
-    small = lengths < _LUT_LENGTHS
-    ok &= small & (_length_crc_lut()[np.where(small, lengths, 0)] == stored)
-    big = np.flatnonzero(~small & (lengths <= (n - OVERHEAD - cand).astype(np.uint64)))
-    if len(big):  # records of 64 KiB or more: rare, checked one by one
-        ok[big] = [masked_crc32c(int(x).to_bytes(8, "little")) == int(c) for x, c in zip(lengths[big], stored[big])]
-    return cand[ok], lengths[ok].astype(np.int64)
+        hits = hits[arr[hits + 7] == 0]
+        lengths = u64[hits]
+        fits = lengths <= (n - OVERHEAD - hits).astype(np.uint64)  # the whole record is in the file
+        small = lengths < _LUT_LENGTHS
+        ok = fits & small
+        ok[ok] = lut[lengths[ok]] == u32[hits[ok] + 8]
+        big = np.flatnonzero(fits & ~small)
+        if len(big):  # records of 64 KiB or more: rare, checked one by one
+            ok[big] = [masked_crc32c(int(x).to_bytes(8, "little")) == int(c) for x, c in zip(lengths[big], u32[hits[big] + 8])]
+        found.append(hits[ok])
+        found_lengths.append(lengths[ok].astype(np.int64))
+    if not found:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    return np.concatenate(found), np.concatenate(found_lengths)
 
 
 def _typed_view(arr: np.ndarray, dtype: str) -> np.ndarray:
@@ -478,44 +485,23 @@ def masked_crc_rows(rows: np.ndarray, vary: np.ndarray | None = None) -> np.ndar
 #
 # For CRC32C (as for zlib's CRC-32), crc(A + B) = shift(crc(A), len(B)) ^ crc(B), where
 # shift(v, n) multiplies v by x**(8n) modulo the polynomial: a GF(2)-linear, invertible map
-# (zlib's crc32_combine). Lay N records out in slots of S bytes (each right-aligned after
-# S - L zero bytes, which only adds a constant K to each slot's CRC): then
-#     crc(all slots) = XOR_i shift(crc(slot_i), S * (N - 1 - i)),
-# so one C pass over the slots can be compared with the same combination of the stored CRCs,
-# computed by a log-depth tree of shift maps. A single damaged record always shows (shift is
+# (zlib's crc32_combine). So the CRC of rows laid end to end depends only on each row's CRC
+# and width, and any row may be replaced by another of the same width and CRC. A framed record
+# as it sits in the file is its data d (L bytes) followed by its stored masked CRC s, and
+#     crc(d + s) = shift(crc(d) ^ s, 4) ^ K4
+# (K4 = crc of 4 zero bytes; in the reflected representation the CRC of the 4 bytes holding
+# the little-endian number s is shift(s, 4) ^ K4). When the record is intact, crc(d) =
+# unmask(s), and the row has the same CRC as the stand-in row of L zero bytes followed by
+# y = unmask(s) ^ s ^ crc(L zero bytes). So the block of N records (the contiguous (N, L + 4)
+# array the reader gathers anyway) is intact when one C CRC over it equals one C CRC over the
+# N stand-in rows, built from the stored CRCs a cache-sized chunk at a time: two passes at
+# memory speed, no per-row work in Python. A single damaged record always shows (shift is
 # invertible); several cancel only if their errors line up exactly once multiplied by
 # *different* powers of x, which for independent damage has probability about 2**-32, the
 # level of CRC32C itself (a plain XOR of the CRCs would miss the same bit flipped in two
-# records). S is a power of two so the shift maps (by 2**e bytes) are shared by all lengths.
+# records).
 
-
-def _apply_map(tables: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Apply a GF(2)-linear map on 32-bit values, given as 4 byte tables, to every value."""
-    out = np.take(tables[0], v & np.uint32(0xFF))
-    out ^= np.take(tables[1], (v >> np.uint32(8)) & np.uint32(0xFF))
-    out ^= np.take(tables[2], (v >> np.uint32(16)) & np.uint32(0xFF))
-    out ^= np.take(tables[3], v >> np.uint32(24))
-    return out
-
-
-def _tables_from_images(images: np.ndarray) -> np.ndarray:
-    """Byte tables (4, 256) of the linear map sending bit j to ``images[j]``."""
-    bits = ((np.arange(256, dtype=np.uint32)[:, None] >> np.arange(8, dtype=np.uint32)) & np.uint32(1)).astype(bool)
-    per_byte = images.reshape(4, 1, 8)
-    return np.bitwise_xor.reduce(np.where(bits[None, :, :], per_byte, np.uint32(0)), axis=2)
-
-
-@lru_cache(maxsize=64)
-def _shift_map(exponent: int) -> np.ndarray:
-    """Byte tables of shift(., 2**exponent bytes); each is the square of the one below."""
-    if exponent <= 13:  # up to 8 KiB: measure it with the C CRC on zero bytes
-        zeros = bytes(1 << exponent)
-        base = _crc32c.crc32c(zeros)
-        images = np.array([_crc32c.crc32c(zeros, value=1 << j) ^ base for j in range(32)], dtype=np.uint32)
-    else:
-        half = _shift_map(exponent - 1)
-        images = _apply_map(half, _apply_map(half, np.uint32(1) << np.arange(32, dtype=np.uint32)))
-    return _tables_from_images(images)
+_STAND_IN_BYTES = 1 << 20  # stand-in rows built and checksummed at once
 
 
 def _unmask_array(masked: np.ndarray) -> np.ndarray:
@@ -523,30 +509,32 @@ def _unmask_array(masked: np.ndarray) -> np.ndarray:
     return (r << np.uint32(15)) | (r >> np.uint32(17))
 
 
-def crcs_ok_in_bulk(rows: np.ndarray, stored_masked: np.ndarray) -> bool:
-    """Whether every row of a uint8 (N, L) array has the masked CRC32C in ``stored_masked``,
-    checked with one C CRC over all rows (see the comment above); when False, find the bad
-    rows with :func:`masked_crc_rows`."""
-    n, length = rows.shape
+def crcs_ok_in_bulk(block: np.ndarray) -> bool:
+    """Whether every row of a C-contiguous uint8 (N, L + 4) array, a record's L data bytes
+    followed by its stored masked CRC32C (as in the file), is intact; checked with one C CRC
+    over the block and one over its stand-in rows (see the comment above). When False, find
+    the bad rows with :func:`masked_crc_rows`."""
+    n, width = block.shape
+    length = width - FOOTER_BYTES
     if n == 0:
         return True
+    if not block.flags.c_contiguous:
+        raise ValueError("crcs_ok_in_bulk needs a C-contiguous block")
+    stored = block[:, length:].view("<u4")[:, 0]
     if n < _BULK_CRC_MIN_ROWS:
-        # a few rows: one C call per row beats the log2(n) rounds of table maps below
+        # a few rows: one C call per row costs less than setting up the stand-in rows
         # (a 1,000-record poll of ``watch`` has dozens of such small groups)
-        return all(masked_crc32c(row) == s for row, s in zip(rows, stored_masked.tolist()))
-    exponent = max(length - 1, 1).bit_length()
-    slot = 1 << exponent  # S >= L
-    slots = np.empty((n, slot), dtype=np.uint8)
-    slots[:, : slot - length] = 0
-    slots[:, slot - length :] = rows
-    constant = _crc32c.crc32c(bytes(slot)) ^ _crc32c.crc32c(bytes(length))  # K: the zero prefix
-    values = _unmask_array(stored_masked) ^ np.uint32(constant)
-    while len(values) > 1:
-        if len(values) % 2:  # a zero in front changes nothing: shifts count from the end
-            values = np.concatenate([np.zeros(1, np.uint32), values])
-        values = _apply_map(_shift_map(exponent), values[0::2]) ^ values[1::2]
-        exponent += 1
-    return int(values[0]) == _crc32c.crc32c(slots.data)  # the buffer, no copy
+        return all(masked_crc32c(row[:length]) == s for row, s in zip(block, stored.tolist()))
+    stand_in_crc = _unmask_array(stored) ^ stored ^ np.uint32(_crc32c.crc32c(bytes(length)))
+    chunk = max(1, _STAND_IN_BYTES // width)
+    stand_in = np.zeros((min(chunk, n), width), dtype=np.uint8)
+    footers = stand_in[:, length:].view("<u4")[:, 0]
+    crc = 0
+    for a in range(0, n, chunk):
+        part = stand_in_crc[a : a + chunk]
+        footers[: len(part)] = part
+        crc = _crc32c.crc32c(stand_in[: len(part)].data, value=crc)
+    return crc == _crc32c.crc32c(block.data)  # the buffer, no copy
 
 
 def data_crc_ok(buf: bytes | memoryview, pos: int, length: int) -> bool:

@@ -30,14 +30,14 @@ import numpy as np
 
 from ..errors import LogReadError
 from ..frame import RawRun, ReadIssue
+from ..frameworks import HF_EVAL_ROW_PREFIXES
 from . import filebytes
-from .jsonl import Columns, StepInfo, arrow_records, arrow_table_columns, build_raw_run, choose_steps, collect_columns, column_notes, parse_int
+from .tabular import Columns, StepInfo, arrow_records, arrow_table_columns, build_raw_run, choose_steps, collect_columns, column_notes, parse_int
 
 NAME = "trainer_state"
 
 # Keys of the summary row ``Trainer.train`` logs last (transformers trainer.py, ``speed_metrics``).
 SUMMARY_MARKERS = ("train_runtime", "train_samples_per_second", "train_steps_per_second")
-EVAL_ROW_PREFIXES = ("eval_", "test_")
 STEP_KEYS = ("step", "global_step")
 
 _LEAD = re.compile(rb"(?:\xef\xbb\xbf)?\s*")
@@ -203,7 +203,7 @@ def _build_run(
     if evals is not None:
         info = choose_steps(evals, STEP_KEYS)
         _step_notes(src, info, issues, "eval")
-        keep_out = [k for k in evals.keys() if not k.startswith(EVAL_ROW_PREFIXES)]
+        keep_out = [k for k in evals.keys() if not k.startswith(HF_EVAL_ROW_PREFIXES)]
         run.eval_series = build_raw_run(evals, info.steps, src, exclude=keep_out, eval_all=True).eval_series
     if train is None and evals is None and not summary:
         damage = next((i for i in issues if i.offset is not None), None)
@@ -269,7 +269,7 @@ def _arrow_history(path: Path, data: bytes) -> RawRun | None:
         return None
     valid = {name: col.is_valid().to_numpy(zero_copy_only=False) for name, col in zip(names, table.columns) if col.null_count}
     is_summary = _any_valid(table, valid, [k for k in names if k in SUMMARY_MARKERS])
-    is_eval = _any_valid(table, valid, [k for k in names if k.startswith(EVAL_ROW_PREFIXES)]) & ~is_summary
+    is_eval = _any_valid(table, valid, [k for k in names if k.startswith(HF_EVAL_ROW_PREFIXES)]) & ~is_summary
     is_train = ~(is_summary | is_eval)
     summary: dict[str, Any] = {}
     try:
@@ -322,7 +322,7 @@ def _row_kind(row: dict) -> str:
     """``summary`` (the Trainer's final train_runtime entry), ``eval`` (eval_/test_ keys) or ``train``."""
     if any(k in row for k in SUMMARY_MARKERS):
         return "summary"
-    if any(k.startswith(EVAL_ROW_PREFIXES) for k in row):
+    if any(k.startswith(HF_EVAL_ROW_PREFIXES) for k in row):
         return "eval"
     return "train"
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
+from ..frameworks import VERL_CONSOLE_EVAL_PREFIXES
 from . import filebytes
 from .base import is_int64
 from .storage import open_binary
@@ -47,7 +48,6 @@ _MAX_CONFIG_LINES = 20000
 # Longest line read (16 MiB; a step line of a few hundred metrics is ~20 KB): a longer one, such
 # as the zero-filled tail a killed job leaves, is skipped as the file streams in (issue 19).
 MAX_LINE_BYTES = 16 << 20
-EVAL_PREFIXES = ("val-core/", "val-aux/", "val/")
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -165,7 +165,7 @@ def read(path: Path) -> list[RawRun]:
         run.issues.append(ReadIssue(src, msg, offset=data.rfind(b"\n") + 1))
     for key, (st, vals) in points.items():
         s = RawSeries(tag=key, steps=np.asarray(st), values=np.asarray(vals), source=src)
-        (run.eval_series if key.startswith(EVAL_PREFIXES) else run.series).append(s)
+        (run.eval_series if key.startswith(VERL_CONSOLE_EVAL_PREFIXES) else run.series).append(s)
     if three_dec and three_dec == n_values:
         run.issues.append(
             ReadIssue(src, "values printed with 3 decimals (veRL <= 0.4 console): metrics below 0.0005 (ppo_kl, lr ...) read as 0", level="warning")

@@ -34,8 +34,8 @@ import pandas as pd
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
+from ..frameworks import is_eval_key
 from . import wandb_files
-from .wandb_files import EVAL_PREFIXES
 from . import filebytes
 from .base import HEAD_BYTES
 from .storage import as_path, is_url, open_binary
@@ -280,7 +280,7 @@ def _history_run(columns: dict[str, _Column], path: Path) -> RawRun:
         else:
             series = None
         if series is not None:
-            (raw.eval_series if name.startswith(EVAL_PREFIXES) else raw.series).append(series)
+            (raw.eval_series if is_eval_key(name) else raw.series).append(series)
         raw.texts += [TextSample(step=int(steps[r]), tag=name, text=t, source=src) for r, t in col.texts if ok[r]]
 
     logged = np.unique(steps[ok])
@@ -381,7 +381,7 @@ def _panel_runs(df: pd.DataFrame, buckets: int, path: Path) -> list[RawRun]:
             mask = col.present & ok
             if mask.any():
                 series = RawSeries(metric, steps[mask], col.values[mask], wall[mask] if wall is not None else None, src)
-                (raw.eval_series if metric.startswith(EVAL_PREFIXES) else raw.series).append(series)
+                (raw.eval_series if is_eval_key(metric) else raw.series).append(series)
             raw.texts += [TextSample(step=int(steps[r]), tag=metric, text=t, source=src) for r, t in col.texts if ok[r]]
         runs.append(raw)
     return runs

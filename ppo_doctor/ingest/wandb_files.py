@@ -46,10 +46,6 @@ _TEXT_COLUMNS = ("response", "completion", "model response", "model_response", "
 _REWARD_COLUMNS = ("reward", "score", "rewards", "scores")
 _STEP_COLUMNS = ("step", "global_step", "_step")
 
-# HF Trainer's rewrite_logs puts evaluation and predict metrics under these (formats.md §1e);
-# the readers keep them apart in ``RawRun.eval_series``.
-EVAL_PREFIXES = ("eval/", "test/")
-
 # W&B names media files "<key>_<step>_<hash>" (sdk/data_types/base_types/media.py); used only
 # when no history row points at the file.
 _TABLE_NAME = re.compile(r"^(?P<key>.+)_(?P<step>\d+)_[0-9a-f]{8,64}\.table\.json$")

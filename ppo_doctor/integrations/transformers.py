@@ -32,11 +32,11 @@ from __future__ import annotations
 import logging
 import math
 from pathlib import Path
-from typing import Any, Callable, cast
+from typing import Any, Callable, Mapping, cast
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from ..config import resolve
+from ..config import Config, resolve
 from ..ingest.trainer_state import SUMMARY_MARKERS
 from ..monitor import Monitor, StopOn, describe, matches
 from ..report import RenderOptions, render
@@ -80,17 +80,15 @@ class DoctorCallback(TrainerCallback):
         stop_on: StopOn = None,
         *,
         check_every: int | None = None,
-        config: dict[str, Any] | None = None,
+        config: Config | Mapping[str, Any] | None = None,
         write_reports: bool = True,
         plots: bool = True,
     ) -> None:
         if check_every is not None and check_every < 1:
             raise ValueError(f"check_every must be >= 1, got {check_every}")
-        if config is None:
-            config = resolve()
         self.stop_on = stop_on
         self.check_every = check_every
-        self.config = config
+        self.config = resolve() if config is None else Config.coerce(config)
         self.write_reports = write_reports
         self.plots = plots
         self.monitor: Monitor | None = None

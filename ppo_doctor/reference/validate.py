@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from ..analyze import analyze
-from ..results import SEVERITY_RANK, SYMPTOMS
+from ..results import SYMPTOMS, RunReport
 from .scenarios import Scenario
 
 log = logging.getLogger(__name__)
@@ -74,16 +74,15 @@ class Counts:
 
 
 def outcome_from_report(
-    scenario: Scenario, run_report: Any, *, min_severity: str = "warning", seconds: float = 0.0
+    scenario: Scenario, run_report: RunReport, *, min_severity: str = "warning", seconds: float = 0.0
 ) -> Outcome:
     """Reduce a :class:`~ppo_doctor.results.RunReport` to an :class:`Outcome`.
 
     A symptom counts as detected when a finding at ``min_severity`` or above carries it;
     info-level findings are advice, not diagnoses.
     """
-    floor = SEVERITY_RANK[min_severity]
     findings = list(run_report.findings)
-    detected = frozenset(f.symptom for f in findings if SEVERITY_RANK[f.severity] >= floor)
+    detected = frozenset(run_report.symptoms_at_or_above(min_severity))
     return Outcome(
         scenario=scenario.name,
         expected=scenario.expected,

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from ..results import Report
 
 # format name -> module in this package defining ``render(report, options) -> str``
-FORMATS: dict[str, str] = {
+RENDERERS: dict[str, str] = {
     "text": "terminal",
-    "terminal": "terminal",
     "markdown": "markdown",
     "html": "html",
     "json": "json_out",
@@ -23,6 +22,10 @@ FORMATS: dict[str, str] = {
     "junit": "junit",
     "github": "github",
 }
+# the formats ``--format`` and the config's ``format`` accept, in the order help lists them
+FORMATS = tuple(RENDERERS)
+# another spelling :func:`render` accepts
+ALIASES = {"terminal": "text"}
 
 
 @dataclass
@@ -42,13 +45,13 @@ class RenderOptions:
 
 
 def render(report: Report, fmt: str, options: RenderOptions | None = None) -> str:
-    """Render ``report`` in format ``fmt`` (a key of :data:`FORMATS`)."""
+    """Render ``report`` in format ``fmt`` (one of :data:`FORMATS` or :data:`ALIASES`)."""
     try:
-        module = FORMATS[fmt]
+        module = RENDERERS[ALIASES.get(fmt, fmt)]
     except KeyError:
-        raise ValueError(f"unknown report format {fmt!r}; choose from {', '.join(sorted(FORMATS))}") from None
+        raise ValueError(f"unknown report format {fmt!r}; choose from {', '.join(sorted([*FORMATS, *ALIASES]))}") from None
     mod = importlib.import_module(f"{__name__}.{module}")
     return mod.render(report, options or RenderOptions())
 
 
-__all__ = ["FORMATS", "RenderOptions", "render", "Report"]
+__all__ = ["ALIASES", "FORMATS", "RENDERERS", "RenderOptions", "render", "Report"]

@@ -1,5 +1,8 @@
-"""Rules: one small module per rule (``pdNNN_<name>.py``), a registry that imports them all,
-and the engine that runs them over a Run.
+"""Rules: one small module per rule (``pdNNN_<name>.py``, named after its code and name), a
+registry that imports them all, and the engine that runs them over a Run.  A rule subclasses
+:class:`Rule` (``base``) or a base of a common shape (``shapes``: sustained stretches,
+oscillation), reads its resolved ``requires`` from ``ctx.req`` (``inputs``) and names the
+numbers of its message with ``{x:num}`` (``messages``).
 
 Codes are grouped by family: PD1xx KL to the reference, PD2xx reward, PD3xx stagnation,
 PD4xx value function, PD5xx oscillation, PD6xx gradients and non-finite values, PD7xx
@@ -12,7 +15,6 @@ ppo_doctor.rules.docs``).
 from __future__ import annotations
 
 from .base import Example, Rule, RuleContext
-from .engine import run_rules, validate_rule_options, validate_selection, verdict_for
 from .registry import all_rules, get, select
 
 __all__ = [
@@ -22,8 +24,4 @@ __all__ = [
     "all_rules",
     "get",
     "select",
-    "run_rules",
-    "verdict_for",
-    "validate_rule_options",
-    "validate_selection",
 ]

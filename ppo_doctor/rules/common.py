@@ -18,6 +18,7 @@ import numpy as np
 
 from ..detect import Span, TrendSummary, finite_xy, onset, summarize
 from ..results import Finding
+from ..frameworks import GRPO_FRAMEWORKS, Domain, domain
 from ..run import Run
 from .base import Rule, RuleContext
 from .inputs import early_late, metric_sign
@@ -29,40 +30,31 @@ SEQ_KL_BAND = 10.0
 # spread over the FAQ's recommended max_new_tokens=32 (10/32 = 0.31) (thresholds-and-peers.md §1.2, §4.1).
 TOKEN_KL_BAND = 0.3
 
-# Frameworks of classic RL (SB3, CleanRL, baselines): no reference policy, so no ref-KL.
-CLASSIC_RL_MARKERS = ("sb3", "sb2", "stable", "cleanrl", "baselines", "classic", "gym")
-
 
 # -- run classification --------------------------------------------------------------------
 def framework(run: Run) -> str:
-    """The run's framework id in lower case (``ppo_doctor.metrics.FRAMEWORKS``), "unknown" if unset."""
+    """The run's framework id in lower case (``ppo_doctor.frameworks.FRAMEWORKS``), "unknown" if unset."""
     return (run.framework or "unknown").lower()
 
 
 def is_classic_rl(run: Run) -> bool:
     """A classic-RL run (SB3/CleanRL/baselines): rules about a reference model do not apply."""
-    fw = framework(run)
-    return any(m in fw for m in CLASSIC_RL_MARKERS)
+    return run_domain(run) == "classic"
 
 
 def is_grpo(run: Run) -> bool:
     """A GRPO run, whose KL term is off by default (beta = 0 in TRL since 0.19)."""
-    return "grpo" in framework(run)
-
-
-# Framework ids of LLM RL trainers (ppo_doctor.metrics.FRAMEWORKS) and metrics only LLM runs log.
-LLM_FRAMEWORK_MARKERS = ("trl", "openrlhf", "verl", "deepspeed", "other")
-LLM_METRICS = ("kl/ref", "kl/coef", "reward/kl_penalty", "len/response_mean", "len/response_clip_ratio")
+    return framework(run) in GRPO_FRAMEWORKS
 
 
 def is_llm_rl(run: Run) -> bool:
     """An LLM RL run (RLHF PPO, GRPO, ...): a known LLM framework, LLM-only metrics, or texts."""
-    if is_classic_rl(run):
-        return False
-    fw = framework(run)
-    if any(m in fw for m in LLM_FRAMEWORK_MARKERS):
-        return True
-    return bool(run.texts) or any(run.frame.has(m) for m in LLM_METRICS)
+    return run_domain(run) == "llm"
+
+
+def run_domain(run: Run) -> Domain:
+    """The run's :func:`ppo_doctor.frameworks.domain`, from its framework id, metrics and texts."""
+    return domain(run.framework, run.frame.has, texts=bool(run.texts))
 
 
 def cfg_value(run: Run, *keys: str) -> Any:

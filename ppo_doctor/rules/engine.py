@@ -1,22 +1,18 @@
 """The rule engine: run the selected rules over a Run, and turn findings into a verdict.
 
-Config shape (shared with the config loader and the CLI)::
-
-    {"select": ["PD1", ...], "ignore": [...],
-     "rules": {"<code or name>": {"<param>": value}},
-     "fail_on": "error", "aliases": {...}}
-
-Only ``select``, ``ignore``, ``per_run_ignores`` and ``rules`` are read here; ``fail_on`` and ``aliases`` belong to
-the CLI and the ingest step.
+Of the settings (:class:`ppo_doctor.config.Config`) only ``select``, ``ignore``,
+``per_run_ignores`` and ``rules`` are read here; ``fail_on`` and ``aliases`` belong to the CLI and
+the ingest step.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
+from ..config import Config
 from ..design import family_of
 from ..results import SEVERITY_RANK, SYMPTOMS, Finding, NotApplicable
 from ..run import Run
@@ -47,92 +43,40 @@ JUDGING_FAMILIES = {
 LOSS_FAMILY = "policy/value loss"
 
 
-def _overrides_for(rule: type[Rule], rules_cfg: dict[str, Any]) -> dict[str, Any]:
+def _overrides_for(rule: type[Rule], rules_cfg: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """Parameter overrides for ``rule``: its code's entries, then its name's (name wins).
 
     The name's entry beats the code's whatever their order in the file (docs/configuration.md),
-    as a rule name beats a code prefix in ``select``/``ignore``.
+    as a rule name beats a code prefix in ``select``/``ignore``.  Values are already of the
+    parameter's type (:class:`~ppo_doctor.config.Config` coerces them once).
     """
     out: dict[str, Any] = {}
-    entries = [(str(key).strip(), opts) for key, opts in (rules_cfg or {}).items() if isinstance(opts, dict)]
+    entries = [(str(key).strip(), opts) for key, opts in rules_cfg.items()]
     for k, opts in entries:
         if k.upper() == rule.code:
             out.update(opts)
     for k, opts in entries:
         if k.lower() == rule.name:
             out.update(opts)
-    return {k: (float(v) if isinstance(rule.params.get(k), float) and isinstance(v, int) and not isinstance(v, bool) else v) for k, v in out.items()}
+    return out
 
 
-def _type_ok(default: Any, value: Any) -> bool:
-    if default is None:
-        return True
-    if isinstance(default, bool):
-        return isinstance(value, bool)
-    if isinstance(default, int):
-        return isinstance(value, int) and not isinstance(value, bool)
-    if isinstance(default, float):
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if isinstance(default, str):
-        return isinstance(value, str)
-    if isinstance(default, (list, tuple)):
-        return isinstance(value, (list, tuple))
-    return isinstance(value, type(default))
-
-
-def validate_rule_options(rules_cfg: Any) -> list[str]:
-    """Error messages for a ``rules`` table: unknown rule, unknown parameter, wrong type."""
-    if rules_cfg in (None, {}):
-        return []
-    if not isinstance(rules_cfg, dict):
-        return [f"rules: expected a table of rule options, got {type(rules_cfg).__name__}"]
-    errors = []
-    for key, opts in rules_cfg.items():
-        try:
-            rule = registry.get(str(key))
-        except KeyError as e:
-            errors.append(f"rules.{key}: {e.args[0]}")
-            continue
-        if not isinstance(opts, dict):
-            errors.append(f"rules.{key}: expected a table of parameters, got {type(opts).__name__}")
-            continue
-        for param, value in opts.items():
-            if param not in rule.params:
-                known = ", ".join(sorted(rule.params)) or "none"
-                errors.append(f"rules.{key}.{param}: unknown parameter of {rule.code} {rule.name} (known: {known})")
-            elif not _type_ok(rule.params[param], value):
-                want = type(rule.params[param]).__name__
-                errors.append(f"rules.{key}.{param}: expected {want}, got {type(value).__name__} {value!r}")
-    return errors
-
-
-def validate_selection(select: Any = None, ignore: Any = None) -> list[str]:
-    """Error messages for select/ignore entries that match no rule."""
-    errors = []
-    for label, pats in (("select", select), ("ignore", ignore)):
-        if pats is None:
-            continue
-        if isinstance(pats, str) or not isinstance(pats, (list, tuple)):
-            errors.append(f"{label}: expected a list of rule codes, prefixes or names")
-            continue
-        errors.extend(f"{label}: {p!r} matches no rule" for p in registry.unknown_selectors(pats))
-    return errors
-
-
-def run_rules(run: Run, config: dict[str, Any] | None = None) -> tuple[list[Finding], list[NotApplicable]]:
+def run_rules(run: Run, config: Config | Mapping[str, Any] | None = None) -> tuple[list[Finding], list[NotApplicable]]:
     """Evaluate every selected rule; rules missing a required metric are reported, not run.
 
-    A rule that fails on malformed data is logged and skipped so that one rule cannot take the
-    whole report down (inputs are untrusted); it is listed as not applicable with the reason.
+    ``config`` is a :class:`~ppo_doctor.config.Config` or a mapping of its keys (validated and
+    coerced here, once).  A rule that fails on malformed data is logged and skipped so that one
+    rule cannot take the whole report down (inputs are untrusted); it is listed as not
+    applicable with the reason.
     """
-    cfg = config or {}
-    rules_cfg = cfg.get("rules") or {}
+    cfg = Config.coerce(config)
+    rules_cfg = cfg.rules
     findings: list[Finding] = []
     not_applicable: list[NotApplicable] = []
-    per_run = ignored_codes(run, cfg.get("per_run_ignores"))
+    per_run = ignored_codes(run, cfg.per_run_ignores)
     # per-run ignores win over any select entry (ruff's per-file-ignores): matched apart
     skipped = {r.code for r in registry.select(per_run)} if per_run else set()
-    for rule_cls in registry.select(cfg.get("select"), cfg.get("ignore")):
+    for rule_cls in registry.select(cfg.select, cfg.ignore):
         if rule_cls.code in skipped:
             continue
         missing = rule_cls.missing(run)

@@ -6,8 +6,10 @@ import numpy as np
 
 from ..detect import mask_to_spans
 from .base import Example, Rule
-from .common import incident, kl_view
+from .common import kl_view
 from .examples import saturating, with_points
+from .inputs import Input
+from .shapes import Stretch, stretch_incident
 
 
 class NegativeKLImpossible(Rule):
@@ -60,23 +62,10 @@ class NegativeKLImpossible(Rule):
         count = int(neg.sum())
         if count < min(p["min_count"], max(1, len(v) // 2)):
             return
-        spans = mask_to_spans(s, neg, v, peak="min")
-        worst = min(spans, key=lambda sp: sp.peak_value)
+        st = Stretch(Input(view.metric, s, v), mask_to_spans(s, neg, v, peak="min"), "down", -tol)
         estimator = info.estimator if info is not None and info.estimator else view.estimator
-        yield incident(
-            self,
-            ctx,
-            metric=view.metric,
-            steps=s,
-            values=v,
-            span=spans[0],
-            direction="down",
-            observed={"count": count, "min": worst.peak_value},
-            peak_step=worst.peak_step,
-            end_step=spans[-1].end_step,
-            evidence=[f"recorded estimator: {estimator}"],
-            fmt={"estimator": estimator},
-        )
+        observed = {"count": count, "min": st.worst.peak_value}
+        yield stretch_incident(self, ctx, st, observed=observed, evidence=[f"recorded estimator: {estimator}"], fmt={"estimator": estimator})
 
     @classmethod
     def bad_example(cls):

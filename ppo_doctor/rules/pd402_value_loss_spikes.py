@@ -6,8 +6,9 @@ import numpy as np
 
 from ..detect import approx_median, spikes
 from .base import Example, Rule
-from .common import incident
 from .examples import decay, flat, with_points
+from .inputs import Input
+from .shapes import Stretch, stretch_incident
 from .value_scale import reward_scale
 
 
@@ -61,23 +62,12 @@ class ValueLossSpikes(Rule):
             found = [sp for sp in found if sp.peak_value >= floor]
         if not found:
             return
-        worst = max(found, key=lambda sp: sp.peak_value)
-        peak = float(10 ** worst.peak_value)
-        yield incident(
-            self,
-            ctx,
-            metric="loss/value",
-            steps=s,
-            values=logv,
-            span=found[0],
-            direction="up",
-            observed={"count": len(found), "peak": peak, "median": approx_median(v)},
-            peak_step=worst.peak_step,
-            end_step=found[-1].end_step,
-            # one or two spikes the loss comes straight back from are surprises (a rare large
-            # return), not an unstable critic; recurring ones are
-            severity="warning" if len(found) >= p["min_recurring"] else "info",
-        )
+        st = Stretch(Input(ctx.req[0].metric, s, logv), found, "up")
+        observed = {"count": len(found), "peak": float(10**st.worst.peak_value), "median": approx_median(v)}
+        # one or two spikes the loss comes straight back from are surprises (a rare large
+        # return), not an unstable critic; recurring ones are
+        severity = "warning" if len(found) >= p["min_recurring"] else "info"
+        yield stretch_incident(self, ctx, st, observed=observed, severity=severity)
 
     @classmethod
     def bad_example(cls):

@@ -7,10 +7,11 @@ import numpy as np
 from ..detect import mask_to_spans, sustained_mask
 from ..run import Run
 from .base import Example, Rule
-from .common import EXPLODE_FACTOR, cfg_float, clipping_off, incident
+from .common import EXPLODE_FACTOR, cfg_float, clipping_off
 from .examples import flat, with_points
-from .inputs import early_late
+from .inputs import Input, early_late
 from .messages import fmt_num
+from .shapes import Stretch, stretch_incident
 
 CRITIC_CAUSES = {"value-lr-mistuned": 0.8, "reward-not-normalized": 0.5, "reward-not-clipped": 0.4, "no-grad-clipping": 0.4}
 
@@ -83,9 +84,8 @@ class GradientExplosion(Rule):
             over = v > limit
             if not over.any():
                 continue
-            spans = mask_to_spans(s, over, v)
-            worst = max(spans, key=lambda sp: sp.peak_value)
-            ratio = worst.peak_value / base
+            st = Stretch(Input(metric, s, v), mask_to_spans(s, over, v), "up", limit)
+            ratio = st.worst.peak_value / base
             sustained = bool(sustained_mask(over, 3, 5).any())
             unclipped = clipping_off(ctx.run)
             if ratio >= p["error_factor"] or (sustained and unclipped):
@@ -98,23 +98,8 @@ class GradientExplosion(Rule):
             causes = dict(CRITIC_CAUSES if metric == "grad/norm_critic" else self.causes)
             causes["no-grad-clipping"] = no_clip if metric == "grad/norm" else min(no_clip, causes["no-grad-clipping"])
             evidence.append(f"{int(over.sum())} of {len(v)} points over {fmt_num(limit)}" + ("; sustained" if sustained else ""))
-            yield incident(
-                self,
-                ctx,
-                metric=metric,
-                steps=s,
-                values=v,
-                span=spans[0],
-                direction="up",
-                log_scale=True,
-                observed={"baseline": base, "peak": worst.peak_value, "ratio": ratio, "count": int(over.sum())},
-                peak_step=worst.peak_step,
-                end_step=spans[-1].end_step,
-                severity=severity,
-                causes=causes,
-                evidence=evidence,
-                fmt={"limit": limit},
-            )
+            observed = {"baseline": base, "peak": st.worst.peak_value, "ratio": ratio, "count": int(over.sum())}
+            yield stretch_incident(self, ctx, st, observed=observed, log_scale=True, severity=severity, causes=causes, evidence=evidence, fmt={"limit": limit})
 
     @classmethod
     def bad_example(cls):

@@ -6,9 +6,11 @@ import numpy as np
 
 from ..detect import mask_to_spans, outside, sustained_spans
 from .base import Example, Rule
-from .common import incident, sustain_window, unclipped_causes
+from .common import sustain_window, unclipped_causes
 from .examples import flat, with_points
+from .inputs import Input
 from .messages import fmt_num
+from .shapes import Stretch, stretch_incident
 
 
 class RatioFarFromOne(Rule):
@@ -56,25 +58,11 @@ class RatioFarFromOne(Rule):
             severity, band = "warning", f"sustained outside [{fmt_num(p['low'])}, {fmt_num(p['high'])}]"
         if not spans:
             return
-        worst = max(spans, key=lambda sp: sp.peak_value)
-        peak = float(v[worst.peak_idx])
+        # the spans are judged on |log ratio|: a ratio of 0.1 is as far from 1 as one of 10
+        st = Stretch(Input(ctx.req[0].metric, s, deviation), spans, "up")
         causes, evidence = unclipped_causes(ctx, self.causes)
-        yield incident(
-            self,
-            ctx,
-            metric="policy/ratio_mean",
-            steps=s,
-            values=deviation,
-            span=spans[0],
-            direction="up",
-            observed={"peak": peak, "count": int(sum(sp.length for sp in spans))},
-            peak_step=worst.peak_step,
-            end_step=spans[-1].end_step,
-            severity=severity,
-            causes=causes,
-            evidence=evidence,
-            fmt={"band": band},
-        )
+        observed = {"peak": float(v[st.worst.peak_idx]), "count": int(sum(sp.length for sp in spans))}
+        yield stretch_incident(self, ctx, st, observed=observed, severity=severity, causes=causes, evidence=evidence, fmt={"band": band})
 
     @classmethod
     def bad_example(cls):

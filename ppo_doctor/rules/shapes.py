@@ -11,10 +11,14 @@ metadata and the lines that are its own.
   metric, the onset, the worst point and the end of the stretches.
 * :class:`OscillationRule`: a series that swings back and forth without converging
   (:func:`ppo_doctor.detect.oscillation`); the rule names its points and its message.
+
+A rule of another shape that finds spans of its own (spikes, points over a limit) holds them
+in a :class:`Stretch` and builds its finding with :func:`stretch_incident`.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar, Generic, Iterable, Iterator, Protocol, TypeVar
@@ -42,13 +46,15 @@ P = TypeVar("P", bound=Points)
 
 @dataclass
 class Stretch(Generic[P]):
-    """The sustained stretches of ``points`` beyond ``level``, in step order; ``direction`` "up"
-    (above the level) or "down" (below it)."""
+    """The spans of ``points`` beyond ``level`` (a :class:`SustainedRule`'s sustained
+    stretches, or any rule's spans: spikes, points over a limit), in step order;
+    ``direction`` "up" (above the level) or "down" (below it)."""
 
     points: P
-    level: float
     spans: list[Span]
     direction: str
+    # the level the spans are beyond; NaN for spans measured against a local level (spikes)
+    level: float = math.nan
 
     @property
     def first(self) -> Span:
@@ -82,6 +88,26 @@ class Stretch(Generic[P]):
         return {"median": self.median, "peak" if self.direction == "up" else "min": self.worst.peak_value}
 
 
+def stretch_incident(rule: Rule, ctx: RuleContext, st: Stretch[Any], *, observed: dict[str, float] | None = None, **kw: Any) -> Finding:
+    """The finding for the spans of ``st`` (:func:`.common.incident`): onset before the first
+    span, threshold step at its start, peak at the worst span's worst point, end at the last
+    span's end (each overridable), message filled from ``observed`` (default
+    :attr:`Stretch.summary`) and ``fmt``."""
+    kw.setdefault("peak_step", st.worst.peak_step)
+    kw.setdefault("end_step", st.last.end_step)
+    return incident(
+        rule,
+        ctx,
+        metric=st.points.metric,
+        steps=st.points.steps,
+        values=st.points.values,
+        span=st.first,
+        direction=st.direction,
+        observed=st.summary if observed is None else observed,
+        **kw,
+    )
+
+
 class SustainedRule(Rule, Generic[P]):
     """Base of "a metric beyond a level for a sustained stretch".
 
@@ -95,8 +121,6 @@ class SustainedRule(Rule, Generic[P]):
     # makes the finding an error (None: the rule's own severity throughout)
     level_param: ClassVar[str] = ""
     error_param: ClassVar[str | None] = None
-    # estimate the onset on log10 of the series (norms and losses grow multiplicatively)
-    log_scale: ClassVar[bool] = False
 
     def points(self, ctx: RuleContext) -> P | None:
         """The series to judge: the first ``requires`` entry, resolved (``ctx.req[0]``)."""
@@ -114,26 +138,10 @@ class SustainedRule(Rule, Generic[P]):
         limit = ctx.params[self.error_param]
         return "error" if (st.median >= limit if self.direction == "up" else st.median <= limit) else self.severity
 
-    def incident(self, ctx: RuleContext, st: Stretch[P], *, observed: dict[str, float] | None = None, **kw: Any) -> Finding:
-        """The finding for ``st``: onset before the first stretch, threshold step at its start,
-        peak at the worst stretch's worst point, end at the last stretch's end, severity
-        :meth:`graded` (each overridable), message filled from ``observed`` (default
-        :attr:`Stretch.summary`) and ``fmt``."""
+    def incident(self, ctx: RuleContext, st: Stretch[P], **kw: Any) -> Finding:
+        """:func:`stretch_incident` with the severity :meth:`graded` unless given."""
         kw.setdefault("severity", self.graded(ctx, st))
-        kw.setdefault("peak_step", st.worst.peak_step)
-        kw.setdefault("end_step", st.last.end_step)
-        kw.setdefault("log_scale", self.log_scale)
-        return incident(
-            self,
-            ctx,
-            metric=st.points.metric,
-            steps=st.points.steps,
-            values=st.points.values,
-            span=st.first,
-            direction=self.direction,
-            observed=st.summary if observed is None else observed,
-            **kw,
-        )
+        return stretch_incident(self, ctx, st, **kw)
 
     def level(self, ctx: RuleContext, x: P) -> float | None:
         """The level the points must stay beyond (None: nothing to judge): by default the
@@ -155,7 +163,7 @@ class SustainedRule(Rule, Generic[P]):
         peak = "max" if self.direction == "up" else "min"
         spans = sustained_spans(x.steps, self.beyond(ctx, x, level), k, w, values=x.values, peak=peak)
         if spans:
-            yield from self.report(ctx, Stretch(x, level, spans, self.direction))
+            yield from self.report(ctx, Stretch(x, spans, self.direction, level))
 
 
 class OscillationRule(Rule, Generic[P]):

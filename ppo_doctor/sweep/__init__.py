@@ -14,8 +14,9 @@ from __future__ import annotations
 import logging
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
+from ..config import Config
 from ..frame import ReadIssue
 from ..ingest import display
 from ..ingest.discover import RunSource
@@ -34,21 +35,20 @@ JUDGED = ("healthy", "unhealthy")
 
 def sweep(
     paths: str | Path | Iterable[str | Path],
-    config: dict[str, Any] | None = None,
+    config: Config | Mapping[str, Any] | None = None,
     schedule: Any = None,
     *,
     progress: Callable[[int, int], None] | None = None,
 ) -> SweepReport:
     """Analyse every run under ``paths`` (folders, files or fsspec URLs) and attribute the
     unhealthy ones to config values."""
-
-    cfg = config or {}
+    cfg = Config.coerce(config)
     path_list = [paths] if isinstance(paths, (str, Path)) else list(paths)
     sources, issues = find_sources(path_list)
     report = SweepReport()
     slots: list[list[SweepRow]] = [[] for _ in sources]
     fn = partial(sweep_row, config=cfg)
-    for done, out in enumerate(stream(sources, fn, schedule or Schedule(), aliases=cfg.get("aliases")), 1):
+    for done, out in enumerate(stream(sources, fn, schedule or Schedule(), aliases=cfg.aliases), 1):
         if progress is not None:
             progress(done, len(sources))
         report.errors.extend(out.errors)

@@ -11,6 +11,7 @@ from typing import Any
 
 from .._version import __version__
 from ..analyze import analyze_run
+from ..config import Config
 from ..frame import ReadIssue
 from ..run import Run
 from .attribution import Attribution
@@ -82,7 +83,7 @@ class SweepReport:
         return out
 
 
-def sweep_row(run: Run, config: dict[str, Any] | None = None) -> SweepRow:
+def sweep_row(run: Run, config: Config | None = None) -> SweepRow:
     """Analyse one run and keep what a sweep report shows of it (runs in the worker)."""
 
     rep = analyze_run(run, config)

@@ -1,7 +1,6 @@
 """``ppo-doctor rules`` (the rule table) and ``ppo-doctor explain CODE_OR_NAME`` (one rule in full).
 
-Loaded lazily by ``ppo_doctor/cli.py`` (``LAZY_COMMANDS``); exit code 2 for an unknown rule,
-as for any usage error (DESIGN.md "CLI exit codes").
+Exit code 2 for an unknown rule, as for any usage error (:mod:`ppo_doctor.exits`).
 """
 
 from __future__ import annotations
@@ -11,12 +10,11 @@ import sys
 
 import click
 
+from ..exits import EXIT_ERROR
 from ..report.escape import prose
-from .citations import public_text, references
-from .docs import body, describe_example, describe_rule, example_findings, requires_text
-from .registry import all_rules, get
-
-EXIT_ERROR = 2
+from ..rules.citations import public_text, references
+from ..rules.docs import body, describe_example, describe_rule, example_findings, requires_text
+from ..rules.registry import all_rules, get
 
 
 @click.command("rules")

@@ -1,72 +1,57 @@
-"""``ppo-doctor report | check | plot | compare`` (loaded lazily by :mod:`ppo_doctor.cli`).
+"""``ppo-doctor report | check | plot | compare | metrics | schema``: the commands that read runs
+and write what was found.
 
-Exit codes (DESIGN.md): 0 no finding at or above ``--fail-on``; 1 there is one (``check``
-only); 2 usage, configuration or unreadable input (no run could be read).  Settings come
-from defaults < config file < these flags (:mod:`ppo_doctor.config`).
-
-The conventions follow ruff's (reference/style-anchors.md): ``-o -`` is stdout, ``-q`` drops
-everything but the report (``-qq`` the report too: only the exit code), ``-v`` works before
-or after the subcommand, ``--color auto|always|never`` with ``NO_COLOR`` and ``FORCE_COLOR``,
-``--extend-select`` / ``--extend-ignore``, ``--statistics``, ``--show-settings``; ``check``
-closes with one line on stderr saying why it exits as it does.
+Exit codes (:mod:`ppo_doctor.exits`): 0 no finding at or above ``--fail-on``; 1 there is one
+(``check`` only); 2 usage, configuration or unreadable input (no run could be read).
+``check`` closes with one line on stderr saying why it exits as it does; ``--extend-select`` /
+``--extend-ignore``, ``--statistics`` and ``--show-settings`` follow ruff's.
 """
 
 from __future__ import annotations
 
-import logging
-import os
 import sys
 from collections import Counter
-from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable
 
 import click
 
-from ..config import FAIL_ON, FORMATS, resolve_with_sources
+from ..analyze import analyze
+from ..config import EXECUTORS, FAIL_ON, FORMATS, Config
 from ..errors import PPODoctorError
+from ..exits import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
+from ..pipeline import load
+from ..report import RenderOptions, render
+from ..report.compare import RENDERERS, compare as compare_runs
+from ..report.escape import plain
+from ..report.json_out import json_schema_text
+from ..report.metrics_listing import render_metrics
+from ..report.progress import Progress
 from ..results import SEVERITY_RANK, Report, RunReport
-from . import RenderOptions, render
-from .escape import plain
-from .progress import Progress
+from ..suppress import drop_baselined, read_baseline, write_baseline
+from .common import (
+    emit,
+    fail,
+    quiet_logging,
+    resolve_settings,
+    resolve_settings_and_sources,
+    run_on_options,
+    show_settings,
+    split,
+    to_stdout,
+    use_color,
+    verbosity,
+)
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-
-
-def _fail(message: str) -> NoReturn:
-    """Print ``ppo-doctor: error: ...`` on stderr and exit 2."""
-    click.echo(f"ppo-doctor: error: {plain(message)}", err=True)
-    sys.exit(EXIT_ERROR)
-
-
-def _split(values: tuple[str, ...]) -> list[str] | None:
-    """``--select A,B --select C`` -> ``[A, B, C]``; None when the flag was not given."""
-    items = [v.strip() for value in values for v in value.split(",") if v.strip()]
-    return items or None
-
-
-def _settings(cli: dict[str, Any], config_file: str | None, isolated: bool) -> dict[str, Any]:
-    return _settings_and_sources(cli, config_file, isolated)[0]
-
-
-def _settings_and_sources(cli: dict[str, Any], config_file: str | None, isolated: bool) -> tuple[dict[str, Any], dict[str, str]]:
-    try:
-        return resolve_with_sources(cli, config_file=config_file, isolated=isolated)
-    except PPODoctorError as exc:
-        _fail(str(exc))
-
-
-def _analyze(paths: tuple[str, ...], settings: dict[str, Any], *, quiet: bool = False) -> Report:
+def _analyze(paths: tuple[str, ...], settings: Config, *, quiet: bool = False) -> Report:
     """Analyse every path, with a progress line on a TTY; bad input never raises here."""
-    from ..analyze import analyze
-
     report = Report()
     for path in paths:
         with Progress(f"reading {path}", quiet=quiet):
             try:
-                run_on = {k: settings[k] for k in ("executor", "dask") if settings.get(k)}
-                part = analyze(path, settings, jobs=settings["jobs"], **run_on)
+                run_on: dict[str, Any] = {k: v for k, v in (("executor", settings.executor), ("dask", settings.dask)) if v}
+                part = analyze(path, settings, jobs=settings.jobs, **run_on)
             except PPODoctorError as exc:
-                _fail(str(exc))
+                fail(str(exc))
         report.runs.extend(part.runs)
         report.errors.extend(part.errors)
         report.rules = part.rules  # one configuration: the same rules for every path
@@ -80,57 +65,7 @@ def _check_readable(report: Report, paths: tuple[str, ...], *, errors_shown: boo
     if not errors_shown:
         for e in report.errors:
             click.echo(f"ppo-doctor: {e.level}: {plain(str(e))}", err=True)
-    _fail(f"no readable training run under {', '.join(paths)}")
-
-
-STDOUT = "-"
-
-
-def use_color(choice: str, to_terminal: bool) -> bool:
-    """``--color``: ``always`` / ``never`` as said; ``auto`` follows the environment.
-
-    In ``auto``, ``NO_COLOR`` (no-color.org: any non-empty value) turns colour off, then
-    ``FORCE_COLOR`` (force-color.org: any non-empty value but ``0``/``false``) turns it on,
-    else colour is used when the report goes to a terminal.
-    """
-    if choice != "auto":
-        return choice == "always"
-    if os.environ.get("NO_COLOR"):
-        return False
-    force = os.environ.get("FORCE_COLOR", "")
-    if force and force.lower() not in ("0", "false"):
-        return True
-    return to_terminal
-
-
-def _to_stdout(output: str | None) -> bool:
-    return output is None or output == STDOUT
-
-
-def _emit(text: str, output: str | None, *, color: bool = False) -> None:
-    """Write to stdout (no ``-o``, or ``-o -``) or to the file; ``color`` keeps ANSI codes on
-    a pipe (click strips them from a non-terminal unless told)."""
-    if output is None or output == STDOUT:
-        click.echo(text, nl=False, color=color or None)
-        return
-    try:
-        Path(output).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        _fail(f"cannot write {output}: {exc.strerror or exc}")
-
-
-def _verbosity(ctx: click.Context, verbose: int) -> int:
-    """``-v`` given before the subcommand (the group's) plus after it; sets the log level."""
-    group = ctx.obj.get("verbose", 0) if isinstance(ctx.obj, dict) else 0
-    level = int(group) + verbose
-    if verbose:
-        logging.getLogger().setLevel(logging.WARNING - 10 * min(level, 2))
-    return level
-
-
-def _quiet_logging(quiet: int) -> None:
-    if quiet:
-        logging.getLogger().setLevel(logging.ERROR if quiet == 1 else logging.CRITICAL + 1)
+    fail(f"no readable training run under {', '.join(paths)}")
 
 
 def _common(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -164,40 +99,18 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.pass_context(func)
 
 
-def run_on_options() -> list[Callable]:
-    """``--executor`` and ``--dask``: where runs are processed (:mod:`ppo_doctor.pipeline`)."""
-    from ..config import EXECUTORS
-
-    return [
-        click.option("--executor", type=click.Choice(EXECUTORS), help="local (this process), processes (--jobs N), or dask."),
-        click.option("--dask", "dask_address", metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS (tcp://host:8786)."),
-    ]
-
-
 def _cli_settings(opts: dict[str, Any]) -> dict[str, Any]:
     return {
-        "select": _split(opts["select"]),
-        "ignore": _split(opts["ignore"]),
-        "extend_select": _split(opts["extend_select"]),
-        "extend_ignore": _split(opts["extend_ignore"]),
+        "select": split(opts["select"]),
+        "ignore": split(opts["ignore"]),
+        "extend_select": split(opts["extend_select"]),
+        "extend_ignore": split(opts["extend_ignore"]),
         "jobs": opts["jobs"],
         "format": opts["fmt"],
         "fail_on": opts.get("fail_on"),
         "executor": opts["executor"],
         "dask": opts["dask_address"],
     }
-
-
-def show_settings(settings: dict[str, Any], sources: dict[str, str]) -> str:
-    """``key = value  # source`` lines (TOML spelling, JSON values) for ``--show-settings``."""
-    import json
-
-    width = max(len(k) for k in settings)
-    lines = []
-    for key in sorted(settings):
-        value = json.dumps(settings[key], ensure_ascii=False, sort_keys=True)
-        lines.append(f"{key.replace('_', '-'):<{width}} = {plain(value)}  # {plain(sources.get(key, 'derived'))}")
-    return "\n".join(lines) + "\n"
 
 
 def statistics(report: Report) -> str:
@@ -207,40 +120,40 @@ def statistics(report: Report) -> str:
     return "".join(f"{n:>5}  {plain(code)}  {plain(name)}\n" for (code, name), n in rows)
 
 
-def _run_and_render(ctx: click.Context, opts: dict[str, Any]) -> tuple[Report, dict[str, Any]] | None:
+def _run_and_render(ctx: click.Context, opts: dict[str, Any]) -> tuple[Report, Config, int] | None:
     """Resolve the settings, analyse, apply a baseline, and write the report (or the
-    statistics); None when ``--show-settings`` printed the settings instead."""
-    verbose = _verbosity(ctx, opts["verbose"])
+    statistics); the report, the settings and how many findings the baseline dropped, or None
+    when ``--show-settings`` printed the settings instead."""
+    verbose = verbosity(ctx, opts["verbose"])
     quiet = opts["quiet"]
-    _quiet_logging(quiet)
-    settings, sources = _settings_and_sources(_cli_settings(opts), opts["config_file"], opts["isolated"])
+    quiet_logging(quiet)
+    settings, sources = resolve_settings_and_sources(_cli_settings(opts), opts["config_file"], opts["isolated"])
     output = opts["output"]
     if opts["show_settings"]:
-        _emit(show_settings(settings, sources), output)
+        emit(show_settings(settings, sources), output)
         return None
     paths = opts["paths"]
     report = _analyze(paths, settings, quiet=quiet > 0)
+    baselined = 0
     if opts.get("baseline"):
-        from ..suppress import drop_baselined, read_baseline
-
         try:
             known = read_baseline(opts["baseline"])
         except PPODoctorError as exc:
-            _fail(str(exc))
-        settings["baselined"] = drop_baselined(report, known)
-    fmt = settings["format"]
-    color = fmt == "text" and use_color(opts["color"], _to_stdout(output) and sys.stdout.isatty())
+            fail(str(exc))
+        baselined = drop_baselined(report, known)
+    fmt = settings.format
+    color = fmt == "text" and use_color(opts["color"], to_stdout(output) and sys.stdout.isatty())
     if quiet < 2:
         if opts["statistics"]:
             text = statistics(report)
         else:
-            options = RenderOptions(fail_on=settings["fail_on"], color=color, verbose=verbose)
+            options = RenderOptions(fail_on=settings.fail_on, color=color, verbose=verbose)
             with Progress(f"writing the {fmt} report", quiet=quiet > 0):  # html draws every plot: slow on big inputs
                 text = render(report, fmt, options)
-        _emit(text, output, color=color)
-    shown = _to_stdout(output) and fmt == "text" and quiet < 2 and not opts["statistics"]
+        emit(text, output, color=color)
+    shown = to_stdout(output) and fmt == "text" and quiet < 2 and not opts["statistics"]
     _check_readable(report, paths, errors_shown=shown)
-    return report, settings
+    return report, settings, baselined
 
 
 @click.command()
@@ -287,29 +200,27 @@ def check(ctx: click.Context, **opts: Any) -> None:
     result = _run_and_render(ctx, opts)
     if result is None:
         return
-    rep, settings = result
+    rep, settings, baselined = result
     if opts["write_baseline"]:
-        from ..suppress import write_baseline
-
         try:
             n = write_baseline(rep, opts["write_baseline"])
         except OSError as exc:
-            _fail(f"cannot write {opts['write_baseline']}: {exc.strerror or exc}")
+            fail(f"cannot write {opts['write_baseline']}: {exc.strerror or exc}")
         if not opts["quiet"]:
             click.echo(f"ppo-doctor: exit 0: wrote {n} finding(s) to the baseline {plain(opts['write_baseline'])}", err=True)
         sys.exit(EXIT_OK)
-    code, line = exit_line(rep, settings["fail_on"], settings.get("baselined", 0))
+    code, line = exit_line(rep, settings.fail_on, baselined)
     if not opts["quiet"]:
         click.echo(line, err=True)
     sys.exit(code)
 
 
-def _single_run(path: str, settings: dict[str, Any], what: str) -> RunReport:
+def _single_run(path: str, settings: Config, what: str) -> RunReport:
     rep = _analyze((path,), settings)
     _check_readable(rep, (path,))
     if len(rep.runs) != 1:
         ids = ", ".join(plain(r.run.id) for r in rep.runs[:10])
-        _fail(f"{what} {path} holds {len(rep.runs)} runs ({ids}); point at one run's folder or file")
+        fail(f"{what} {path} holds {len(rep.runs)} runs ({ids}); point at one run's folder or file")
     return rep.runs[0]
 
 
@@ -322,7 +233,7 @@ def _metric_filter(rep: Report, names: list[str] | None) -> None:
     matches nothing while others do."""
     if not names:
         return
-    from .plots import resolve_metrics
+    from ..report.plots import resolve_metrics
 
     unmatched = [n for n in names if not any(resolve_metrics(rr.run, [n]) for rr in rep.runs)]
     if len(unmatched) < len(names):
@@ -331,7 +242,7 @@ def _metric_filter(rep: Report, names: list[str] | None) -> None:
         return
     available = sorted({m for rr in rep.runs for m in rr.run.frame.metrics} | {raw for rr in rep.runs for raw in rr.run.mapping})
     shown = ", ".join(plain(a) for a in available[:60]) + (f" ... ({len(available)} in all)" if len(available) > 60 else "")
-    _fail(f"--metrics {', '.join(names)} matches no metric; available: {shown}")
+    fail(f"--metrics {', '.join(names)} matches no metric; available: {shown}")
 
 
 @click.command()
@@ -358,19 +269,19 @@ def plot(
     marked, raw points under the smoothed line, NaN/Inf marked in red.  Exits 2 when
     --metrics matches no metric, listing the names available.
     """
-    from .plots import plot_report
+    from ..report.plots import plot_report
 
-    _verbosity(ctx, verbose)
-    settings = _settings({}, config_file, isolated)
+    verbosity(ctx, verbose)
+    settings = resolve_settings({}, config_file, isolated)
     base = _single_run(baseline, settings, "--baseline").run if baseline else None
     rep = _analyze((path,), settings)
     _check_readable(rep, (path,))
-    wanted = _split(metrics)
+    wanted = split(metrics)
     _metric_filter(rep, wanted)
     try:
         written = plot_report(rep, out_dir, fmt=fmt, metrics=wanted, baseline=base)
     except OSError as exc:
-        _fail(f"cannot write plots to {out_dir}: {exc.strerror or exc}")
+        fail(f"cannot write plots to {out_dir}: {exc.strerror or exc}")
     for p in written:
         click.echo(plain(str(p)))
     if not written:
@@ -391,10 +302,32 @@ def compare(
 ) -> None:
     """What changed between two runs: config values first, then verdicts, findings, top
     causes and core metrics."""
-    from .compare import RENDERERS, compare as compare_runs
-
-    _verbosity(ctx, verbose)
-    settings = _settings({}, config_file, isolated)
+    verbosity(ctx, verbose)
+    settings = resolve_settings({}, config_file, isolated)
     a = _single_run(run_a, settings, "RUN_A")
     b = _single_run(run_b, settings, "RUN_B")
-    _emit(RENDERERS[fmt](compare_runs(a, b)), output)
+    emit(RENDERERS[fmt](compare_runs(a, b)), output)
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=False))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--jobs", "-j", type=int, default=1, show_default=True, help="Read runs in N processes.")
+@click.option("--executor", type=click.Choice(EXECUTORS), help="local (this process), processes (--jobs N), or dask.")
+@click.option("--dask", "dask_address", metavar="ADDRESS", help="Read on the Dask cluster at ADDRESS (tcp://host:8786).")
+def metrics(path: str, fmt: str, jobs: int, executor: str | None, dask_address: str | None) -> None:
+    """Show what was read: runs, formats, frameworks, step ranges, tag mapping, warnings."""
+    try:
+        result = load(path, jobs=jobs, executor=executor, dask=dask_address)
+    except PPODoctorError as exc:
+        click.echo(f"ppo-doctor: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    click.echo(render_metrics(result, fmt))
+    if not result.runs and result.errors:
+        sys.exit(EXIT_ERROR)
+
+
+@click.command()
+def schema() -> None:
+    """Print the JSON Schema of the ``--format json`` report (draft 2020-12)."""
+    click.echo(json_schema_text(), nl=False)

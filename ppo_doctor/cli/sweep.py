@@ -1,4 +1,4 @@
-"""``ppo-doctor sweep ROOT_OR_URL...`` (loaded lazily by :mod:`ppo_doctor.cli`).
+"""``ppo-doctor sweep ROOT_OR_URL...``.
 
 Exit codes: 0 when at least one run was analysed; 2 on a usage or configuration error, or when
 no run could be read at all.  Unhealthy runs do not fail the command: a sweep is expected to hold
@@ -13,8 +13,12 @@ from typing import Any, Callable
 import click
 
 from ..errors import PPODoctorError
-from ..report.cli import EXIT_ERROR, _emit, _fail, _settings, _split, run_on_options
-from .render import FORMATS, render
+from ..exits import EXIT_OK
+from ..pipeline import Schedule
+from ..sweep import sweep as run_sweep
+from ..sweep.progress import ProgressBar
+from ..sweep.render import FORMATS, render
+from .common import emit, fail, resolve_settings, run_on_options, split
 
 
 def _options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -40,22 +44,15 @@ def _options(func: Callable[..., Any]) -> Callable[..., Any]:
 def sweep(roots, fmt, output, select, ignore, config_file, isolated, jobs, executor, dask_address) -> None:  # type: ignore[no-untyped-def]
     """One row per run under ROOTS (verdict, symptoms, onset, top cause, steps wasted after the
     onset) and the config values that separate the unhealthy runs from the healthy ones."""
-    from ..pipeline import Schedule
-    from . import sweep as run_sweep
-    from .progress import ProgressBar
-
-    cli = {"select": _split(select), "ignore": _split(ignore), "jobs": jobs, "executor": executor, "dask": dask_address}
-    settings = _settings(cli, config_file, isolated)
+    cli = {"select": split(select), "ignore": split(ignore), "jobs": jobs, "executor": executor, "dask": dask_address}
+    settings = resolve_settings(cli, config_file, isolated)
     try:
-        schedule = Schedule.choose(executor=settings["executor"], jobs=settings["jobs"], dask=settings["dask"])
+        schedule = Schedule.choose(executor=settings.executor, jobs=settings.jobs, dask=settings.dask)
         with ProgressBar() as bar:
             report = run_sweep(list(roots), settings, schedule, progress=bar)
     except PPODoctorError as exc:
-        _fail(str(exc))
-    _emit(render(report, fmt), output)
+        fail(str(exc))
+    emit(render(report, fmt), output)
     if not any(r.verdict != "error" for r in report.rows):
-        _fail(f"no readable training run under {', '.join(roots)}")
-    sys.exit(0)
-
-
-__all__ = ["sweep", "EXIT_ERROR"]
+        fail(f"no readable training run under {', '.join(roots)}")
+    sys.exit(EXIT_OK)

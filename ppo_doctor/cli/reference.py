@@ -1,7 +1,7 @@
 """``ppo-doctor simulate`` and ``ppo-doctor validate``: run the reference loop's scenarios.
 
-torch and transformers are imported only inside the commands (through ``ppo.py``), so
-``ppo-doctor --help`` and every other command stay free of them.
+torch and transformers are imported only inside the commands (through ``reference/ppo.py`` and
+``reference/validate.py``), so ``ppo-doctor --help`` and every other command stay free of them.
 """
 
 from __future__ import annotations
@@ -16,14 +16,13 @@ from pathlib import Path
 import click
 
 from ..config import resolve
+from ..exits import EXIT_ERROR, EXIT_FINDINGS
 from ..monitor import Monitor
-from . import scenarios as scenario_registry
-from .logwriters import FORMATS
-from .trl_scenarios import TRL_SCENARIOS
+from ..reference import scenarios as scenario_registry
+from ..reference.logwriters import FORMATS
+from ..reference.trl_scenarios import TRL_SCENARIOS
 
 log = logging.getLogger(__name__)
-
-EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
 # What `simulate` prints when it is done: one line per metric, first and last values.
 SUMMARY_METRICS = (
@@ -150,7 +149,7 @@ def simulate(
     if out is None:
         raise click.UsageError("missing option -o/--out")
     _require_torch()
-    from .ppo import run
+    from ..reference.ppo import run
 
     overrides: dict = {"tb_prefix": tb_prefix, "fake_clock": fake_clock, "device": device}
     for key, value in (("steps", steps), ("batch_size", batch_size), ("cache_dir", cache_dir)):
@@ -168,7 +167,7 @@ def simulate(
         raise click.UsageError(str(exc)) from None
     live = None
     if stop_on:
-        from .ppo import LiveCheck
+        from ..reference.ppo import LiveCheck
 
         wanted = [s.strip() for item in stop_on for s in item.split(",") if s.strip()]
         live = LiveCheck(Monitor(resolve(), run_id=args.exp_name, path=out), wanted, check_every)
@@ -180,7 +179,7 @@ def simulate(
         f = live.stopped_by
         onset = f" from step {f.start_step}" if f.start_step is not None else ""
         click.echo(f"stopped by ppo-doctor at step {live.stopped_at}: {f.severity} {f.code} {f.name} [{f.symptom}] on {f.metric}{onset}")
-        sys.exit(EXIT_FAIL)
+        sys.exit(EXIT_FINDINGS)
 
 
 @click.command()
@@ -249,7 +248,7 @@ def validate(
     if seed is not None:
         chosen = [held_out(sc, seed) for sc in chosen]
     _require_torch(extra)
-    from .validate import merge_section, render_markdown, render_text, run_suite, summarize
+    from ..reference.validate import merge_section, render_markdown, render_text, run_suite, summarize
 
     overrides = {"cache_dir": cache_dir} if cache_dir else {}
     t0 = time.time()
@@ -283,4 +282,4 @@ def validate(
         path.write_text(merge_section(before, section), encoding="utf-8")
         click.echo(f"scorecard written to {output}")
     if strict and not summarize(outcomes).passed:
-        sys.exit(EXIT_FAIL)
+        sys.exit(EXIT_FINDINGS)

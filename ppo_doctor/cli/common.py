@@ -1,0 +1,115 @@
+"""What every command shares: the error exit, settings resolution, writing the output, colour,
+verbosity, and the ``--executor``/``--dask`` options.
+
+The conventions follow ruff's (reference/style-anchors.md): ``-o -`` is stdout, ``-q`` drops
+everything but the report (``-qq`` the report too: only the exit code), ``-v`` works before
+or after the subcommand, ``--color auto|always|never`` with ``NO_COLOR`` and ``FORCE_COLOR``.
+Settings come from defaults < config file < flags (:mod:`ppo_doctor.config`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, NoReturn
+
+import click
+
+from ..config import EXECUTORS, Config, resolve_with_sources
+from ..errors import PPODoctorError
+from ..exits import EXIT_ERROR
+from ..report.escape import plain
+
+def fail(message: str) -> NoReturn:
+    """Print ``ppo-doctor: error: ...`` on stderr and exit 2."""
+    click.echo(f"ppo-doctor: error: {plain(message)}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def split(values: tuple[str, ...]) -> list[str] | None:
+    """``--select A,B --select C`` -> ``[A, B, C]``; None when the flag was not given."""
+    items = [v.strip() for value in values for v in value.split(",") if v.strip()]
+    return items or None
+
+
+def resolve_settings(cli: dict[str, Any], config_file: str | None, isolated: bool) -> Config:
+    return resolve_settings_and_sources(cli, config_file, isolated)[0]
+
+
+def resolve_settings_and_sources(cli: dict[str, Any], config_file: str | None, isolated: bool) -> tuple[Config, dict[str, str]]:
+    try:
+        return resolve_with_sources(cli, config_file=config_file, isolated=isolated)
+    except PPODoctorError as exc:
+        fail(str(exc))
+
+
+STDOUT = "-"
+
+
+def use_color(choice: str, to_terminal: bool) -> bool:
+    """``--color``: ``always`` / ``never`` as said; ``auto`` follows the environment.
+
+    In ``auto``, ``NO_COLOR`` (no-color.org: any non-empty value) turns colour off, then
+    ``FORCE_COLOR`` (force-color.org: any non-empty value but ``0``/``false``) turns it on,
+    else colour is used when the report goes to a terminal.
+    """
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    force = os.environ.get("FORCE_COLOR", "")
+    if force and force.lower() not in ("0", "false"):
+        return True
+    return to_terminal
+
+
+def to_stdout(output: str | None) -> bool:
+    return output is None or output == STDOUT
+
+
+def emit(text: str, output: str | None, *, color: bool = False) -> None:
+    """Write to stdout (no ``-o``, or ``-o -``) or to the file; ``color`` keeps ANSI codes on
+    a pipe (click strips them from a non-terminal unless told)."""
+    if output is None or output == STDOUT:
+        click.echo(text, nl=False, color=color or None)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot write {output}: {exc.strerror or exc}")
+
+
+def verbosity(ctx: click.Context, verbose: int) -> int:
+    """``-v`` given before the subcommand (the group's) plus after it; sets the log level."""
+    group = ctx.obj.get("verbose", 0) if isinstance(ctx.obj, dict) else 0
+    level = int(group) + verbose
+    if verbose:
+        logging.getLogger().setLevel(logging.WARNING - 10 * min(level, 2))
+    return level
+
+
+def quiet_logging(quiet: int) -> None:
+    if quiet:
+        logging.getLogger().setLevel(logging.ERROR if quiet == 1 else logging.CRITICAL + 1)
+
+
+def run_on_options() -> list[Callable]:
+    """``--executor`` and ``--dask``: where runs are processed (:mod:`ppo_doctor.pipeline`)."""
+    return [
+        click.option("--executor", type=click.Choice(EXECUTORS), help="local (this process), processes (--jobs N), or dask."),
+        click.option("--dask", "dask_address", metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS (tcp://host:8786)."),
+    ]
+
+
+def show_settings(config: Config, sources: dict[str, str]) -> str:
+    """``key = value  # source`` lines (TOML spelling, JSON values) for ``--show-settings``."""
+    settings = config.to_dict()
+    width = max(len(k) for k in settings)
+    lines = []
+    for key in sorted(settings):
+        value = json.dumps(settings[key], ensure_ascii=False, sort_keys=True)
+        lines.append(f"{key.replace('_', '-'):<{width}} = {plain(value)}  # {plain(sources.get(key, 'derived'))}")
+    return "\n".join(lines) + "\n"

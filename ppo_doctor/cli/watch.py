@@ -1,0 +1,78 @@
+"""``ppo-doctor watch PATH``: follow a log folder while a training writes it
+(:class:`ppo_doctor.watch.Watcher` does the following; this module prints its events).
+
+Exit codes are ``check``'s (:mod:`ppo_doctor.exits`): 0 when no finding is at or above
+``--fail-on``, 1 when one is, 2 on a usage or configuration error or when no run was ever read.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+import click
+
+from ..config import FAIL_ON, resolve
+from ..errors import PPODoctorError
+from ..exits import EXIT_ERROR
+from ..report.json_out import finite_json
+from ..watch import Watcher, run_exec
+
+def terminal_line(event: dict[str, Any]) -> str | None:
+    """The terminal form of an event (None: nothing to print)."""
+    if event["event"] == "run":
+        return f"watching run {event['run']} ({event['path']})"
+    if event["event"] == "finding":
+        step = f" at step {event['step']}" if event.get("step") is not None else ""
+        return f"[{event['run']}{step}] {'changed: ' if event['status'] == 'changed' else ''}{event['text']}"
+    lines = [f"run {r['run']}: {r['verdict']} ({r['verdict_reason']})" for r in event["runs"]]
+    lines += [f"error: {e['path']}: {e['message']}" for e in event["errors"]]
+    return "\n".join(lines + [f"watch ended ({event['reason']}), exit code {event['exit_code']}"])
+
+
+@click.command()
+@click.argument("path", type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(("text", "jsonl")), default="text", show_default=True, help="Terminal lines, or one JSON object per event.")
+@click.option("--interval", type=click.FloatRange(min=0.01), default=2.0, show_default=True, help="Seconds between polls.")
+@click.option("--idle", type=click.FloatRange(min=0.0), default=120.0, show_default=True, help="End when every run has been idle this many seconds.")
+@click.option("--exec", "exec_cmd", help="Run this shell command per new finding, the finding event as JSON on stdin.")
+@click.option("--fail-on", type=click.Choice(FAIL_ON), help="Lowest severity that fails (default: error, or the config's).")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file (no search).")
+@click.option("--isolated", is_flag=True, help="Ignore every config file.")
+def watch(path: str, fmt: str, interval: float, idle: float, exec_cmd: str | None, fail_on: str | None, config_file: str | None, isolated: bool) -> None:
+    """Follow PATH while a training writes it; print each new finding once.
+
+    Exits like check when every run has been idle --idle seconds or on Ctrl-C: 0 when no
+    finding is at or above --fail-on, 1 when one is, 2 when no run was read or on a bad config.
+    """
+
+    try:
+        settings = resolve({"fail_on": fail_on}, config_file=config_file, isolated=isolated)
+    except PPODoctorError as exc:
+        click.echo(f"ppo-doctor: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+
+    def emit(event: dict[str, Any]) -> None:
+        if fmt == "jsonl":
+            click.echo(json.dumps(finite_json(event)))
+        else:
+            line = terminal_line(event)
+            if line:
+                click.echo(line)
+        sys.stdout.flush()
+        if exec_cmd and event["event"] == "finding":
+            run_exec(exec_cmd, event)
+
+    watcher = Watcher(path, settings, emit, idle=idle)
+    reason = "idle"
+    try:
+        while True:
+            watcher.poll()
+            if watcher.all_idle():
+                break
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        reason = "interrupted"
+    sys.exit(watcher.finish(reason, settings.fail_on))

@@ -1,0 +1,163 @@
+"""Building a :class:`~ppo_doctor.run.Run` from a reader's :class:`~ppo_doctor.frame.RawRun`
+(:func:`build_run`, called by the ingest orchestrator): framework, tag mapping, meanings,
+normalised hyper-parameters (:mod:`ppo_doctor.hparams`), the training and eval frames, and
+what the run lacks by design (:mod:`ppo_doctor.design`)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+
+from ..design import by_design
+from ..frame import RawRun, RawSeries, ReadIssue, RunFrame
+from ..frameworks import candidate_keys, guess_framework, strip_eval_prefix
+from ..hparams import flatten_config, normalize_config
+from ..name_tokens import entropy_sign
+from ..run import MetricInfo, Run
+from .mapping import map_tags
+from .vocabulary import FINAL_TOTALS
+
+log = logging.getLogger(__name__)
+
+
+def _plain(v: Any, nested: bool = False) -> Any:
+    """A JSON-friendly copy of a config value (one list level kept, anything deeper as text)."""
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, (list, tuple)) and not nested:
+        return [_plain(x, nested=True) for x in v]
+    return str(v)
+
+
+def _min_value(series: list[RawSeries], tag: str) -> float | None:
+    vals = [s.values for s in series if s.tag == tag and len(s)]
+    if not vals:
+        return None
+    arr = np.concatenate(vals)
+    finite = arr[np.isfinite(arr)]
+    return float(finite.min()) if len(finite) else None
+
+
+def build_run(
+    run_id: str,
+    path: str,
+    fmt: str,
+    files: list[str],
+    raw: RawRun,
+    aliases: dict[str, str] | None = None,
+) -> Run:
+    """Canonicalise one run: framework, tag mapping, meanings, normalised config, frames."""
+    issues = list(raw.issues)
+    cfg_notes: list[str] = []
+    series, totals = _split_totals(raw.series)
+    flat = flatten_config({**totals, **raw.config}, cfg_notes)
+    tags = list(dict.fromkeys(s.tag for s in series))
+    framework = guess_framework(tags, flat)
+
+    if framework == "trl_grpo":
+        # GRPO logs k3 (>= 0, formats.md §8); a clearly negative ``kl`` can only be RLOO >= 0.22's k1.
+        kl_tag = next((t for t in tags if "kl" in candidate_keys(t)), None)
+        low = _min_value(series, kl_tag) if kl_tag else None
+        if low is not None and low < -1e-4:
+            framework = "trl_rloo"
+            cfg_notes.append(f"{kl_tag} goes below 0 ({low:.3g}), impossible for GRPO's k3 estimator: read as RLOO (k1)")
+
+    config = normalize_config(flat, framework)
+    counts: dict[str, int] = {}
+    for s in series:
+        counts[s.tag] = counts.get(s.tag, 0) + len(s)
+    result = map_tags(tags, framework, config, aliases, counts)
+    _sign_inferred_entropy(result.info, series)
+    log.debug("run %s: framework %s, %d of %d tags mapped", run_id, framework, len(result.mapping), len(tags))
+    mapping = result.mapping
+    claimed = set(mapping.values())
+
+    def metric_of(tag: str) -> str:
+        m = mapping.get(tag)
+        if m is not None:
+            return m
+        # an unmapped tag spelled like a claimed canonical name must not merge into it
+        return f"raw:{tag}" if tag in claimed else tag
+
+    frame = RunFrame.from_series((metric_of(s.tag), s) for s in series)
+    eval_frame = _eval_frame(raw.eval_series, framework, config, aliases) if raw.eval_series else None
+    restarts = sorted(set(int(r) for r in raw.restarts))
+    if framework == "sb2" and restarts:
+        issues, restarts = _sb2_steps(issues, restarts, str(path))
+
+    for note in cfg_notes + result.notes:
+        issues.append(ReadIssue(path=str(path), message=note, level="warning"))
+    return Run(
+        id=run_id,
+        path=str(path),
+        format=fmt,
+        frame=frame,
+        files=list(files),
+        framework=framework,
+        config=config,
+        raw_config={k: _plain(v) for k, v in flat.items()},
+        mapping=mapping,
+        unmapped=sorted(t for t in tags if t not in mapping),
+        metric_info=result.info,
+        texts=list(raw.texts),
+        issues=issues,
+        restarts=restarts,
+        eval_frame=eval_frame,
+        by_design=by_design(framework, config, frame.has),
+    )
+
+
+def _split_totals(series: list[RawSeries]) -> tuple[list[RawSeries], dict[str, float]]:
+    """The series without the final-row totals (:data:`FINAL_TOTALS`, at most one point each),
+    and those totals by name: HF's TensorBoard/W&B callbacks log ``train/train_runtime`` ... once."""
+    keep: list[RawSeries] = []
+    totals: dict[str, float] = {}
+    for s in series:
+        key = next((k for k in candidate_keys(s.tag) if k in FINAL_TOTALS), None)
+        if key is not None and len(np.unique(s.steps)) <= 1:
+            if len(s):
+                totals[key] = float(s.values[-1])
+            continue
+        keep.append(s)
+    return keep, totals
+
+
+def _sign_inferred_entropy(info: dict[str, MetricInfo], series: list[RawSeries]) -> None:
+    """An inferred entropy *loss* takes the sign its values show (:func:`name_tokens.entropy_sign`)."""
+    meta = info.get("loss/entropy")
+    if meta is None or not meta.inferred:
+        return
+    vals = [s.values for s in series if s.tag == meta.raw_tag]
+    sign, why = entropy_sign(np.concatenate(vals) if vals else np.empty(0))
+    meta.sign, meta.note = sign, f"{meta.note}; {why}"
+
+
+def _sb2_steps(issues: list[ReadIssue], restarts: list[int], path: str) -> tuple[list[ReadIssue], list[int]]:
+    """Stable-Baselines 2 steps go back by design, not because the run restarted.
+
+    ppo2.py writes each minibatch's summary at ``(num_timesteps // update_fac + minibatch) *
+    update_fac`` and ``total_episode_reward_logger`` writes each environment's episodes at
+    ``num_timesteps + done index``: every rollout starts the environments' and the minibatches'
+    counters again.  The readers' "steps go back" notes are replaced by this one.
+    """
+    kept = [i for i in issues if not (i.level == "info" and "steps go back" in i.message) and "more restart(s) not listed" not in i.message]
+    kept.append(
+        ReadIssue(
+            path=path,
+            message=f"steps go back {len(restarts)} time(s): Stable-Baselines 2 counts steps per minibatch and per environment within each rollout (not a restarted log)",
+            level="info",
+        )
+    )
+    return kept, []
+
+
+def _eval_frame(series: list[RawSeries], framework: str, config: dict[str, Any], aliases: dict[str, str] | None) -> RunFrame:
+    """Eval points under canonical names where the stripped tag maps (``eval_reward`` -> reward/score)."""
+    stripped = {s.tag: strip_eval_prefix(s.tag) for s in series}
+    result = map_tags(list(dict.fromkeys(stripped.values())), framework, config, aliases)
+    return RunFrame.from_series((result.mapping.get(stripped[s.tag], s.tag), s) for s in series)
+

@@ -1,0 +1,162 @@
+"""Mapping raw tags onto canonical names (:func:`map_tags`): user aliases, then the
+framework's alias table (:func:`table_for`), one raw tag per canonical metric, then the words
+of a name (:mod:`ppo_doctor.name_tokens`); what each mapped number means
+(:class:`~ppo_doctor.run.MetricInfo`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Iterable
+
+from ..frameworks import candidate_keys, logs_episodes
+from ..name_tokens import infer_canonical
+from ..run import MetricInfo
+from .aliases import ALIASES, Alias
+from .vocabulary import CANONICAL, NONNEGATIVE_ESTIMATORS
+
+# A synonym tag with this many times the points of the preferred spelling is read instead.
+DENSER_SYNONYM = 10
+
+
+def table_for(framework: str, tags: Iterable[str] = ()) -> tuple[Alias, ...]:
+    """The alias table used for a framework (``unknown`` picks the LLM or classic-RL spelling)."""
+    if framework == "unknown":
+        return ALIASES["unknown_rl"] if logs_episodes(tags) else ALIASES["unknown"]
+    return ALIASES[framework]
+
+
+
+@dataclass
+class MappingResult:
+    mapping: dict[str, str]  # raw tag -> canonical
+    info: dict[str, MetricInfo]  # canonical -> meaning
+    notes: list[str]
+
+
+def map_tags(
+    tags: Iterable[str],
+    framework: str,
+    config: dict[str, Any] | None = None,
+    aliases: dict[str, str] | None = None,
+    counts: dict[str, int] | None = None,
+) -> MappingResult:
+    """Map raw tags to canonical names: user aliases, then the table, one raw tag per name.
+
+    A tag literally named like a canonical metric takes that name first; otherwise the
+    table order decides (e.g. TRL legacy ``env/reward_mean`` before ``ppo/mean_scores``),
+    then the tag order (the orchestrator lists the most precise format first).  With
+    ``counts`` (points per tag), a candidate with ``DENSER_SYNONYM`` times the points of the
+    preferred one takes the name instead.
+    """
+    tags = list(dict.fromkeys(tags))
+    cfg = config or {}
+    mapping: dict[str, str] = {}
+    info: dict[str, MetricInfo] = {}
+    notes: list[str] = []
+    claimed: set[str] = set()
+
+    for raw, canonical in (aliases or {}).items():
+        raw, canonical = str(raw), str(canonical)
+        hits = [t for t in tags if raw in candidate_keys(t) and t not in mapping]
+        if not hits:
+            continue
+        if canonical in claimed:
+            notes.append(f"alias {raw!r} -> {canonical!r} ignored: {canonical!r} is already aliased")
+            continue
+        if canonical not in CANONICAL:
+            notes.append(f"alias target {canonical!r} is not a canonical metric name; used as given")
+        tag = hits[0]
+        mapping[tag] = canonical
+        claimed.add(canonical)
+        info[canonical] = MetricInfo(canonical=canonical, raw_tag=tag, framework=framework, note="user alias")
+
+    table = table_for(framework, tags)
+    index: dict[str, tuple[int, Alias]] = {}
+    patterns: list[tuple[int, Alias]] = []
+    for i, a in enumerate(table):
+        if "*" in a.raw:
+            patterns.append((i, a))
+        else:
+            index.setdefault(a.raw, (i, a))
+    for name in CANONICAL:  # identity: a tag already named canonically (lowest priority)
+        if "*" not in name:
+            index.setdefault(name, (len(table), Alias(name, name)))
+
+    candidates: list[tuple[int, int, str, Alias]] = []
+    for order, tag in enumerate(tags):
+        if tag in mapping:
+            continue
+        for key in candidate_keys(tag):
+            hit = index.get(key) or _pattern_hit(key, patterns)
+            if hit is not None:
+                prio, alias = hit
+                candidates.append((-1 if key == alias.canonical else prio, order, tag, alias))
+                break
+    best: dict[str, tuple[int, int, str, Alias]] = {}
+    for cand in sorted(candidates, key=lambda c: (c[0], c[1])):
+        canonical, tag = cand[3].canonical, cand[2]
+        if canonical in claimed:
+            continue
+        first = best.get(canonical)
+        if first is None:
+            best[canonical] = cand
+        elif counts and counts.get(tag, 0) >= DENSER_SYNONYM * max(counts.get(first[2], 0), 1):
+            # a synonym with many times the points wins: the preferred spelling came from a
+            # truncated or down-sampled copy (a baselines progress.csv of 2 rows beside the
+            # run's TensorBoard file)
+            notes.append(f"{tag!r} ({counts[tag]} points) read as {canonical!r} instead of {first[2]!r} ({counts.get(first[2], 0)} points)")
+            best[canonical] = cand
+    for canonical, (_prio, _order, tag, alias) in best.items():
+        mapping[tag] = canonical
+        info[canonical] = _metric_info(alias, tag, framework, cfg)
+    for tag in tags:
+        if tag in mapping:
+            continue
+        guess = infer_canonical(tag)
+        if guess is not None and guess.canonical not in info:
+            mapping[tag] = guess.canonical
+            info[guess.canonical] = MetricInfo(
+                canonical=guess.canonical, raw_tag=tag, framework=framework, sign=guess.sign, note=guess.note, inferred=True
+            )
+    return MappingResult(mapping, info, notes)
+
+
+def _pattern_hit(key: str, patterns: list[tuple[int, Alias]]) -> tuple[int, Alias] | None:
+    """A ``*`` alias (one path segment, e.g. ``rewards/*/mean``) matching ``key``, made concrete."""
+    parts = key.split("/")
+    for prio, a in patterns:
+        pat = a.raw.split("/")
+        if len(pat) != len(parts):
+            continue
+        seg = [p for p, q in zip(parts, pat) if q == "*"]
+        if all(q == "*" or p == q for p, q in zip(parts, pat)) and all(seg):
+            return prio, replace(a, raw=key, canonical=a.canonical.replace("*", seg[0]))
+    return None
+
+
+def _metric_info(alias: Alias, tag: str, framework: str, config: dict[str, Any]) -> MetricInfo:
+    estimator = alias.estimator
+    note = alias.note
+    if alias.estimator_hparam and config.get(alias.estimator_hparam):
+        chosen = config[alias.estimator_hparam]
+        if chosen != estimator:
+            note = f"{note}; estimator {chosen} from config {alias.estimator_hparam}" if note else f"estimator {chosen} from config"
+        estimator = chosen
+    return MetricInfo(
+        canonical=alias.canonical,
+        raw_tag=tag,
+        framework=framework,
+        estimator=estimator,
+        reduction=alias.reduction,
+        sign=alias.sign,
+        between=alias.between,
+        note=note,
+    )
+
+
+def can_be_negative(info: MetricInfo | None) -> bool | None:
+    """Whether the logged KL may legitimately be < 0 (None when the estimator is unknown)."""
+    if info is None or info.estimator is None:
+        return None
+    return info.estimator not in NONNEGATIVE_ESTIMATORS
+

@@ -1,0 +1,91 @@
+"""ppo_doctor.frameworks: one classification of runs (LLM / classic RL / unknown) used by the
+rules and the diagnosis, framework ids compared whole, and one home for eval-series prefixes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ppo_doctor import frameworks
+from ppo_doctor.diagnose.evidence import domain as diagnosis_domain
+from ppo_doctor.frame import RawRun, RawSeries, TextSample
+from ppo_doctor import load_runs
+from ppo_doctor.metrics import build_run
+from ppo_doctor.rules.common import is_classic_rl, is_grpo, is_llm_rl
+
+
+def _run(tags: dict[str, list[float]], texts: bool = False, run_id: str = "r"):
+    raw = RawRun(
+        series=[RawSeries(tag=t, steps=np.arange(len(v)), values=np.asarray(v, float), source="t") for t, v in tags.items()],
+        texts=[TextSample(step=0, tag="samples", text="hello", source="t")] if texts else [],
+    )
+    return build_run(run_id, f"/tmp/{run_id}", "test", [f"/tmp/{run_id}/f"], raw)
+
+
+def test_every_framework_id_has_exactly_one_domain():
+    for fw in frameworks.FRAMEWORKS:
+        d = frameworks.domain(fw)
+        assert (d == "classic") == (fw in frameworks.CLASSIC_RL_FRAMEWORKS)
+        assert (d == "llm") == (fw in frameworks.LLM_FRAMEWORKS)
+    assert frameworks.domain("unknown") == "unknown"
+    assert frameworks.CLASSIC_RL_FRAMEWORKS.isdisjoint(frameworks.LLM_FRAMEWORKS)
+    assert frameworks.GRPO_FRAMEWORKS <= frameworks.LLM_FRAMEWORKS
+
+
+@pytest.mark.parametrize("name", ["gymnastics-llm", "gym", "stable-llm", "classic_trl", "baselines", "my-sb3-port"])
+def test_made_up_names_are_never_matched_as_substrings(name):
+    """The old rule helper took any framework string containing "gym", "stable", "classic",
+    "baselines", "sb3" ... for classic RL; a name decides nothing unless it is a known id."""
+    assert frameworks.domain(name) == "unknown"
+    assert frameworks.domain(name, lambda m: m == "kl/ref") == "llm"
+
+
+def test_rules_and_diagnosis_classify_alike():
+    """The rules' helpers and the diagnosis' recipes read the same classification."""
+    cases = {
+        "sb3": _run({"rollout/ep_rew_mean": [1.0, 2.0], "train/approx_kl": [0.01, 0.02], "train/clip_range": [0.2, 0.2]}),
+        "llm by framework": _run({"objective/kl": [0.1, 0.2], "objective/scores": [1.0, 2.0], "loss/policy_avg": [0.1, 0.1], "val/clipfrac_avg": [0.1, 0.1]}),
+        "llm by metric": _run({"reward_mean": [1.0, 2.0], "response_length": [10.0, 12.0]}),
+        "llm by texts": _run({"reward_mean": [1.0, 2.0]}, texts=True),
+        "unknown": _run({"reward_mean": [1.0, 2.0], "loss": [0.5, 0.4]}),
+    }
+    want = {"sb3": "classic", "llm by framework": "llm", "llm by metric": "llm", "llm by texts": "llm", "unknown": "unknown"}
+    for name, run in cases.items():
+        got = frameworks.domain(run.framework, run.frame.has, texts=bool(run.texts))
+        assert got == want[name], (name, run.framework, sorted(run.metric_info))
+        assert diagnosis_domain(run) == got
+        assert is_classic_rl(run) == (got == "classic")
+        assert is_llm_rl(run) == (got == "llm")
+
+
+def test_grpo_is_told_by_id():
+    run = _run({"reward": [1.0, 2.0]})
+    for fw in frameworks.FRAMEWORKS:
+        run.framework = fw
+        assert is_grpo(run) == (fw in ("trl_grpo", "trl_async_grpo"))
+
+
+def test_a_run_folder_called_gymnastics_llm_is_not_classic_rl(tmp_path):
+    """End to end: the folder's name, which contains "gym", changes nothing."""
+    folder = tmp_path / "gymnastics-llm"
+    folder.mkdir()
+    rows = [{"step": i, "reward_mean": 0.1 * i, "kl": 0.01 * i, "response_length": 40 + i} for i in range(30)]
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (run,) = load_runs(folder)
+    assert run.framework == "unknown"
+    assert "gymnastics-llm" in run.id or "gymnastics-llm" in run.path
+    assert not is_classic_rl(run)
+    assert is_llm_rl(run)
+    assert diagnosis_domain(run) == "llm"
+
+
+def test_one_list_of_eval_prefixes_for_key_value_logs():
+    for key in ("eval/reward", "eval_loss", "test/kl", "val-core/acc", "val-aux/score", "validation/reward"):
+        assert frameworks.is_eval_key(key)
+    # TRL's val/ is the value head, not validation; only veRL's console log reads it as eval
+    assert not frameworks.is_eval_key("val/clipfrac_avg")
+    assert "val/" in frameworks.VERL_CONSOLE_EVAL_PREFIXES
+    assert frameworks.strip_eval_prefix("eval_reward") == "reward"
+    assert frameworks.strip_eval_prefix("eval/") == "eval/"

@@ -1,0 +1,190 @@
+"""The package's layering, read from its own source with an AST walk (issue 13).
+
+The straight line of DESIGN.md (discover -> ingest -> canonicalise -> detect -> rules ->
+diagnose -> report) holds in the imports: the stages before the report never import the
+renderers or the CLI, ``detect/`` is generic (it imports nothing else of ppo_doctor), no
+import cycle exists between modules, and no module imports another of the package inside a
+function, which is how cycles used to be dodged, unless the target is on the short allow-list
+of heavy or optional modules below.  Every module also imports cleanly in a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "ppo_doctor"
+
+# Imported inside functions on purpose, each for a heavy or optional dependency that a plain
+# ``import ppo_doctor`` or ``ppo-doctor --help`` must not pay for (test_packaging checks it).
+LAZY_ALLOWED = {
+    "ppo_doctor.reference.ppo": "torch, transformers (the reference PPO loop, [reference] extra)",
+    "ppo_doctor.reference.trl_suite": "torch, TRL (the GRPO validation suite, [trl] extra)",
+    "ppo_doctor.reference.validate": "loads the two above when a suite runs",
+    "ppo_doctor.integrations.transformers": "transformers (the Trainer callback)",
+    "ppo_doctor.report.plots": "matplotlib (only html and plot draw)",
+    # results -> report.html for a notebook's _repr_html_: the renderer is loaded when a notebook
+    # asks for it, as report.render loads every format module on use
+    "ppo_doctor.report.html": "the notebook display hook of Report/RunReport",
+}
+
+EARLY_STAGES = ("ingest", "detect", "rules", "diagnose")
+CONSUMERS = ("report", "cli", "sweep")
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: str
+    target: str
+    line: int
+    in_function: bool
+    type_checking: bool
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _edges() -> list[Edge]:
+    modules = _modules()
+    out: list[Edge] = []
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+
+        def visit(node: ast.AST, in_function: bool, type_checking: bool) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                    visit(child, True, type_checking)
+                elif isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                    visit(child, in_function, True)
+                elif isinstance(child, ast.Import):
+                    for alias in child.names:
+                        if alias.name.split(".")[0] == "ppo_doctor":
+                            out.append(Edge(name, alias.name, child.lineno, in_function, type_checking))
+                elif isinstance(child, ast.ImportFrom):
+                    if child.level:
+                        base = package.split(".")
+                        base = base[: len(base) - (child.level - 1)]
+                        target = ".".join(base + ([child.module] if child.module else []))
+                    else:
+                        target = child.module or ""
+                    if target.split(".")[0] != "ppo_doctor":
+                        continue
+                    # ``from pkg import submodule`` imports the submodule too
+                    subs = [f"{target}.{a.name}" for a in child.names if f"{target}.{a.name}" in modules]
+                    for t in [target, *subs]:
+                        out.append(Edge(name, t, child.lineno, in_function, type_checking))
+                else:
+                    visit(child, in_function, type_checking)
+
+        visit(tree, False, False)
+    return out
+
+
+def _stage(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_early_stages_never_import_the_report_or_the_cli():
+    bad = [
+        f"{e.source}:{e.line} imports {e.target}"
+        for e in _edges()
+        if _stage(e.source) in EARLY_STAGES and _stage(e.target) in CONSUMERS
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_detect_imports_nothing_else_of_the_package():
+    bad = [f"{e.source}:{e.line} imports {e.target}" for e in _edges() if _stage(e.source) == "detect" and _stage(e.target) != "detect"]
+    assert not bad, "\n".join(bad)
+
+
+def test_no_internal_import_inside_a_function_but_the_heavy_ones():
+    bad = [
+        f"{e.source}:{e.line} imports {e.target} inside a function"
+        for e in _edges()
+        if e.in_function and e.target not in LAZY_ALLOWED and e.target != "ppo_doctor"
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def _ancestors(module: str) -> list[str]:
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def _graph() -> dict[str, set[str]]:
+    """Module-level imports between the package's modules.  Importing ``a.b.c`` runs the
+    ``a.b`` package first, so it counts as an import of every package above it, save those the
+    importer itself lives in (a package's submodules import each other while it initialises)."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for e in _edges():
+        if e.in_function or e.type_checking or e.target not in modules:
+            continue
+        own = set(_ancestors(e.source)) | {e.source}
+        for t in [*_ancestors(e.target), e.target]:
+            if t not in own and t != e.source:
+                graph[e.source].add(t)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return found
+
+
+def test_no_import_cycle():
+    assert _cycles(_graph()) == []
+
+
+def test_the_cycle_finder_finds_one():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_every_module_imports_in_a_fresh_interpreter():
+    names = sorted(m for m in _modules() if not m.endswith(".__main__"))  # __main__ runs the CLI
+    code = "import importlib, sys\nfor n in sys.argv[1:]:\n    importlib.import_module(n)\n"
+    done = subprocess.run([sys.executable, "-c", code, *names], capture_output=True, text=True, cwd=PACKAGE.parent, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
