@@ -16,8 +16,8 @@ import pytest
 
 from ppo_doctor.frame import RawRun, RawSeries
 from ppo_doctor.ingest import storage as storage_mod
-from ppo_doctor.pipeline import load
 from ppo_doctor.ingest.discover import discover
+from ppo_doctor.pipeline import load
 
 WANDB_HEADER = b":W&B" + struct.pack("<H", 0xBEE1) + b"\x00"
 

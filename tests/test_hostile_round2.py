@@ -37,8 +37,8 @@ from click.testing import CliRunner
 import hostile_inputs as h
 from ppo_doctor.cli import cli
 from ppo_doctor.ingest import csv_logs, filebytes, jsonl
-from ppo_doctor.pipeline import load
 from ppo_doctor.ingest.discover import discover
+from ppo_doctor.pipeline import load
 from ppo_doctor.report.metrics_listing import render_metrics
 
 ROOT = Path(__file__).resolve().parents[1]

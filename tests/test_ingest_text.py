@@ -17,9 +17,9 @@ import pytest
 
 from ppo_doctor.errors import LogReadError
 from ppo_doctor.ingest import csv_logs, jsonl, trainer_state, verl_console
-from ppo_doctor.pipeline import load
 from ppo_doctor.ingest import mlflow as mlflow_reader
 from ppo_doctor.ingest.base import read_head
+from ppo_doctor.pipeline import load
 
 
 def series(run, tag, *, eval_=False):

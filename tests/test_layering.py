@@ -11,6 +11,7 @@ of heavy or optional modules below.  Every module also imports cleanly in a fres
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -23,7 +24,6 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ppo_doctor"
 LAZY_ALLOWED = {
     "ppo_doctor.reference.ppo": "torch, transformers (the reference PPO loop, [reference] extra)",
     "ppo_doctor.reference.trl_suite": "torch, TRL (the GRPO validation suite, [trl] extra)",
-    "ppo_doctor.reference.validate": "loads the two above when a suite runs",
     "ppo_doctor.integrations.transformers": "transformers (the Trainer callback)",
     "ppo_doctor.report.plots": "matplotlib (only html and plot draw)",
     # results -> report.html for a notebook's _repr_html_: the renderer is loaded when a notebook
@@ -49,10 +49,12 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache
 def _modules() -> dict[str, Path]:
     return {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
+@functools.cache
 def _edges() -> list[Edge]:
     modules = _modules()
     out: list[Edge] = []

@@ -12,10 +12,10 @@ import pytest
 
 from ppo_doctor.report import FORMATS, RenderOptions, render
 from ppo_doctor.report.github import escape_data, escape_property
-from ppo_doctor.results import Report, RuleMeta
-from ppo_doctor.rules.engine import verdict_for
 from ppo_doctor.report.json_out import json_schema
 from ppo_doctor.report.sarif import to_sarif
+from ppo_doctor.results import Report, RuleMeta
+from ppo_doctor.rules.engine import verdict_for
 from report_builders import (
     healthy_report,
     hostile_report,

@@ -8,9 +8,9 @@ import logging
 import numpy as np
 import pytest
 
+from ppo_doctor.config import validate_rule_options, validate_selection
 from ppo_doctor.rules import registry
 from ppo_doctor.rules.base import Example
-from ppo_doctor.config import validate_rule_options, validate_selection
 from ppo_doctor.rules.engine import run_rules, verdict_for
 from ppo_doctor.rules.examples import example_run, flat, ramp, saturating
 

@@ -1,7 +1,7 @@
 """``ppo-doctor simulate`` and ``ppo-doctor validate``: run the reference loop's scenarios.
 
-torch and transformers are imported only inside the commands (through ``reference/ppo.py`` and
-``reference/validate.py``), so ``ppo-doctor --help`` and every other command stay free of them.
+torch and transformers are imported only inside the commands (through ``reference/ppo.py``, and
+``reference/validate.py`` when a suite runs), so ``ppo-doctor --help`` and every other command stay free of them.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from ..monitor import Monitor
 from ..reference import scenarios as scenario_registry
 from ..reference.logwriters import FORMATS
 from ..reference.trl_scenarios import TRL_SCENARIOS
+from ..reference.validate import merge_section, render_markdown, render_text, run_suite, summarize
 
 log = logging.getLogger(__name__)
 
@@ -248,8 +249,6 @@ def validate(
     if seed is not None:
         chosen = [held_out(sc, seed) for sc in chosen]
     _require_torch(extra)
-    from ..reference.validate import merge_section, render_markdown, render_text, run_suite, summarize
-
     overrides = {"cache_dir": cache_dir} if cache_dir else {}
     t0 = time.time()
     if workdir:
