@@ -183,7 +183,7 @@ def _chosen(monkeypatch, args: list[str]) -> list[tuple[str, int]]:
     from click.testing import CliRunner
 
     from ppo_doctor.cli import cli
-    from ppo_doctor.reference import validate as validate_mod
+    from ppo_doctor.cli import reference as reference_cli
 
     seen: list[tuple[str, int]] = []
 
@@ -191,7 +191,7 @@ def _chosen(monkeypatch, args: list[str]) -> list[tuple[str, int]]:
         seen.extend((sc.name, sc.args().seed) for sc in chosen)
         return []
 
-    monkeypatch.setattr(validate_mod, "run_suite", fake_run_suite)
+    monkeypatch.setattr(reference_cli, "run_suite", fake_run_suite)
     r = CliRunner().invoke(cli, ["validate", *args])
     assert r.exit_code == 0, r.output
     return seen
