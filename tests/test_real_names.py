@@ -204,7 +204,9 @@ def test_critic_free_grpo_says_so_once(tmp_path):
     kl_rules = [n for n in rr.not_applicable if "kl/ref" in n.missing]
     assert kl_rules and all(n.by_design.startswith("KL off by configuration") for n in kl_rules)
     text = render(report, "text", RenderOptions())
-    assert text.count("critic-free") == 1
+    # the by-design sentence once; the verdict line's reason says "critic-free" too (issue 15 §5)
+    assert text.count("the value-function rules do not apply") == 1
+    assert "critic-free" in next(l for l in text.splitlines() if "HEALTHY" in l)
     line = next(l for l in text.splitlines() if "missing metrics" in l) if "missing metrics" in text else ""
     assert "PD401" not in line and "PD101" not in line  # neither listed as a missing metric
     assert "no KL metric logged" not in rr.verdict_reason and "KL off by configuration" in rr.verdict_reason
@@ -450,3 +452,34 @@ def test_a_resumed_event_file_stays_with_its_run(writer, tmp_path):
     (run,) = load(tmp_path).runs
     assert run.frame.step_range() == (0, 39)
     assert len(run.files) == 2
+
+
+def test_critic_free_healthy_reason_says_critic_free_in_every_format(tmp_path):
+    # issue 15 §5: a healthy GRPO run logs ``loss`` (its policy loss) and has no critic by design;
+    # its reason must say so, not "not judged: no policy/value loss metric logged"
+    log = tmp_path / "grpo" / "trainer_state.json"
+    log.parent.mkdir()
+    hist = [{"step": i + 1, **{k: v[i] for k, v in _grpo_beta0_series().items()}} for i in range(30)]
+    log.write_text(json.dumps({"global_step": 30, "log_history": hist}))
+    report = analyze(log.parent)
+    (rr,) = report.runs
+    assert rr.verdict == "healthy"
+    reason = rr.verdict_reason
+    assert "critic-free (TRL GRPOTrainer has no value function): no value metrics by design" in reason
+    assert "policy/value loss" not in reason and "not judged" not in reason
+    for fmt in ("text", "markdown", "html", "json", "sarif", "junit"):
+        out = render(report, fmt, RenderOptions())
+        assert "no value metrics by design" in out, fmt
+        assert "no policy/value loss metric" not in out, fmt
+
+
+def test_critic_free_without_any_loss_names_the_policy_loss_only(tmp_path):
+    # a critic-free run that logs no loss at all lacks a policy loss, never a value loss
+    series = {k: v for k, v in _grpo_beta0_series().items() if k != "loss"}
+    log = tmp_path / "grpo" / "trainer_state.json"
+    log.parent.mkdir()
+    log.write_text(json.dumps({"global_step": 30, "log_history": [{"step": i + 1, **{k: v[i] for k, v in series.items()}} for i in range(30)]}))
+    (rr,) = analyze(log.parent).runs
+    assert rr.verdict == "healthy"
+    assert "no value metrics by design" in rr.verdict_reason
+    assert "not judged: no policy loss metric logged" in rr.verdict_reason

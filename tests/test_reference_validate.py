@@ -176,3 +176,37 @@ def test_scenario_registry_is_consistent():
     assert scenarios.get("healthy").name == "healthy-s1"
     with pytest.raises(KeyError, match="unknown scenario"):
         scenarios.get("nope")
+
+
+def _chosen(monkeypatch, args: list[str]) -> list[tuple[str, int]]:
+    """The scenarios ``validate ARGS`` would run, as (name, seed), without training anything."""
+    from click.testing import CliRunner
+
+    from ppo_doctor.cli import cli
+    from ppo_doctor.cli import reference as reference_cli
+
+    seen: list[tuple[str, int]] = []
+
+    def fake_run_suite(chosen, workdir, **kw):
+        seen.extend((sc.name, sc.args().seed) for sc in chosen)
+        return []
+
+    monkeypatch.setattr(reference_cli, "run_suite", fake_run_suite)
+    r = CliRunner().invoke(cli, ["validate", *args])
+    assert r.exit_code == 0, r.output
+    return seen
+
+
+def test_validate_leaves_unscored_scenarios_out_unless_named(monkeypatch):
+    unscored = [n for n, sc in scenarios.SCENARIOS.items() if not sc.scored]
+    assert unscored == ["value-lr-high"]  # its entry says why the tiny loop cannot show it
+    default = [name for name, _ in _chosen(monkeypatch, [])]
+    assert "value-lr-high" not in default and "healthy-s1" in default
+    assert len(default) == len(scenarios.SCENARIOS) - 1
+    assert _chosen(monkeypatch, ["-s", "value-lr-high"]) == [("value-lr-high", 1)]
+
+
+def test_validate_seed_moves_every_scenario_to_held_out_seeds(monkeypatch):
+    got = dict(_chosen(monkeypatch, ["--seed", "4", "-s", "healthy-s1,healthy-s3,lr-tiny"]))
+    # healthy-sK runs on 4+K-1, so the healthy runs stay on distinct seeds
+    assert got == {"healthy-s1-s4": 4, "healthy-s3-s6": 6, "lr-tiny-s4": 4}

@@ -3,6 +3,7 @@ its counterpart that must stay as it was (the mechanism, not the suite's numbers
 
 Shapes: a reward at its peak from the first window that then collapses (PD204); a sparse reward
 that is 0 almost everywhere (PD201's zero MAD); a batch-wide one-value glitch (PD201's causes);
+a batch mean that moved less than its batch's spread and a plateau's edge (PD201, held-out seeds);
 near-greedy sampling whose reward spread vanishes (PD203); gradients collapsing once the reward
 stops (PD302); and the causes of stagnation under a far-from-1 temperature, a noise reward and a
 tiny learning rate (diagnose)."""
@@ -97,6 +98,60 @@ def test_a_one_value_batch_puts_the_scorer_first():
     findings, _ = analyse(Example(series={"reward/score": reward, "reward/std": std}, framework="trl_grpo"))
     (spike,) = [f for f in findings if f.code == "PD201"]
     assert spike.causes == RewardSpike.causes
+
+
+# -- PD201: a batch mean that moved less than its batch's own spread is sampling noise ----------
+# (held-out GRPO seeds, issue 15: a healthy run's 0.24 at step 2 among tight early points)
+def noisy_means() -> np.ndarray:
+    """Means of batches whose samples spread 0.7: noise 0.12 around 0.15, and 8 early points that
+    happen to lie within 0.01 of -0.05, so the local scale there is tiny; 0.24 at step 2."""
+    reward = flat(N, 0.15, 0.12, seed=21)
+    reward[:8] = -0.05 + flat(8, 0.0, 0.01, seed=22)
+    reward[2] = 0.24
+    return reward
+
+
+def test_a_batch_mean_inside_its_batch_spread_is_not_a_spike():
+    reward, std = noisy_means(), np.abs(flat(N, 0.7, 0.03, seed=23))
+    # the z test alone calls it a spike (the local scale of 8 tight points) ...
+    assert [f.peak_step for f in fire(RewardSpike, Example(series={"reward/score": reward}))] == [2]
+    # ... the batch's own spread says the mean moved by 0.3 of one sample's std
+    assert fire(RewardSpike, Example(series={"reward/score": reward, "reward/std": std})) == []
+
+
+def test_a_whole_batch_move_or_an_extreme_sample_still_counts():
+    reward, std = noisy_means(), np.abs(flat(N, 0.7, 0.03, seed=23))
+    # the whole batch moved: its spread at the step is smaller than the move
+    narrow = std.copy()
+    narrow[2] = 0.1
+    (f,) = fire(RewardSpike, Example(series={"reward/score": reward, "reward/std": narrow}))
+    assert f.peak_step == 2
+    # one extreme sample: the batch's spread jumped to 3x its usual level with the mean
+    wide = std.copy()
+    wide[2] = 2.1
+    (f,) = fire(RewardSpike, Example(series={"reward/score": reward, "reward/std": wide}))
+    assert f.peak_step == 2
+
+
+# -- PD201: the last point of a plateau before a collapse is a level's edge, not a spike -------
+# (held-out GRPO seed 7, issue 15: reward 1.0 for steps 3-13, then 0 to the end)
+def plateau_then_zero() -> tuple[np.ndarray, np.ndarray]:
+    reward = np.r_[[0.18, 0.37], np.full(11, 1.0), np.zeros(N - 13)]
+    std = np.r_[[0.65, 0.49], np.full(11, 0.001), np.zeros(N - 13)]
+    return reward, std
+
+
+def test_the_edge_of_a_plateau_is_not_a_spike():
+    reward, std = plateau_then_zero()
+    assert fire(RewardSpike, Example(series={"reward/score": reward, "reward/std": std})) == []
+
+
+def test_a_spike_on_top_of_the_plateau_still_counts():
+    # the same run with one batch-wide glitch of 50 in the middle of the zeros
+    reward, std = plateau_then_zero()
+    reward[70] = 50.0
+    (f,) = fire(RewardSpike, Example(series={"reward/score": reward, "reward/std": std}))
+    assert f.peak_step == 70  # example steps count from 0
 
 
 # -- PD203: near-greedy sampling makes every group one completion ------------------------------

@@ -6,7 +6,10 @@ that do not count as false positives (a KL blow-up often collapses entropy too);
 detected is a false positive.  ``top_cause`` is the cause id the diagnosis must rank first.
 Healthy scenarios expect no symptom and no cause.
 
-When a scenario does not show its fault, the scenario is changed, never its expectation.
+When a scenario does not show its fault, the scenario is changed, never its expectation; one
+that the tiny loop cannot make show its fault by any realistic mechanism stays available to
+``simulate`` with ``scored=False`` and ``validate`` leaves it out of the scorecard unless it is
+named (``-s NAME``), with the reason in its entry.
 
 ``suite`` says which trainer runs it: ``"ppo"`` (the reference loop, these scenarios) or
 ``"trl"`` (TRL's own GRPOTrainer, ``trl_scenarios.py``); ``changes`` are fields of that
@@ -31,6 +34,7 @@ class Scenario:
     allowed: frozenset[str] = frozenset()
     top_cause: str | None = None
     suite: str = "ppo"
+    scored: bool = True
 
     def __post_init__(self) -> None:
         bad = (self.expected | self.allowed) - set(SYMPTOMS)
@@ -139,13 +143,29 @@ SCENARIOS: dict[str, Scenario] = {
             allowed=_s("reward_spike", "oscillation", "gradient_explosion", "kl_blowup", "reward_hacking"),
             top_cause="reward-not-normalized",
         ),
+        # Not scored (issue 15): no realistic setting of this loop makes a too-high critic
+        # learning rate harm the run.  The critic reaches the policy only through whitened GAE
+        # advantages, and on 1-20-token responses they rank responses by their score with almost
+        # any critic, so the reward rises in every variant tried (seed 1, 120 updates; score =
+        # mean of the last 12 updates, EV = median explained variance; healthy: 0.94, EV 0.31):
+        # critic LR 0.03 / 0.3 -> 0.94 / 0.93 (EV 0.03 / 0.01: the critic dies after a value-loss
+        # spike of 19.5 at step 1); 0.03 / 0.3 with value clipping off -> 0.94 / 0.92; 1.0 -> 0.96;
+        # 3.0 -> NaN weights at step 3 (nan, not value trouble); TRL legacy's value head on the
+        # policy -> 0.96 (EV -1..-80).  With lam 0.6 (an effective GAE horizon of 2.5 tokens, as
+        # lam 0.95 is 20 tokens of a 200-token LLM response; healthy 0.94, EV 0.44): 0.01 / 0.03 /
+        # 0.1 / 0.3 -> 0.94 / 0.73 / 0.89 / 0.82 (EV 0.66 / 0.00 / 0.15 / 0.01), and 0.3 with the
+        # shared head -> 0.71 against its own healthy 0.89 (EV -1.7, PD403 info: the reward still
+        # rises 0.0 -> 0.71, first and last 12 updates).  A weak critic while the reward rises is a note under the verdict
+        # contract, so the label value_instability (a warning) is not what these runs show.
         Scenario(
             "value-lr-high",
-            "value-model learning rate 3000x the policy's: the critic blows up, then stays dead",
+            "value-model learning rate 3000x the policy's: the critic blows up, then stays dead "
+            "(not scored: the reward rises anyway in this loop)",
             {"critic_learning_rate": 0.3},
             expected=_s("value_instability"),
             allowed=_s("oscillation", "gradient_explosion"),
             top_cause="value-lr-mistuned",
+            scored=False,
         ),
         Scenario(
             "policy-not-from-sft",

@@ -40,6 +40,7 @@ JUDGING_FAMILIES = {
     "KL": ("kl/ref", "kl/old"),
     "policy/value loss": ("loss/policy", "loss/value"),
 }
+LOSS_FAMILY = "policy/value loss"
 
 
 def _overrides_for(rule: type[Rule], rules_cfg: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -157,15 +158,25 @@ def verdict_for(run: Run, findings: list[Finding], not_applicable: list[NotAppli
       metric, or fewer than :data:`MIN_POINTS_FOR_VERDICT` points in its longest core metric
       (an error-level finding, e.g. NaN in the reward, still makes a short run unhealthy);
     * healthy otherwise; the reason names the metric families that were not logged (a run
-      without any KL metric is healthy on what it logs, never "healthy on KL").
+      without any KL metric is healthy on what it logs, never "healthy on KL"), and says what
+      the run lacks by design: a critic-free run (``Run.by_design``) has no value metrics to
+      log and its total loss is its policy loss, so it is never "not judged: no policy/value
+      loss metric" when it logs ``loss``.
 
     ``log_quality`` findings and info notes never decide a verdict.
     """
     bad = decisive(findings)
     missing = _missing_families(run)
     points = core_points(run)
+    critic_free = run.by_design.get("critic", "")
     if not (bad and bad[0].severity == "error"):
         if len(missing) == len(JUDGING_FAMILIES):
+            if critic_free:
+                return "unknown", (
+                    "cannot judge: the run logs no reward and no KL metric"
+                    + (", only its total loss" if run.frame.has("loss/total") else " and no loss")
+                    + f"; {critic_free}"
+                )
             return "unknown", "cannot judge: the run logs no reward, no KL and no policy/value loss metric (an SFT or non-RL log?)"
         if points < MIN_POINTS_FOR_VERDICT:
             return "unknown", (
@@ -175,6 +186,15 @@ def verdict_for(run: Run, findings: list[Finding], not_applicable: list[NotAppli
     if bad:
         return "unhealthy", unhealthy_reason(bad)
     reason = "no warning- or error-level finding on a training symptom"
+    if critic_free:
+        # a critic-free trainer (GRPO, RLOO, ...) has no value loss to log, and its total loss
+        # (TRL's ``loss``) is the policy loss: neither is a gap in the log (issue 15 §5)
+        reason += f"; {critic_free}: no value metrics by design"
+        missing = [
+            "policy loss" if fam == LOSS_FAMILY else fam
+            for fam in missing
+            if fam != LOSS_FAMILY or not run.frame.has("loss/total")
+        ]
     off = [fam for fam in missing if fam == "KL" and run.kl_off]
     if off:
         reason += "; KL off by configuration"

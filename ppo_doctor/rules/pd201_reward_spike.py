@@ -15,6 +15,10 @@ from .messages import fmt_num
 
 # A batch whose reward std is under this share of the run's median std scored (nearly) one value.
 ONE_VALUE_SHARE = 0.01
+# A batch whose reward std is over this many times the run's median std holds an extreme sample:
+# one sample that moves the mean by d among n raises the std to about d * sqrt(n), and a move the
+# z test calls a spike is many batch-mean noise units (std / sqrt(n)), so the std at least doubles.
+EXTREME_SAMPLE_SPREAD = 2.0
 
 
 class RewardSpike(Rule):
@@ -30,7 +34,25 @@ class RewardSpike(Rule):
     when it departs from the level by more than the batch's own spread at that step
     (``reward/std``), i.e. the whole batch moved, as when a scorer returns one wrong value for
     every sample; one sample's rare success moves the batch mean by less than that.  Without
-    ``reward/std`` such a series is not judged.  Error when
+    ``reward/std`` such a series is not judged.
+
+    A spike stands out on both sides: its peak departs by at least the same floor from the
+    median of the ``window`` points before it and of those after it (where the run has them).
+    The local level interpolates between block medians, so at the edge of a level shift, such
+    as the last point of a plateau before the reward drops to 0 for good, a point lies far from
+    the interpolated level while its neighbours on one side share its value: that is the start
+    or the end of a level (PD204 judges a collapse), not a jump (held-out GRPO run, issue 15:
+    reward 1.0 for steps 3-13, then 0 to the end; step 13 was called a spike).
+
+    Whenever ``reward/std`` is logged, every spike must pass the same test, or show an extreme
+    sample: a batch mean that moved by less than its batch's own spread, while that spread is
+    ordinary (under ``EXTREME_SAMPLE_SPREAD`` times its run median), is the sampling noise of a
+    mean of a few dozen samples, whatever its robust z.  The local scale of the z test comes
+    from a block of 5 % of the run (6 points in 120), and a few points that happen to lie close
+    together make ordinary noise look like a z of 12 (held-out GRPO runs, issue 15: a healthy
+    run's 0.24 at step 2 against a per-sample spread of 0.71, and a x1000 run's 497 against a
+    spread of about 600).  A scorer glitch (every sample moved) or an extreme sample (the
+    spread jumps with it) still counts.  Error when
     the spike lies "far beyond the plausible range": more than one full 1-99 % range outside the
     other points.
 
@@ -71,9 +93,14 @@ class RewardSpike(Rule):
         min_dev = max(p["range_frac"] * float(hi - lo), p["level_frac"] * abs(approx_median(v)))
         found = spikes(s, v, z=p["z"], window=window, direction=p["direction"], min_deviation=min_dev, scores=scores)
         resid = v - scores[1]
-        if found and float(np.median(np.abs(resid - np.median(resid)))) == 0:
-            # most points sit exactly on the level: the z-scale is a fallback, not a spread
-            found = _batch_wide(ctx, found, resid)
+        found = [sp for sp in found if _stands_out(v, sp, resid, window, min_dev)]
+        # most points sit exactly on the level: the z-scale is a fallback, not a spread, and
+        # without the batch's spread nothing tells a batch-wide jump from one sample
+        zero_mad = bool(found) and float(np.median(np.abs(resid - np.median(resid)))) == 0
+        if found and ctx.has("reward/std"):
+            found = _beyond_batch_noise(ctx, found, resid, unknown_counts=not zero_mad)
+        elif zero_mad:
+            found = []
         if not found:
             return
         rest = v[~spans_to_mask(len(v), found)]
@@ -115,14 +142,31 @@ class RewardSpike(Rule):
         return Example(series={"reward/score": saturating(200, 0.0, 2.0, sd=0.2, seed=11)})
 
 
-def _batch_wide(ctx: RuleContext, found: list[Span], resid: np.ndarray) -> list[Span]:
-    """The spikes of a zero-MAD reward whose deviation exceeds the batch's own reward std at the
-    spike's step (the whole batch moved); none without a logged ``reward/std``."""
-    if not ctx.has("reward/std"):
-        return []
+def _stands_out(v: np.ndarray, sp: Span, resid: np.ndarray, window: int, min_dev: float) -> bool:
+    """The span's peak departs, in the direction of its deviation from the local level, by at
+    least ``min_dev`` from the median of the ``window`` points on each side that has any."""
+    sign = 1.0 if resid[sp.peak_idx] >= 0 else -1.0
+    sides = [v[max(0, sp.start_idx - window) : sp.start_idx], v[sp.end_idx + 1 : sp.end_idx + 1 + window]]
+    return all(sign * (v[sp.peak_idx] - float(np.median(side))) >= min_dev for side in sides if len(side))
+
+
+def _beyond_batch_noise(ctx: RuleContext, found: list[Span], resid: np.ndarray, *, unknown_counts: bool) -> list[Span]:
+    """The spikes whose deviation exceeds the batch's own ``reward/std`` at the spike's step (the
+    whole batch moved), or whose step's std is over ``EXTREME_SAMPLE_SPREAD`` times its run median
+    (an extreme sample; not applied when that median is 0, as for a sparse reward that almost
+    never pays, whose one success is one sample).  A spike at a step without a logged std counts
+    when ``unknown_counts`` (the z test stands alone there)."""
     ss, sv = ctx.finite("reward/std")
     spread = dict(zip(ss.tolist(), sv.tolist()))
-    return [sp for sp in found if sp.peak_step in spread and abs(resid[sp.peak_idx]) > spread[sp.peak_step]]
+    typical = float(np.median(sv)) if len(sv) else 0.0
+
+    def counts(sp: Span) -> bool:
+        at = spread.get(sp.peak_step)
+        if at is None:
+            return unknown_counts
+        return abs(resid[sp.peak_idx]) > at or (typical > 0 and at > EXTREME_SAMPLE_SPREAD * typical)
+
+    return [sp for sp in found if counts(sp)]
 
 
 def _one_value_batch(ctx: RuleContext, step: int) -> bool:
