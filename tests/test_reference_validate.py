@@ -99,6 +99,22 @@ def test_summary_and_pass_rule():
     assert summarize(perfect).passed
 
 
+def test_pass_rule_is_the_design_budget():
+    """DESIGN.md: recall >= 95 %, cause first >= 80 %, no warning-level symptom on a healthy seed."""
+    found = [Outcome(f"f{i}", fs("kl_blowup"), top_cause="lr-too-high", detected=fs("kl_blowup"),
+                     causes=("lr-too-high",)) for i in range(19)]
+    missed = Outcome("m", fs("kl_blowup"), top_cause="lr-too-high", causes=("lr-too-high",))
+    assert summarize(found + [missed]).recall == pytest.approx(0.95) and summarize(found + [missed]).passed
+    assert not summarize(found[:9] + [missed]).passed  # recall 90 %
+    second = [Outcome(f"s{i}", fs("kl_blowup"), top_cause="lr-too-high", detected=fs("kl_blowup"),
+                      causes=("kl-coef-too-low", "lr-too-high")) for i in range(4)]
+    assert summarize(found[:16] + second).passed  # 16/20 first
+    assert not summarize(found[:15] + second + second[:1]).passed  # 15/20 first
+    warned = Outcome("healthy-s1", fs(), detected=fs("oscillation"), error_findings=0)
+    s = summarize(found + [warned])
+    assert s.healthy_errors == 0 and s.healthy_symptoms == 1 and not s.passed
+
+
 def test_a_failed_scenario_fails_the_suite():
     o = Outcome("lr-x100", fs("kl_blowup"), top_cause="lr-too-high", failure="RuntimeError('boom')")
     s = summarize([o])

@@ -247,3 +247,32 @@ def test_beta_zero_weighs_less_in_grpo_than_in_ppo():
         return sum(e.weight for e in collect(run, ["kl-coef-too-low"])["kl-coef-too-low"])
 
     assert 0 < weight("trl_grpo") < weight("trl_legacy")
+
+
+# -- PD701: a reward ceiling reached far from the reference is a collapse, not a solved task -----
+def ceiling_and_collapsed_entropy(kl_end: float) -> Example:
+    """Reward climbs to its ceiling of 1.0 in the first fifth and stays; entropy falls 1.6 -> ~0;
+    the per-token KL to the reference rises to ``kl_end``."""
+    steps = np.arange(N)
+    reward = np.minimum(1.0, 0.2 + 0.8 * steps / (0.2 * N))
+    entropy = 1.6 * np.exp(-steps / 8.0) + 0.005
+    kl = kl_end * (1 - np.exp(-steps / 10.0))
+    return Example(series={"reward/score": reward, "policy/entropy": entropy, "kl/ref": kl}, metric_info=TOKEN_KL)
+
+
+def test_entropy_collapse_at_a_reward_ceiling_near_the_reference_is_a_note():
+    from ppo_doctor.rules.pd701_entropy_collapse import EntropyCollapse
+
+    (found,) = fire(EntropyCollapse, ceiling_and_collapsed_entropy(kl_end=0.1))
+    assert found.severity == "info"
+    assert any("solved its task" in e for e in found.evidence)
+
+
+def test_entropy_collapse_at_a_reward_ceiling_far_from_the_reference_is_a_collapse():
+    """grpo-lr-x1000's held-out seed 10: reward at 1.0, one fixed response, KL 5.5 nats/token."""
+    from ppo_doctor.rules.pd701_entropy_collapse import EntropyCollapse
+
+    (found,) = fire(EntropyCollapse, ceiling_and_collapsed_entropy(kl_end=5.5))
+    assert found.severity == "error"
+    assert any("left its reference" in e for e in found.evidence)
+    assert not any("solved its task" in e for e in found.evidence)

@@ -51,10 +51,13 @@ TRL_SCENARIOS: dict[str, Scenario] = {
             "learning rate 5e-2 (1000x): KL 5.2 at step 2, 5.5 at the end (peak 6.6); entropy 1.64 -> "
             "below 0.01 from step 29; the reward sits at 1.0 for steps 4-30, at 0.76 for steps 34-55 and at "
             "0 from step 58 to the end (one fixed 16-token response, every group zero-std), grad norm "
-            "below 1e-3 from step 58",
+            "below 1e-3 from step 58.  The reward's fall is not what the fault always does: on held-out "
+            "seeds 4 and 10 the reward stays at its ceiling to the end (seeds 1 and 7 collapse), so "
+            "reward_collapse is an allowed outcome, not an expected one; KL blow-up and the entropy "
+            "collapse happen on every seed",
             {"learning_rate": 5e-2},
-            expected=_s("kl_blowup", "entropy_collapse", "reward_collapse"),
-            allowed=_s("reward_hacking", "gradient_explosion", "stagnation", "oscillation"),
+            expected=_s("kl_blowup", "entropy_collapse"),
+            allowed=_s("reward_collapse", "reward_hacking", "gradient_explosion", "stagnation", "oscillation"),
             top_cause="lr-too-high",
         ),
         _trl(

@@ -135,6 +135,12 @@ def cause_accuracy(outcomes: Iterable[Outcome], k: int) -> tuple[int, int]:
     return hits, len(judged)
 
 
+# The detection budget of DESIGN.md ("Budgets"): symptom recall >= 95 % on the scenario suites,
+# the injected cause ranked first in >= 80 %, no warning-level false symptom on a healthy seed.
+RECALL_BUDGET = 0.95
+CAUSE_FIRST_BUDGET = 0.8
+
+
 def healthy_false_alarms(outcomes: Iterable[Outcome]) -> list[tuple[str, int]]:
     """(scenario, number of error-level findings) for every healthy scenario."""
     return [(o.scenario, o.error_findings) for o in outcomes if o.healthy]
@@ -150,16 +156,21 @@ class Summary:
     top1: tuple[int, int]
     top3: tuple[int, int]
     healthy_errors: int
+    healthy_symptoms: int = 0  # symptoms (warning level and up) detected on healthy scenarios
     failures: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        """DESIGN.md budget: every injected fault found, no error on a healthy run, cause first."""
+        """DESIGN.md's budget: no scenario failed to run, symptom recall >= ``RECALL_BUDGET``, no
+        warning-level symptom on a healthy seed, the expected cause first in at least
+        ``CAUSE_FIRST_BUDGET`` of the scenarios that name one."""
+        hits, judged = self.top1
         return (
             not self.failures
-            and (self.recall is None or self.recall == 1.0)
+            and (self.recall is None or self.recall >= RECALL_BUDGET)
             and self.healthy_errors == 0
-            and self.top1[0] == self.top1[1]
+            and self.healthy_symptoms == 0
+            and (judged == 0 or hits >= CAUSE_FIRST_BUDGET * judged)
         )
 
 
@@ -172,6 +183,7 @@ def summarize(outcomes: Sequence[Outcome]) -> Summary:
         top1=cause_accuracy(outcomes, 1),
         top3=cause_accuracy(outcomes, 3),
         healthy_errors=sum(n for _, n in healthy_false_alarms(outcomes)),
+        healthy_symptoms=sum(len(o.detected) for o in outcomes if o.healthy),
         failures=[f"{o.scenario}: {o.failure}" for o in outcomes if o.failure],
     )
 
@@ -244,8 +256,9 @@ def render_markdown(outcomes: Sequence[Outcome], *, title: str = "Scenario score
         f"- scenarios: {s.scenarios}",
         f"- symptom recall (micro): {_pct(s.recall)}; precision (micro): {_pct(s.precision)}",
         f"- expected cause ranked first: {_frac(s.top1)}; in the top 3: {_frac(s.top3)}",
-        f"- error-level findings on healthy runs: {s.healthy_errors}",
-        f"- result: {'PASS' if s.passed else 'FAIL'}",
+        f"- error-level findings on healthy runs: {s.healthy_errors}; warning-level symptoms on healthy runs: {s.healthy_symptoms}",
+        f"- result: {'PASS' if s.passed else 'FAIL'} (budget: recall >= {RECALL_BUDGET:.0%}, cause first >= "
+        f"{CAUSE_FIRST_BUDGET:.0%}, no symptom on a healthy run)",
         "",
         "## Per scenario",
         "",
@@ -300,7 +313,8 @@ def render_text(outcomes: Sequence[Outcome]) -> str:
         "",
         f"symptom recall {_pct(s.recall)}, precision {_pct(s.precision)}; "
         f"cause top-1 {_frac(s.top1)}, top-3 {_frac(s.top3)}; "
-        f"error findings on healthy runs: {s.healthy_errors}; {'PASS' if s.passed else 'FAIL'}",
+        f"error findings on healthy runs: {s.healthy_errors}, symptoms on healthy runs: {s.healthy_symptoms}; "
+        f"{'PASS' if s.passed else 'FAIL'}",
     ]
     return "\n".join(lines)
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..results import Finding
 from .base import Example, RuleContext
-from .common import EntropyView, entropy_view, is_classic_rl, solved
+from .common import EntropyView, entropy_view, is_classic_rl, kl_view, solved
 from .examples import decay, saturating
 from .inputs import early_late
 from .messages import fmt_num
@@ -31,7 +31,10 @@ class EntropyCollapse(SustainedRule[EntropyView]):
 
     When the reward rose clearly and ends at the top of its range (``common.solved``), the
     fall is an info note: a policy that solved its task (a math answer, a game) should become
-    confident.
+    confident.  Not when the KL to the reference ends above its healthy band (the band of
+    PD101): a reward ceiling reached by leaving the reference far behind is the policy
+    collapsing onto a few outputs that the reward happens to pay (a mode collapse at high KL,
+    the guide's policy collapse), not a solved task, and the drop is judged as without it.
 
     **Why it matters.** The policy puts all its mass on a few outputs: mode collapse, repeated
     answers, no exploration; with RLHF often the footprint of reward hacking.
@@ -76,7 +79,10 @@ class EntropyCollapse(SustainedRule[EntropyView]):
         if is_classic_rl(ctx.run):
             severe = False  # a deterministic policy at convergence is normal in classic RL
         done = solved(ctx)
-        evidence = ([view.note] if view.note else []) + ([done] if done else [])
+        away = _far_from_reference(ctx) if done else None
+        if away:
+            done = None
+        evidence = ([view.note] if view.note else []) + ([done] if done else []) + ([away] if away else [])
         observed = {"first": first, "late": late, "drop": drop, "min": float(np.min(view.values))}
         severity = "info" if done else ("error" if severe else "warning")
         yield self.incident(ctx, st, observed=observed, end_step=int(view.steps[-1]), severity=severity, evidence=evidence, fmt={"change": change})
@@ -108,3 +114,18 @@ class EntropyCollapse(SustainedRule[EntropyView]):
     def good_example(cls):
         # entropy eases down by a third and stays there
         return Example(series={"policy/entropy": saturating(150, 2.5, 1.7, sd=0.05, seed=47)})
+
+
+def _far_from_reference(ctx: RuleContext) -> str | None:
+    """Evidence text when ``kl/ref``'s last window (its median) is above its healthy band."""
+    view = kl_view(ctx)
+    if view is None or len(view.values) < 3:
+        return None
+    _, late, _ = early_late(view.values)
+    if not late > view.band:
+        return None
+    return (
+        f"the reward ends at the top of its range, but the KL to the reference ends at {fmt_num(late)} {view.unit}, "
+        f"above its band ({fmt_num(view.band)}): the policy left its reference to get there, a collapse, not a solved task"
+    )
+
