@@ -191,12 +191,17 @@ def _grpo_beta0_series() -> dict[str, list[float]]:
     }
 
 
-def test_critic_free_grpo_says_so_once(tmp_path):
+def _grpo_beta0_trainer_state(tmp_path):
+    """A 30-step GRPO beta-0 run as TRL's trainer_state.json; the folder holding it."""
     log = tmp_path / "grpo" / "trainer_state.json"
     log.parent.mkdir()
     hist = [{"step": i + 1, **{k: v[i] for k, v in _grpo_beta0_series().items()}} for i in range(30)]
     log.write_text(json.dumps({"global_step": 30, "log_history": hist}))
-    report = analyze(log.parent)
+    return log.parent
+
+
+def test_critic_free_grpo_says_so_once(tmp_path):
+    report = analyze(_grpo_beta0_trainer_state(tmp_path))
     (rr,) = report.runs
     assert rr.run.critic_free and rr.run.kl_off
     value_rules = [n for n in rr.not_applicable if any(m.startswith(("loss/value", "value/")) for m in n.missing)]
@@ -457,11 +462,7 @@ def test_a_resumed_event_file_stays_with_its_run(writer, tmp_path):
 def test_critic_free_healthy_reason_says_critic_free_in_every_format(tmp_path):
     # issue 15 §5: a healthy GRPO run logs ``loss`` (its policy loss) and has no critic by design;
     # its reason must say so, not "not judged: no policy/value loss metric logged"
-    log = tmp_path / "grpo" / "trainer_state.json"
-    log.parent.mkdir()
-    hist = [{"step": i + 1, **{k: v[i] for k, v in _grpo_beta0_series().items()}} for i in range(30)]
-    log.write_text(json.dumps({"global_step": 30, "log_history": hist}))
-    report = analyze(log.parent)
+    report = analyze(_grpo_beta0_trainer_state(tmp_path))
     (rr,) = report.runs
     assert rr.verdict == "healthy"
     reason = rr.verdict_reason
