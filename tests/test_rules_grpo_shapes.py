@@ -276,3 +276,28 @@ def test_entropy_collapse_at_a_reward_ceiling_far_from_the_reference_is_a_collap
     assert found.severity == "error"
     assert any("left its reference" in e for e in found.evidence)
     assert not any("solved its task" in e for e in found.evidence)
+
+
+# -- diagnose: zero-std groups at the reward's ceiling are a saturated task, not a weak signal ---
+def identical_groups(reward: np.ndarray) -> Example:
+    return Example(
+        series={"reward/score": reward, "reward/std": np.zeros(N), "reward/zero_std_frac": np.ones(N)},
+        framework="trl_grpo",
+    )
+
+
+def weak_signal_weight(example: Example) -> float:
+    return sum(e.weight for e in collect(example_run(example), ["weak-learning-signal"])["weak-learning-signal"])
+
+
+def test_groups_that_agree_at_the_reward_ceiling_argue_against_a_weak_signal():
+    """grpo-lr-x1000 (held-out seed 13): every sample scores 1.0 from step 3, so every group's std is 0."""
+    reward = np.r_[0.14, 0.17, np.ones(N - 2)]
+    assert weak_signal_weight(identical_groups(reward)) < 0
+
+
+def test_groups_that_agree_at_the_bottom_still_support_a_weak_signal():
+    """A sparse reward that almost never pays: the groups agree at 0."""
+    reward = np.zeros(N)
+    reward[[30, 77]] = 0.03
+    assert weak_signal_weight(identical_groups(reward)) > 1.0

@@ -234,15 +234,35 @@ def lr_too_low(v: _View) -> list[Evidence]:
     return []
 
 
+def _at_reward_top(v: _View) -> float | None:
+    """The reward's top value when its median sits there (within 1 % of its range): most
+    batches score the best the run ever scored, else None."""
+    score = v.values("reward/score")
+    if len(score) < 3:
+        return None
+    lo, hi = float(score.min()), float(score.max())
+    return hi if hi > lo and float(np.median(score)) >= hi - 0.01 * (hi - lo) else None
+
+
 def weak_learning_signal(v: _View) -> list[Evidence]:
+    """Groups (or batches) whose samples all score alike leave no advantage to learn from.
+
+    Not when they agree at the reward's top: in GRPO every sample of a group at a bounded
+    reward's ceiling gives a zero std (the "accuracy 1" groups that DAPO's dynamic sampling
+    filters out, arXiv:2503.14476): a saturated task, not a missing signal.  A sparse reward
+    that never pays agrees at its bottom, and still counts."""
     out = []
+    top = _at_reward_top(v)
     zero = v.median("reward/zero_std_frac")
+    std = v.median("reward/std")
+    if top is not None and ((zero is not None and zero > 0.5) or (std is not None and std < 1e-8)):
+        return [Evidence(-0.8, f"{v.raw('reward/score')} sits at its top ({_fmt(top)}) most of the run: "
+                               "groups agree because every sample earns the top reward, not for lack of signal")]
     if zero is not None:
         if zero > 0.5:
             out.append(Evidence(0.8, f"{v.raw('reward/zero_std_frac')} median {_fmt(zero)}: most prompt groups get identical rewards"))
         elif zero < 0.1:
             out.append(Evidence(-0.3, f"{v.raw('reward/zero_std_frac')} median {_fmt(zero)}: groups do see reward differences"))
-    std = v.median("reward/std")
     if std is not None and std < 1e-8:
         out.append(Evidence(0.8, f"{v.raw('reward/std')} is 0: the reward does not vary"))
     adv = v.median("adv/std")
