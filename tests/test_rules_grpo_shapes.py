@@ -301,3 +301,24 @@ def test_groups_that_agree_at_the_bottom_still_support_a_weak_signal():
     reward = np.zeros(N)
     reward[[30, 77]] = 0.03
     assert weak_signal_weight(identical_groups(reward)) > 1.0
+
+
+# -- PD203: a reward at its top from the first window is not a flat reward ------------------------
+def std_gone_at_the_top(kl_end: float) -> Example:
+    """Reward 0.14, 0.17, then at 1.0 (a few batches just under) to the end; its std 0.67, 0.32,
+    then the last stray samples (up to 0.04) and 0 from step 12 (every sample at 1.0)."""
+    early = np.array([0.0, 0.0, 0.0, 0.015, 0.042, 0.01, 0.02, 0.005, 0.01, 0.003])
+    std = np.r_[0.67, 0.32, early, np.zeros(N - 12)]
+    reward = np.r_[0.14, 0.17, 1.0 - early / 4, np.ones(N - 12)]
+    kl = np.r_[0.0, np.full(N - 1, kl_end)]
+    return Example(series={"reward/score": reward, "reward/std": std, "kl/ref": kl}, framework="trl_grpo", metric_info=TOKEN_KL)
+
+
+def test_spread_gone_at_a_reward_held_at_its_top_far_from_the_reference_is_not_stagnation():
+    """grpo-lr-x1000, held-out seed 13: KL 8 nats/token, one fixed response scoring 1.0."""
+    (found,) = fire(RewardStdCollapse, std_gone_at_the_top(kl_end=8.0))
+    assert found.symptom == "reward_hacking"
+
+
+def test_spread_gone_at_a_reward_held_at_its_top_near_the_reference_is_success():
+    assert fire(RewardStdCollapse, std_gone_at_the_top(kl_end=0.05)) == []

@@ -27,7 +27,9 @@ class RewardStdCollapse(Rule):
       (Bhatia-Davis: variance <= (max - mean)(mean - min)), and a policy that stays near the
       reference while doing so has learned the task, not exploited the reward;
     * reward flat: stagnation, every response scores the same, so the advantages, and the
-      learning signal, vanish (GRPO's ``frac_reward_zero_std`` case);
+      learning signal, vanish (GRPO's ``frac_reward_zero_std`` case); but a reward that reached
+      its top inside the first window and holds it (its median at its maximum) is read as a
+      rising one: the spread is gone because every sample scores the top;
     * reward fell: entropy collapse, the policy degenerated into responses the reward cannot
       tell apart (typically after a KL blow-up).
 
@@ -84,6 +86,10 @@ class RewardStdCollapse(Rule):
                     trend = 1 if r.change > 0 else -1
                 se = r.noise * np.sqrt(2.0 / max(1, r.window))
                 at_ceiling = r.last >= float(np.percentile(rv, 95)) - 2 * se
+                if trend == 0 and _held_at_top(rv):
+                    # reached its top inside the first window and stayed (no early-vs-late change
+                    # to measure): the spread vanished because every sample scores the top
+                    trend = 1
         temperature = cfg_float(ctx.run, "temperature")
         if trend > 0 and temperature is not None and temperature_regime(temperature) == "greedy":
             symptom = "stagnation"
@@ -134,3 +140,10 @@ class RewardStdCollapse(Rule):
     @classmethod
     def good_example(cls):
         return Example(series={"reward/std": flat(150, 0.9, 0.05, seed=18), "reward/score": saturating(150, 0.0, 3.0, sd=0.1)})
+
+
+def _held_at_top(values: np.ndarray) -> bool:
+    """The reward's median sits at its maximum (within 1 % of its range): most batches score
+    the best the run ever scored."""
+    lo, hi = float(values.min()), float(values.max())
+    return hi > lo and float(np.median(values)) >= hi - 0.01 * (hi - lo)
