@@ -318,6 +318,9 @@ def test_spread_gone_at_a_reward_held_at_its_top_far_from_the_reference_is_not_s
     """grpo-lr-x1000, held-out seed 13: KL 8 nats/token, one fixed response scoring 1.0."""
     (found,) = fire(RewardStdCollapse, std_gone_at_the_top(kl_end=8.0))
     assert found.symptom == "reward_hacking"
+    # the spread fell inside the first window: the message names the level before the fall
+    # (0.67 and 0.32 at steps 0-1), not the first window's median of the collapsed points
+    assert found.observed["first"] > 0.3 and "fell from 0.495 to 0" in found.message
 
 
 def test_spread_gone_at_a_reward_held_at_its_top_near_the_reference_is_success():

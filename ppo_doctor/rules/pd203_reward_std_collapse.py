@@ -114,6 +114,10 @@ class RewardStdCollapse(Rule):
             symptom, meaning = "stagnation", "every response scores alike, so advantages and the learning signal vanish"
             causes = {"weak-learning-signal": 0.9, "reward-model-flawed": 0.4}
         span = mask_to_spans(s, v <= p["drop"] * first, v, peak="min")[0]
+        if span.start_idx > 0:
+            # a fall inside the first window leaves its median near the collapsed level: the
+            # message says the level the spread fell from, the points before the stretch
+            first = max(first, float(np.median(v[: span.start_idx])))
         yield incident(
             self,
             ctx,
