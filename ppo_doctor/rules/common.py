@@ -195,6 +195,25 @@ def solved(ctx: RuleContext, min_points: int = 20) -> str | None:
     return f"the reward rose {fmt_num(t.first)} -> {fmt_num(t.last)} and ends at the top of its range: the policy solved its task"
 
 
+# Counters that a trainer resets at the start of each training call while the step axis goes on:
+# SB3's ``time/iterations`` is a local of ``OnPolicyAlgorithm.learn`` (``iteration = 0``, logged by
+# ``_dump_logs``), so a second ``learn(..., reset_num_timesteps=False)`` restarts it at 1 while
+# ``time/total_timesteps``, the step, continues.  Curricula and environment swaps are written so
+# (``model.set_env(harder); model.learn(...)``).
+PHASE_COUNTERS = ("time/iterations",)
+
+
+def phase_starts(ctx: RuleContext) -> list[int]:
+    """Steps where a new training call began on a continuing step axis: a phase counter
+    (:data:`PHASE_COUNTERS`) fell back.  What the reward measures may change there."""
+    out: list[int] = []
+    for metric in PHASE_COUNTERS:
+        if ctx.has(metric):
+            s, v = finite_xy(*ctx.arrays(metric))
+            out += [int(x) for x in s[1:][np.diff(v) < 0]]
+    return sorted(set(out))
+
+
 # -- series access ----------------------------------------------------------------------
 def sustain_window(n: int, lo: int = 3, hi: int = 20, share: float = 0.6) -> tuple[int, int]:
     """(k, window) for "k of window consecutive points": 5 % of the run, 3..20 points, 60 % of it.

@@ -9,6 +9,7 @@ import numpy as np
 from ..detect import PeakDrop, peak_drop
 from ..results import Finding
 from .base import Example, Rule, RuleContext
+from .common import phase_starts
 from .examples import flat, saturating
 from .messages import fmt_num
 
@@ -57,8 +58,15 @@ class RewardCollapse(Rule):
     high or not annealed, too many epochs on each batch) or the critic's errors grew; in RLHF
     it follows a KL blow-up.  The best checkpoint is the one at the peak.
 
+    When the fall begins where a new training call began on the same step axis (SB3's
+    ``time/iterations`` restarts at 1 while the timesteps go on: ``common.phase_starts``), between
+    the peak's window and the point where the reward fell, the finding is an info note: a
+    second ``learn()`` call is how curricula and environment changes are written, so the
+    reward may measure a harder task from there, which the log cannot tell.
+
     **Known false positives.** A curriculum or an environment that gets harder during the run
-    (the reward's meaning changed); a reward that is re-scaled mid-run.
+    (the reward's meaning changed) without a visible new training call; a reward that is
+    re-scaled mid-run.
 
     **Source.** Engstrom et al. 2020 "Implementation Matters" (LR annealing); Huang et al. 2022
     "The 37 implementation details of PPO"; Dohare et al. 2023 "Overcoming policy collapse in
@@ -83,6 +91,8 @@ class RewardCollapse(Rule):
             return
         s, pd = found
         rose = pd.gain >= p["min_gain"] * max(pd.noise_se, 1e-12)
+        lo, hi = int(s[max(0, pd.peak_idx - pd.window)]), int(s[pd.fall_idx])
+        phase = next((x for x in phase_starts(ctx) if lo <= x <= hi), None)
         if rose:
             rise = f"climbed from {fmt_num(pd.first)} to a peak level of {fmt_num(pd.peak)} at step {int(s[pd.peak_idx])}"
             lost = f"{pd.lost_share:.0%} of the gain lost"
@@ -97,8 +107,11 @@ class RewardCollapse(Rule):
             threshold_step=int(s[pd.fall_idx]),
             peak_step=int(s[pd.peak_idx]),
             end_step=int(s[-1]),
-            severity="error" if not rose or pd.lost_share >= p["error_drop"] else "warning",
-            evidence=[
+            severity="info" if phase is not None else ("error" if not rose or pd.lost_share >= p["error_drop"] else "warning"),
+            evidence=([f"a new training call began at step {phase} (time/iterations restarts while the steps go on): "
+                       "a curriculum stage or a new environment there would change what the reward measures; "
+                       "the log cannot tell, so this is a note"] if phase is not None else [])
+            + [
                 f"gain {fmt_num(pd.gain)} = {fmt_num(pd.gain / max(pd.noise_se, 1e-12))} noise s.e. of a window median"
                 if rose
                 else f"fall {fmt_num(pd.fall)} = {fmt_num(pd.fall / max(pd.noise_se, 1e-12))} noise s.e. of a window median"
