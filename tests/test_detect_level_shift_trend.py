@@ -33,3 +33,14 @@ def test_short_and_empty_trend_inputs():
     assert np.isnan(theil_sen([1], [2.0])[0])
     assert np.isnan(theil_sen([3, 3], [1.0, 2.0])[0])
     assert summarize([], []).n == 0
+
+
+def test_held_at_max_is_the_top_when_most_points_sit_there():
+    from ppo_doctor.detect import held_at_max
+
+    assert held_at_max(np.r_[0.14, 0.17, np.ones(30)]) == 1.0
+    assert held_at_max(np.r_[0.0, 0.5, 0.99, np.ones(3), np.nan]) == 1.0  # median 0.995, NaN ignored
+    assert held_at_max(np.r_[0.0, 0.5, 0.9, 1.0, 1.0]) is None  # median 0.9: not within 1 % of the range
+    assert held_at_max(np.r_[np.zeros(30), 0.03, 0.03]) is None  # a sparse reward sits at its bottom
+    assert held_at_max(np.ones(10)) is None  # flat: no top to reach
+    assert held_at_max(np.array([np.nan])) is None

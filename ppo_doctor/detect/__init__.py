@@ -24,7 +24,7 @@ from ._util import approx_median, block_min, finite_xy, noise_sd, quantiles, rob
 from .spike import default_window, robust_z, spike_scores, spikes
 from .sustained import sustained_mask, sustained_spans
 from .threshold import above, below, outside
-from .trend import TrendSummary, first_last, summarize, theil_sen
+from .trend import TrendSummary, first_last, held_at_max, summarize, theil_sen
 
 __all__ = [
     "Span",
@@ -49,6 +49,7 @@ __all__ = [
     "noise_sd",
     "theil_sen",
     "first_last",
+    "held_at_max",
     "summarize",
     "TrendSummary",
     "flat_mask",

@@ -50,6 +50,18 @@ def first_last(values: ArrayLike, window: int) -> tuple[float, float]:
     return float(np.median(v[:w])), float(np.median(v[-w:]))
 
 
+def held_at_max(values: ArrayLike, tol: float = 0.01) -> float | None:
+    """The series' maximum when its median sits there (within ``tol`` of its range): most
+    points are at the highest level the series ever reached; None for a flat series or one
+    whose median lies lower."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if len(v) == 0:
+        return None
+    lo, hi = float(v.min()), float(v.max())
+    return hi if hi > lo and float(np.median(v)) >= hi - tol * (hi - lo) else None
+
+
 @dataclass(frozen=True)
 class TrendSummary:
     """How a series moved over a run, with enough context to judge it against noise."""

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..detect import held_at_max
 from ..frameworks import GRPO_FRAMEWORKS
 from ..frameworks import domain as framework_domain
 from ..hparams import temperature_regime
@@ -234,16 +235,6 @@ def lr_too_low(v: _View) -> list[Evidence]:
     return []
 
 
-def _at_reward_top(v: _View) -> float | None:
-    """The reward's top value when its median sits there (within 1 % of its range): most
-    batches score the best the run ever scored, else None."""
-    score = v.values("reward/score")
-    if len(score) < 3:
-        return None
-    lo, hi = float(score.min()), float(score.max())
-    return hi if hi > lo and float(np.median(score)) >= hi - 0.01 * (hi - lo) else None
-
-
 def weak_learning_signal(v: _View) -> list[Evidence]:
     """Groups (or batches) whose samples all score alike leave no advantage to learn from.
 
@@ -252,7 +243,8 @@ def weak_learning_signal(v: _View) -> list[Evidence]:
     filters out, arXiv:2503.14476): a saturated task, not a missing signal.  A sparse reward
     that never pays agrees at its bottom, and still counts."""
     out = []
-    top = _at_reward_top(v)
+    score = v.values("reward/score")
+    top = held_at_max(score) if len(score) >= 3 else None  # most batches score the run's best
     zero = v.median("reward/zero_std_frac")
     std = v.median("reward/std")
     if top is not None and ((zero is not None and zero > 0.5) or (std is not None and std < 1e-8)):

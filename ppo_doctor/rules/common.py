@@ -143,15 +143,24 @@ LEARNING_RISE = 3.0
 NAN_CAUSES = {"implementation-bug": 0.7, "lr-too-high": 0.5, "reward-not-normalized": 0.3, "no-grad-clipping": 0.3}
 
 
-def _rising_reward(ctx: RuleContext, min_points: int) -> tuple[TrendSummary, np.ndarray] | None:
-    """The reward's trend summary and finite values when it rose clearly (by at least
-    :data:`LEARNING_RISE` noise standard errors over at least ``min_points`` points), else None."""
+def reward_arrays(ctx: RuleContext, min_points: int) -> tuple[str, np.ndarray, np.ndarray] | None:
+    """``(metric, steps, values)`` of the mean reward (``reward/score``, else ``reward/total``),
+    finite, when it has at least ``min_points`` points; else None.  For rules that read the
+    reward beside their own metric."""
     metric = ctx.first_present("reward/score", "reward/total")
     if metric is None:
         return None
     s, v = ctx.finite(metric)
-    if len(v) < min_points:
+    return (metric, s, v) if len(v) >= min_points else None
+
+
+def _rising_reward(ctx: RuleContext, min_points: int) -> tuple[TrendSummary, np.ndarray] | None:
+    """The reward's trend summary and finite values when it rose clearly (by at least
+    :data:`LEARNING_RISE` noise standard errors over at least ``min_points`` points), else None."""
+    reward = reward_arrays(ctx, min_points)
+    if reward is None:
         return None
+    _, s, v = reward
     t = summarize(s, v)
     if not (t.change > 0 and t.change_in_noise >= LEARNING_RISE):
         return None

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import mask_to_spans, summarize
+from ..detect import held_at_max, mask_to_spans, summarize
 from ..hparams import temperature_regime
 from .base import Example, Rule
-from .common import cfg_float, incident, kl_view
+from .common import cfg_float, incident, kl_view, reward_arrays
 from .examples import decay, flat, ramp, saturating
 from .inputs import early_late
 from .messages import fmt_num
@@ -77,19 +77,18 @@ class RewardStdCollapse(Rule):
             return
         trend = 0  # +1 rose, -1 fell, 0 no significant change
         at_ceiling = False
-        rmetric = ctx.first_present("reward/score", "reward/total")
-        if rmetric is not None:
-            rs, rv = ctx.finite(rmetric)
-            if len(rv) >= p["min_points"]:
-                r = summarize(rs, rv)
-                if abs(r.change_in_noise) >= p["min_change"]:
-                    trend = 1 if r.change > 0 else -1
-                se = r.noise * np.sqrt(2.0 / max(1, r.window))
-                at_ceiling = r.last >= float(np.percentile(rv, 95)) - 2 * se
-                if trend == 0 and _held_at_top(rv):
-                    # reached its top inside the first window and stayed (no early-vs-late change
-                    # to measure): the spread vanished because every sample scores the top
-                    trend = 1
+        reward = reward_arrays(ctx, p["min_points"])
+        if reward is not None:
+            _, rs, rv = reward
+            r = summarize(rs, rv)
+            if abs(r.change_in_noise) >= p["min_change"]:
+                trend = 1 if r.change > 0 else -1
+            se = r.noise * np.sqrt(2.0 / max(1, r.window))
+            at_ceiling = r.last >= float(np.percentile(rv, 95)) - 2 * se
+            if trend == 0 and held_at_max(rv) is not None:
+                # reached its top inside the first window and stayed (no early-vs-late change
+                # to measure): the spread vanished because every sample scores the top
+                trend = 1
         temperature = cfg_float(ctx.run, "temperature")
         if trend > 0 and temperature is not None and temperature_regime(temperature) == "greedy":
             symptom = "stagnation"
@@ -145,9 +144,3 @@ class RewardStdCollapse(Rule):
     def good_example(cls):
         return Example(series={"reward/std": flat(150, 0.9, 0.05, seed=18), "reward/score": saturating(150, 0.0, 3.0, sd=0.1)})
 
-
-def _held_at_top(values: np.ndarray) -> bool:
-    """The reward's median sits at its maximum (within 1 % of its range): most batches score
-    the best the run ever scored."""
-    lo, hi = float(values.min()), float(values.max())
-    return hi > lo and float(np.median(values)) >= hi - 0.01 * (hi - lo)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..detect import sustained_spans
 from .base import Example, Rule, RuleContext
-from .common import incident, sustain_window
+from .common import incident, reward_arrays, sustain_window
 from .examples import decay, flat
 from .inputs import early_late
 
@@ -109,11 +109,9 @@ class VanishingGradients(Rule):
 def _reward_stop(ctx: RuleContext, min_points: int) -> tuple[str, int] | None:
     """``(reward metric, its last finite step)`` when the reward stops before the run's last
     logged gradient norm; None when it goes on to the end or was never logged enough."""
-    metric = ctx.first_present("reward/score", "reward/total")
-    if metric is None:
+    reward = reward_arrays(ctx, min_points)
+    if reward is None:
         return None
-    s, _ = ctx.finite(metric)
-    if len(s) < min_points:
-        return None
+    metric, s, _ = reward
     ends = [int(ctx.arrays(m)[0][-1]) for m in ("grad/norm", "grad/norm_critic") if ctx.has(m) and len(ctx.arrays(m)[0])]
     return (metric, int(s[-1])) if ends and int(s[-1]) < max(ends) else None
