@@ -196,6 +196,12 @@ class Monitor:
         run_id: the run's name in reports.
         path: where the run writes (shown in reports; nothing is read from it).
         source: the ``source`` column of the points.
+        planned_steps: the step the run is planned to end at (the Trainer's ``max_steps``);
+            it tells :meth:`check` how far the run stands, so that a rule judging an absence of
+            progress waits for its fair share of the plan (:mod:`ppo_doctor.standing`).  None:
+            read from ``hparams`` (``max_steps``, ``total_timesteps`` ...) when they give it;
+            with no plan at all, such rules stay info notes until :meth:`report`.
+        warmup_steps: learning-rate warm-up steps (None: read from ``hparams``).
     """
 
     def __init__(
@@ -206,7 +212,13 @@ class Monitor:
         run_id: str = "live",
         path: str = "",
         source: str = "monitor",
+        planned_steps: int | None = None,
+        warmup_steps: int | None = None,
     ) -> None:
+        if planned_steps is not None and planned_steps < 1:
+            raise ValueError(f"planned_steps must be >= 1, got {planned_steps}")
+        self.planned_steps = planned_steps
+        self.warmup_steps = warmup_steps
         self.config = Config.coerce(config)
         self.hparams: dict[str, Any] = dict(hparams or {})
         self.run_id = run_id
@@ -314,18 +326,25 @@ class Monitor:
             (raw.eval_series if is_eval_key(tag) else raw.series).append(series)
         return raw
 
-    def run(self) -> Run:
-        """The run as a :class:`~ppo_doctor.run.Run` (canonicalised exactly as offline)."""
+    def run(self, *, live: bool = False) -> Run:
+        """The run as a :class:`~ppo_doctor.run.Run` (canonicalised exactly as offline), with the
+        plan given to the Monitor; ``live``: the run is still training (:meth:`check`'s view)."""
+        run = build_run(self.run_id, self.path, "live", [], self.raw_run(), self.config.aliases)
+        if self.planned_steps is not None:
+            run.planned_steps, run.planned_from = self.planned_steps, "Monitor(planned_steps)"
+        if self.warmup_steps is not None:
+            run.warmup_steps = self.warmup_steps
+        run.live = live
+        return run
 
-        return build_run(self.run_id, self.path, "live", [], self.raw_run(), self.config.aliases)
-
-    def run_report(self) -> RunReport:
-        """The :class:`RunReport` of everything logged so far (computed afresh)."""
-
-        return analyze_run(self.run(), self.config)
+    def run_report(self, *, live: bool = False) -> RunReport:
+        """The :class:`RunReport` of everything logged so far (computed afresh); ``live`` judges
+        it as a run still training, else as a run that ended where its log ends."""
+        return analyze_run(self.run(live=live), self.config)
 
     def report(self) -> Report:
-        """The full Report of everything logged so far: ``analyze`` of the same points."""
+        """The full Report of everything logged so far, as of a run that ended here: ``analyze``
+        of the same points (with the plan given to the Monitor)."""
         return Report(runs=[self.run_report()], rules=registry.metadata(self.config.select, self.config.ignore))
 
     def check(self) -> list[Finding]:
@@ -335,7 +354,7 @@ class Monitor:
         :attr:`last_causes`, :attr:`last_verdict`): the run frame the rules read is a copy of
         the points and is freed, so a check leaves no more memory behind than the columns.
         """
-        rr = self.run_report()
+        rr = self.run_report(live=True)
         self.last_findings, self.last_causes, self.last_verdict = rr.findings, rr.causes, rr.verdict
         return self._announcer.update(rr.findings)
 
@@ -345,16 +364,29 @@ class Monitor:
         return self._announcer.previous(finding)
 
 
-def replay(run: Run, *, check_every: int = 10, config: Config | Mapping[str, Any] | None = None) -> tuple[Monitor, list[tuple[int, Finding]]]:
+def replay(
+    run: Run,
+    *,
+    check_every: int = 10,
+    config: Config | Mapping[str, Any] | None = None,
+    planned_steps: int | None = None,
+) -> tuple[Monitor, list[tuple[int, Finding]]]:
     """Feed a finished run to a new Monitor step by step as its loop would have, checking every
     ``check_every`` logged steps (0: never); returns the Monitor and each ``(step, finding)``
     alert.  Shows how early the live checks would have spoken (docs/live.md).
+
+    The Monitor is told the run's plan as its trainer would have been: ``planned_steps``, else
+    the plan its log gives (``max_steps`` ...), else its last logged step (a finished log is as
+    long as it was planned to be, which is what the Trainer's ``max_steps`` tells a callback).
 
     The points go in per step in step order with their raw tags (a tag logged twice at one step
     goes into a second call, so nothing is merged away), each text sample with its step; the
     Monitor's report then equals the offline report of the run (tests/test_monitor.py).
     """
-    mon = Monitor(config, hparams=run.raw_config, run_id=run.id, path=run.path)
+    if planned_steps is None:
+        rng = run.frame.step_range()
+        planned_steps = run.planned_steps or (max(1, rng[1]) if rng else None)
+    mon = Monitor(config, hparams=run.raw_config, run_id=run.id, path=run.path, planned_steps=planned_steps, warmup_steps=run.warmup_steps)
     texts: dict[int, list[dict[str, Any]]] = {}
     for t in run.texts:
         texts.setdefault(t.step, []).append({"tag": t.tag, "completion": t.text, "prompt": t.prompt, "reward": t.reward})

@@ -243,6 +243,7 @@ class RunReport:
             "metrics": dict(sorted(((c, r) for r, c in run.mapping.items()), key=lambda kv: kv[0])),
             "unmapped": list(run.unmapped),
             "by_design": dict(run.by_design),
+            "standing": run.standing.to_dict(),
             "config": {k: _plain(v) for k, v in run.config.items()},
             "verdict": self.verdict,
             "verdict_reason": self.verdict_reason,

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from .frame import ReadIssue, RunFrame, TextSample
+from .standing import Standing
 
 
 @dataclass
@@ -54,6 +55,25 @@ class Run:
     # what the run lacks by design, family -> why (ppo_doctor.design): "critic" for a
     # critic-free run (GRPO, RLOO, REINFORCE++), "kl" when the KL term is off by configuration
     by_design: dict[str, str] = field(default_factory=dict)
+    # where the run stands (ppo_doctor.standing): its planned last step and where that was read
+    # (None: unknown), its learning-rate warm-up, and whether it is still being written (live)
+    planned_steps: int | None = None
+    planned_from: str = ""
+    warmup_steps: int = 0
+    live: bool = False
+
+    @property
+    def standing(self) -> Standing:
+        """How far the run got against its plan (its last and first logged steps)."""
+        rng = self.frame.step_range()
+        return Standing(
+            done=None if rng is None else rng[1],
+            first=None if rng is None else rng[0],
+            planned=self.planned_steps,
+            planned_from=self.planned_from,
+            warmup=self.warmup_steps,
+            live=self.live,
+        )
 
     @property
     def critic_free(self) -> bool:

@@ -8,6 +8,12 @@ canonicalisation, rules and ranking as ``check``).  Each new or changed finding 
 with ``--format jsonl``; ``--exec CMD`` runs CMD (through the shell) once per new finding with
 the event as JSON on its stdin, for the user's own notifier (we ship no network code).
 
+One training is one run: when discovery regroups files already followed into a new run (a
+Trainer's ``runs/<date>_<host>/`` TensorBoard folder, then the ``trainer_state.json`` it writes
+into ``output_dir`` at the end), the new run takes over their followers and what was said about
+them, so nothing is announced twice.  The runs are analysed as live (:mod:`ppo_doctor.standing`:
+a rule that judges an absence of progress waits for the run's fair share of its plan).
+
 It ends when every run has been idle (no file changed) for ``--idle`` seconds, or on Ctrl-C.
 The closing verdicts are :func:`ppo_doctor.analyze` of the folder (the offline report, which
 also reports any damage that remained), and the exit code is ``check``'s: 0 when no finding is
@@ -90,8 +96,7 @@ class Watcher:
         for source in sources:
             state = self.runs.get(source.id)
             if state is None:
-                state = self.runs[source.id] = _RunState(source.id, str(source.root), last_change=now)
-                self.emit({"event": "run", "run": source.id, "path": str(source.root), "time": now})
+                state = self.runs[source.id] = self._adopt(source.id, str(source.root), [str(f) for _, f in source.files], now)
             changed = False
             for fmt, fpath in source.files:
                 tail = state.tails.get(str(fpath))
@@ -108,7 +113,24 @@ class Watcher:
 
             runs, _ = _read_source(source, self.config.aliases, read_file)
             for run in runs:
+                run.live = True
                 self._announce(analyze_run(run, self.config))
+
+    def _adopt(self, run_id: str, root: str, files: list[str], now: float) -> _RunState:
+        """The state of a run seen for the first time: it takes over the followers and the
+        announcements of the runs whose files it now holds (the same training, regrouped); a run
+        that holds none of them is announced as new."""
+        state = _RunState(run_id, root, last_change=now)
+        wanted = set(files)
+        for old_id in [k for k, old in self.runs.items() if wanted.intersection(old.tails)]:
+            old = self.runs.pop(old_id)
+            state.tails.update(old.tails)
+            for key in [k for k in self.announcers if k == old_id or k.startswith(old_id + "/")]:
+                self.announcers.setdefault(run_id + key[len(old_id) :], self.announcers.pop(key))
+            log.debug("watch: run %s continues as %s", old_id, run_id)
+        if not state.tails:
+            self.emit({"event": "run", "run": run_id, "path": root, "time": now})
+        return state
 
     def _announce(self, rr: RunReport) -> None:
         step = rr.run.frame.step_range()

@@ -72,6 +72,10 @@ _COMPRESSED_SUFFIX = re.compile(r"\.(?:gz|bz2|xz|zst|zip)$", re.IGNORECASE)
 # Files W&B writes beside a run's history (wandb/sdk: internal/internal.py, lib/filenames.py):
 # logs of the client and its service, the summary and system metadata, the pip freeze.
 WANDB_SIDE_FILES = frozenset({"debug.log", "debug-internal.log", "debug-core.log", "debug-cli.log", "wandb-summary.json", "wandb-metadata.json", "requirements.txt", "conda-environment.yaml"})
+# What ppo-doctor itself writes beside a run (DoctorCallback's reports in ``output_dir``, a
+# ``report --format json`` saved next to the logs): never a log of the run, never a read error.
+OWN_OUTPUTS = frozenset({"ppo-doctor.json", "ppo-doctor.html", "ppo-doctor.sarif", "ppo-doctor.md", "ppo-doctor.xml"})
+_OWN_JSON = re.compile(rb'^\s*\{\s*"schema_version"\s*:\s*\d+\s*,\s*"tool"\s*:\s*\{\s*"name"\s*:\s*"ppo-doctor"')
 _LOG_LIKE = re.compile(r"(tfevents|\.jsonl$|\.ndjson$|\.csv$|\.tsv$|\.wandb$|trainer_state\.json$|progress\.json$|metrics\.json$)")
 
 
@@ -237,8 +241,8 @@ class _Walker:
         return False
 
     def _file(self, file: Path, real: str | None = None) -> None:
-        if _wandb_side_file(file):
-            return  # W&B's logs and metadata: never a run, and not worth a note in a W&B folder
+        if _wandb_side_file(file) or file.name in OWN_OUTPUTS:
+            return  # W&B's logs and metadata, ppo-doctor's own reports: never a run, not worth a note
         fmt = self._sniff(file, quiet=True, real=real)
         if fmt is not None and not self._not_a_run(file, fmt):
             self.by_dir.setdefault(file.parent, []).append((fmt, file))
@@ -275,6 +279,8 @@ class _Walker:
             if not quiet or _LOG_LIKE.search(file.name):
                 self.issues.append(ReadIssue(shown, "empty file", level="warning"))
             return None
+        if _OWN_JSON.match(head):
+            return None  # a ppo-doctor JSON report under another name
         packed = next(((kind, tool) for magic, kind, tool in _COMPRESSED if magic.match(head)), None)
         if packed is not None:
             if not quiet or _LOG_LIKE.search(_COMPRESSED_SUFFIX.sub("", file.name)):

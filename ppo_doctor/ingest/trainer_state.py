@@ -39,6 +39,9 @@ NAME = "trainer_state"
 # Keys of the summary row ``Trainer.train`` logs last (transformers trainer.py, ``speed_metrics``).
 SUMMARY_MARKERS = ("train_runtime", "train_samples_per_second", "train_steps_per_second")
 STEP_KEYS = ("step", "global_step")
+# The key of the rows ppo_doctor's DoctorCallback adds to ``log_history`` (its alerts): the
+# doctor's own words, never a metric of the run.
+DOCTOR_ROW_KEY = "ppo_doctor"
 
 _LEAD = re.compile(rb"(?:\xef\xbb\xbf)?\s*")
 _LOG_KEY = re.compile(rb'"(?:step|global_step)"\s*:')
@@ -169,6 +172,8 @@ def _rows_to_run(path: Path, rows: list, config: dict, issues: list[ReadIssue]) 
         keys = row.keys()
         if keys != last_keys:
             last_keys, kind = keys, _row_kind(row)
+        if kind == "doctor":
+            continue
         if kind == "summary":
             summary.update({k: v for k, v in row.items() if k not in STEP_KEYS})
         elif kind == "eval":
@@ -319,7 +324,10 @@ def _entries(data: bytes, start: int, end: int, sep: bytes, rows: np.ndarray, n:
 
 
 def _row_kind(row: dict) -> str:
-    """``summary`` (the Trainer's final train_runtime entry), ``eval`` (eval_/test_ keys) or ``train``."""
+    """``doctor`` (a DoctorCallback alert), ``summary`` (the Trainer's final train_runtime
+    entry), ``eval`` (eval_/test_ keys) or ``train``."""
+    if DOCTOR_ROW_KEY in row:
+        return "doctor"
     if any(k in row for k in SUMMARY_MARKERS):
         return "summary"
     if any(k.startswith(HF_EVAL_ROW_PREFIXES) for k in row):

@@ -11,9 +11,14 @@
 * New or changed findings go to ``logging`` (logger ``ppo_doctor.integrations.transformers``)
   and to ``state.log_history`` as ``{"step": N, "ppo_doctor": "<text>"}`` rows, naming the
   symptom, the onset and the top fix.
+* The Monitor is told ``state.max_steps`` and the warm-up of ``args``: a rule that judges an
+  absence of progress (no reward improvement, vanishing gradients ...) is an info note until
+  the run has had its fair share of the plan (:mod:`ppo_doctor.standing`), so a healthy run
+  whose reward is still flat at step 20 of 200 is not stopped.
 * ``stop_on`` (``"error"``, ``"warning"``, symptoms, rule codes or names, or a list of these;
-  see :func:`ppo_doctor.monitor.matches`) sets ``control.should_training_stop`` and
-  ``control.should_save`` and says why, so the trainer saves a checkpoint and exits cleanly.
+  see :func:`ppo_doctor.monitor.matches`) sets ``control.should_training_stop`` and says why,
+  with the finding's top fix and the steps not spent; ``control.should_save`` too unless
+  ``args.save_strategy`` is ``"no"`` (a user who saves nothing gets no checkpoint from us).
   The decision depends only on the logged numbers, which every rank of a distributed run
   logs alike, so all ranks stop together.
 * ``on_train_end`` writes ``ppo-doctor.json`` and ``ppo-doctor.html`` into ``args.output_dir``
@@ -21,6 +26,9 @@
 * Settings come from ``config`` when given, else from ``[tool.ppo-doctor]`` / ``ppo-doctor.toml``
   found from the working directory (:func:`ppo_doctor.config.resolve`); a bad file raises
   :class:`~ppo_doctor.errors.ConfigError` when the callback is built, before training starts.
+* It is visible with no logging set up, as the trainer's own messages are: when neither the
+  ``ppo_doctor`` loggers nor the root logger have a handler, its messages go to stderr as
+  ``[ppo-doctor] ...`` ("checking every N steps" at the start, alerts, where the report went).
 * It never breaks training: an internal error in a hook is logged once, with its traceback,
   and the callback does nothing from then on.
 
@@ -37,7 +45,7 @@ from typing import Any, Callable, Mapping, cast
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from ..config import Config, resolve
-from ..ingest.trainer_state import SUMMARY_MARKERS
+from ..ingest.trainer_state import DOCTOR_ROW_KEY, SUMMARY_MARKERS
 from ..monitor import Monitor, StopOn, describe, matches
 from ..report import RenderOptions, render
 from ..results import Finding
@@ -49,13 +57,41 @@ CHECK_SHARE = 0.03
 MIN_CHECK_EVERY = 10
 REPORT_JSON = "ppo-doctor.json"
 REPORT_HTML = "ppo-doctor.html"
-LOG_KEY = "ppo_doctor"
+LOG_KEY = DOCTOR_ROW_KEY
 
 
 def _history(state: TrainerState) -> list[dict[str, Any]]:
     """``state.log_history``, typed as what it holds (transformers annotates it float-valued, but
     its rows are JSON objects, and ours carry text)."""
     return cast("list[dict[str, Any]]", state.log_history)
+
+
+def _make_visible() -> None:
+    """Give this module's logger a stderr handler at INFO when nothing is configured (the way
+    ``transformers.utils.logging`` gives its library root logger one), so the start line, the
+    alerts and the report path are seen by a user who set up no logging."""
+    if log.handlers or logging.getLogger("ppo_doctor").handlers or logging.getLogger().handlers:
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("[ppo-doctor] %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
+def _warmup_steps(args: TrainingArguments, max_steps: int) -> int:
+    """The warm-up the Trainer's scheduler applies (``TrainingArguments.get_warmup_steps``)."""
+    get = getattr(args, "get_warmup_steps", None)
+    try:
+        return int(get(max_steps)) if callable(get) and max_steps > 0 else 0
+    except (TypeError, ValueError):
+        return 0
+
+
+def _saves(args: TrainingArguments) -> bool:
+    """Whether the user's ``save_strategy`` saves at all (``"no"`` saves nothing)."""
+    strategy = getattr(args, "save_strategy", "steps")
+    return str(getattr(strategy, "value", strategy)).lower() != "no"
 
 
 def default_check_every(max_steps: int) -> int:
@@ -123,26 +159,36 @@ class DoctorCallback(TrainerCallback):
             log.error("ppo-doctor: internal error, the callback stops checking this run", exc_info=True)
 
     def _begin(self, args: TrainingArguments, state: TrainerState) -> None:
-        self._every = self.check_every or default_check_every(int(state.max_steps or 0))
+        max_steps = int(state.max_steps or 0)
+        self._every = self.check_every or default_check_every(max_steps)
         hparams = args.to_dict() if hasattr(args, "to_dict") else {}
         run_id = str(getattr(args, "run_name", None) or Path(str(args.output_dir or "run")).name)
-        self.monitor = Monitor(self.config, hparams=hparams, run_id=run_id, path=str(args.output_dir or ""), source="trainer")
+        self.monitor = Monitor(
+            self.config,
+            hparams=hparams,
+            run_id=run_id,
+            path=str(args.output_dir or ""),
+            source="trainer",
+            planned_steps=max_steps if max_steps > 0 else None,
+            warmup_steps=_warmup_steps(args, max_steps),
+        )
         self._last_check_step = int(state.global_step or 0)
-        log.info("ppo-doctor: checking every %d steps%s", self._every, f", stopping on {self.stop_on}" if self.stop_on else "")
+        plan = f" of {max_steps}" if max_steps > 0 else ""
+        log.info("ppo-doctor: checking every %d steps%s%s", self._every, plan, f", stopping on {self.stop_on}" if self.stop_on else "")
 
     def _on_log(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, logs: dict[str, Any]) -> None:
         if self.monitor is None:  # a trainer that skipped on_train_begin
             self._begin(args, state)
         assert self.monitor is not None
-        if any(k in logs for k in SUMMARY_MARKERS):
+        if LOG_KEY in logs or any(k in logs for k in SUMMARY_MARKERS):
             return  # Trainer.train's closing speed/summary row: offline it goes to the config, not a series
         step = int(state.global_step)
         self.monitor.log(step, {k: v for k, v in logs.items() if k != "step"})
         if step - self._last_check_step >= self._every:
             self._last_check_step = step
-            self._check(state, control)
+            self._check(state, control, args)
 
-    def _check(self, state: TrainerState, control: TrainerControl | None) -> None:
+    def _check(self, state: TrainerState, control: TrainerControl | None, args: TrainingArguments | None = None) -> None:
         assert self.monitor is not None
         step = int(state.global_step)
         new = self.monitor.check()
@@ -158,10 +204,9 @@ class DoctorCallback(TrainerCallback):
         if hit is not None:
             self.stopped_by = hit
             control.should_training_stop = True
-            control.should_save = True
-            why = f"stopping training at step {step} (stop_on={self.stop_on!r}): {hit.code} {hit.name} [{hit.symptom}] on {hit.metric}"
-            if hit.start_step is not None:
-                why += f" from step {hit.start_step}"
+            if args is None or _saves(args):
+                control.should_save = True
+            why = stop_message(hit, step, int(state.max_steps or 0), self.monitor.last_causes, self.stop_on)
             log.error("ppo-doctor: %s", why)
             _history(state).append({"step": step, LOG_KEY: why})
 
@@ -185,4 +230,11 @@ class DoctorCallback(TrainerCallback):
         log.info("ppo-doctor: run %s is %s (%s); report in %s", rr.run.id, rr.verdict, rr.verdict_reason, out / REPORT_HTML)
 
 
-__all__ = ["DoctorCallback", "default_check_every"]
+def stop_message(hit: Finding, step: int, max_steps: int, causes: Any, stop_on: StopOn) -> str:
+    """Why training stops: the finding (code, symptom, metric, onset, message), the fix to try
+    first, and the steps the stop saves ("stopped at step 40 of 200: 160 steps not spent")."""
+    where = f"at step {step}" + (f" of {max_steps}: {max_steps - step} steps not spent" if max_steps > step else "")
+    return f"stopping training {where} (stop_on={stop_on!r}); {describe(hit, causes)}"
+
+
+__all__ = ["DoctorCallback", "default_check_every", "stop_message"]

@@ -17,6 +17,7 @@ from ..hparams import flatten_config, normalize_config
 from ..name_tokens import entropy_sign
 from ..run import MetricInfo, Run
 from .mapping import map_tags
+from .plan import planned_length, warmup_length
 from .vocabulary import FINAL_TOTALS
 
 log = logging.getLogger(__name__)
@@ -91,6 +92,7 @@ def build_run(
 
     for note in cfg_notes + result.notes:
         issues.append(ReadIssue(path=str(path), message=note, level="warning"))
+    planned, planned_from = planned_length(flat)
     return Run(
         id=run_id,
         path=str(path),
@@ -108,6 +110,9 @@ def build_run(
         restarts=restarts,
         eval_frame=eval_frame,
         by_design=by_design(framework, config, frame.has),
+        planned_steps=planned,
+        planned_from=planned_from,
+        warmup_steps=warmup_length(flat, planned),
     )
 
 

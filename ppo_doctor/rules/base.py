@@ -8,6 +8,13 @@ A rule module defines one subclass of :class:`Rule` with:
 * ``requires``: canonical metrics, each entry a metric name or a tuple meaning "any of";
 * ``params``: defaults, overridable from ``[tool.ppo-doctor.rules.<name>]``;
 * ``causes``: cause id -> support weight given to diagnosis when the rule fires;
+* ``evidence``: what kind of evidence the rule judges (DESIGN.md "Where the run stands"):
+  ``"event"`` (a NaN, an impossible negative KL, a KL far past its band, a spike, an explosion),
+  judged at once, or ``"trend"`` (an absence of progress or a slow drift: no improvement,
+  vanishing gradients, a critic that learns nothing, a frozen entropy), which is at most an info
+  note until the run has had a fair chance (:meth:`ppo_doctor.standing.Standing.fair`: the
+  ``fair_share`` parameter of its plan behind it, past warm-up; a trend rule gets that parameter,
+  so ``[rules.<name>] fair_share`` overrides it);
 * ``message``: a ``str.format`` template filled from params, the finding's metric,
   ``Finding.observed``, the finding's steps and ``fmt``; ``{x:num}`` formats a number (:mod:`.messages`), and a template
   that cannot be filled raises (a broken message is a bug of the rule);
@@ -21,7 +28,7 @@ A rule module defines one subclass of :class:`Rule` with:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, ClassVar, Iterable, Iterator
 
@@ -30,6 +37,7 @@ import pandas as pd
 
 from ..results import Finding
 from ..run import Run
+from ..standing import FAIR_SHARE, Standing
 from .inputs import Input, finite_series, resolve
 from .messages import render
 
@@ -78,6 +86,9 @@ class RuleContext:
         return None
 
 
+EVIDENCE = ("event", "trend")
+
+
 def requirement_text(need: str | tuple[str, ...] | list[str], sep: str = "|") -> str:
     """One ``Rule.requires`` entry as every report, listing and doc spells it: the metric, or
     an "any of" group joined by ``sep`` (``a|b`` in reports, ``a | b`` in prose)."""
@@ -95,6 +106,16 @@ class Rule:
     message: ClassVar[str] = ""
     # what the rule's findings observe: the logged scalars, or the generated text samples
     observes: ClassVar[str] = "metrics"
+    # "event" or "trend" (module docstring); a trend rule's share of the plan before it may warn
+    evidence: ClassVar[str] = "event"
+    fair_share: ClassVar[float] = FAIR_SHARE
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if cls.evidence not in EVIDENCE:
+            raise TypeError(f"{cls.__name__}.evidence must be one of {EVIDENCE}, got {cls.evidence!r}")
+        if cls.evidence == "trend" and "fair_share" not in cls.params:
+            cls.params = {**cls.params, "fair_share": cls.fair_share}
 
     # -- metadata -----------------------------------------------------------------------
     @classmethod
@@ -145,4 +166,25 @@ class Rule:
 
     def run(self, run: Run, overrides: dict[str, Any] | None = None) -> Iterator[Finding]:
         params = {**self.params, **(overrides or {})}
-        yield from self.evaluate(RuleContext(run=run, params=params, requires=self.requires))
+        findings = self.evaluate(RuleContext(run=run, params=params, requires=self.requires))
+        if self.evidence == "trend":
+            standing = run.standing
+            share = float(params["fair_share"])
+            if not standing.fair(share):
+                yield from (watched(f, standing, share) for f in findings)
+                return
+        yield from findings
+
+
+def watched(finding: Finding, standing: Standing, share: float) -> Finding:
+    """A trend rule's finding on a run that has not had a fair chance yet: an info note that says
+    so and when the rule will judge (a warning or an error is a claim about the whole run)."""
+    if finding.severity == "info":
+        return finding
+    if standing.planned is not None and standing.done is not None:
+        start = max(standing.warmup, standing.first or 0)
+        judged_from = start + int(round(share * (standing.planned - start)))
+        why = f"only {standing.done} of {standing.planned} planned steps so far; judged from step {judged_from}"
+    else:
+        why = "the run is still being written and its planned length is unknown; judged when it ends"
+    return replace(finding, severity="info", message=f"{finding.message} (watching: {why})")

@@ -149,6 +149,19 @@ def unhealthy_reason(findings: list[Finding], *, with_message: bool = True) -> s
 
 
 def verdict_for(run: Run, findings: list[Finding], not_applicable: list[NotApplicable]) -> tuple[str, str]:
+    """``(verdict, reason)`` (:func:`_verdict`), the reason saying where a run stands when it
+    stopped short of its plan or is still being written: "partial run: 40 of 200 planned steps
+    (20 %)" (an absence of progress is judged only on a fair share of the plan)."""
+    verdict, reason = _verdict(run, findings, not_applicable)
+    stand = run.standing
+    if stand.partial:
+        reason += f"; partial run: {stand.describe()}"
+    elif stand.live and stand.planned is None and stand.done is not None:
+        reason += f"; live: {stand.describe()}"
+    return verdict, reason
+
+
+def _verdict(run: Run, findings: list[Finding], not_applicable: list[NotApplicable]) -> tuple[str, str]:
     """``(verdict, reason)``, the one contract of every output (DESIGN.md "Verdict contract").
 
     * unhealthy: at least one warning- or error-level finding on a training symptom; the

@@ -24,6 +24,10 @@ class KLCoefRunaway(Rule):
     **Known false positives.** A very small initial beta that the controller legitimately
     raises to a working value, then holds (it stops rising, so the rule stays silent).
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** TRL logging docs on ``objective/kl_coef``; Ziegler et al. 2019 (arXiv
     1909.08593) adaptive controller (thresholds-and-peers.md §4.1).
     """
@@ -32,6 +36,7 @@ class KLCoefRunaway(Rule):
     name = "kl-coef-runaway"
     symptom = "kl_blowup"
     severity = "warning"
+    evidence = "trend"
     requires = ("kl/coef",)
     params = {"growth": 5.0, "min_points": 10}
     causes = {"lr-too-high": 0.5, "too-many-ppo-epochs": 0.4, "kl-coef-too-low": 0.4, "policy-not-from-sft": 0.2}

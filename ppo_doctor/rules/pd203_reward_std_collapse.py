@@ -54,6 +54,10 @@ class RewardStdCollapse(Rule):
     **Known false positives.** A reward that rose and whose spread collapsed while it still
     climbs (not yet at its top) in a log without a KL metric.
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** PTT reward_std rules, rlwatch reward-variance detector; huggingface/trl#204;
     TRL GRPO ``frac_reward_zero_std`` (thresholds-and-peers.md §1.2, §4.1, §5; formats.md §1d).
     """
@@ -62,6 +66,7 @@ class RewardStdCollapse(Rule):
     name = "reward-std-collapse"
     symptom = "reward_hacking"
     severity = "warning"
+    evidence = "trend"
     requires = ("reward/std",)
     params = {"drop": 0.1, "min_change": 3.0, "min_points": 20}
     causes = {"reward-model-flawed": 0.6, "kl-coef-too-low": 0.5, "weak-learning-signal": 0.3}

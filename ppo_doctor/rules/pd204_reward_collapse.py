@@ -68,6 +68,10 @@ class RewardCollapse(Rule):
     (the reward's meaning changed) without a visible new training call; a reward that is
     re-scaled mid-run.
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** Engstrom et al. 2020 "Implementation Matters" (LR annealing); Huang et al. 2022
     "The 37 implementation details of PPO"; Dohare et al. 2023 "Overcoming policy collapse in
     deep RL" (performance collapse of long PPO runs).
@@ -77,6 +81,7 @@ class RewardCollapse(Rule):
     name = "reward-collapse"
     symptom = "reward_collapse"
     severity = "warning"
+    evidence = "trend"
     requires = (("reward/score", "reward/total"),)
     params = {"min_gain": 4.0, "drop": 0.5, "error_drop": 0.8, "min_points": 30}
     causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.6, "no-lr-annealing": 0.6, "value-undertrained": 0.4, "kl-coef-too-low": 0.3}

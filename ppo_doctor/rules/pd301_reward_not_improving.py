@@ -74,6 +74,10 @@ class RewardNotImproving(Rule):
     **Known false positives.** Short runs and runs resumed after convergence (the reward is
     already at its plateau); rewards that are binary and rare early on.
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** guides-digest.md ("Vanishing gradients / stalled training"); rlwatch's
     monotone-reward check; DeepDiagnosis' "loss not decreasing" (thresholds-and-peers.md §1).
     """
@@ -82,6 +86,7 @@ class RewardNotImproving(Rule):
     name = "reward-not-improving"
     symptom = "stagnation"
     severity = "warning"
+    evidence = "trend"
     requires = (("reward/score", "reward/total"),)
     params = {"min_rise": 2.0, "min_points": 20}
     causes = {"weak-learning-signal": 0.8, "lr-too-low": 0.5, "reward-model-flawed": 0.2}

@@ -33,6 +33,10 @@ class VanishingGradients(Rule):
     **Known false positives.** Runs that legitimately converge to a sharp optimum in classic
     RL; a logged norm that is post-clip and scaled.
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** PTT grad-norm rule (< 0.01x the early baseline = vanish); DeepDiagnosis mean
     |g| < 1e-7; AUTOTRAINER vanishing-gradient ratio (thresholds-and-peers.md §1.1, §4.1).
     """
@@ -41,6 +45,7 @@ class VanishingGradients(Rule):
     name = "vanishing-gradients"
     symptom = "stagnation"
     severity = "warning"
+    evidence = "trend"
     requires = (("grad/norm", "grad/norm_critic"),)
     params = {"factor": 0.01, "after_reward_factor": 0.1, "min_points": 10}
     causes = {"weak-learning-signal": 0.7, "implementation-bug": 0.4, "lr-too-low": 0.3}

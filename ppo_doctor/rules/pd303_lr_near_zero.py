@@ -26,6 +26,10 @@ class LRNearZero(Rule):
     **Known false positives.** A learning rate logged in a scaled unit, or a frozen-policy
     control run.
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** Reference recipes (thresholds-and-peers.md §4.2); guide: stalled training with
     the learning rate too low (guides-digest.md).
     """
@@ -34,6 +38,7 @@ class LRNearZero(Rule):
     name = "lr-near-zero"
     symptom = "stagnation"
     severity = "warning"
+    evidence = "trend"
     requires = ()
     params = {"min_lr": 1e-8}
     causes = {"lr-too-low": 1.0}

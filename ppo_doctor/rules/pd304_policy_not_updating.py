@@ -42,6 +42,10 @@ class PolicyNotUpdating(Rule):
     **Known false positives.** Logs where the clip fraction is not computed (always written as
     0) by the framework.
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** BytedTsinghua-SIA/DAPO#11, verl-project/verl#791 (thresholds-and-peers.md §4.1,
     §5); TRL/CleanRL clipfrac definitions (formats.md §1b, §6).
     """
@@ -50,6 +54,7 @@ class PolicyNotUpdating(Rule):
     name = "policy-not-updating"
     symptom = "stagnation"
     severity = "warning"
+    evidence = "trend"
     requires = (("policy/clipfrac", "kl/old"),)
     params = {"share": 0.9, "kl_floor": 1e-9, "min_points": 10, "frozen_points": 100}
     causes = {"lr-too-low": 0.8, "implementation-bug": 0.6}

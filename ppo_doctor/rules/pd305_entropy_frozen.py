@@ -35,6 +35,10 @@ class EntropyFrozen(Rule):
     **Known false positives.** Entropy logged from a fixed evaluation distribution, or a
     constant placeholder value written by a custom logger.
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** guides-digest.md ("vanishing gradients / stalled training"); Andy Jones'
     "Debugging RL" notes (entropy/log|A| starts near 1 and should fall); DeepDiagnosis'
     "unchanging tensor" check (thresholds-and-peers.md §1.1, §4.1).
@@ -44,6 +48,7 @@ class EntropyFrozen(Rule):
     name = "entropy-frozen"
     symptom = "stagnation"
     severity = "warning"
+    evidence = "trend"
     requires = (("policy/entropy", "loss/entropy"),)
     params = {"tolerance": 1e-4, "share": 0.9, "min_points": 20}
     causes = {"lr-too-low": 0.8, "implementation-bug": 0.6, "weak-learning-signal": 0.5}

@@ -35,6 +35,10 @@ class ValueLossRising(Rule):
     **Known false positives.** Classic-RL runs whose returns grow as the agent improves are
     covered by the reward-scale adjustment only when a reward metric is logged.
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** guides-digest.md ("Value loss too high"); DeepSpeedExamples#556; TRL docs
     ("value loss will spike / NaN when not going well") (thresholds-and-peers.md §4.1, §5).
     """
@@ -43,6 +47,7 @@ class ValueLossRising(Rule):
     name = "value-loss-rising"
     symptom = "value_instability"
     severity = "warning"
+    evidence = "trend"
     requires = ("loss/value",)
     params = {"factor": 4.0, "trough_floor": 0.01, "min_share": 0.1, "min_points": 20}
     causes = {"value-lr-mistuned": 0.8, "reward-not-normalized": 0.7, "value-undertrained": 0.4, "gae-lambda": 0.2}

@@ -39,6 +39,10 @@ class ExplainedVarianceNegative(SustainedRule[Input]):
     absolute error is tiny; the median resists isolated swings, not a whole run of them.  Runs
     where EV is computed on a tiny batch.
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** PTT (EV < 0.1 flagged); CleanRL's formula; verl#498 (EV of -72 with a NaN value
     loss); SB3#324 / baselines#975 (EV negative before a collapse) (thresholds-and-peers.md
     §4.1, §5).
@@ -48,6 +52,7 @@ class ExplainedVarianceNegative(SustainedRule[Input]):
     name = "explained-variance-negative"
     symptom = "value_instability"
     severity = "warning"
+    evidence = "trend"
     requires = ("value/explained_var",)
     params = {"warmup": 0.1, "margin": 0.05, "error_below": -1.0, "min_points": 10}
     causes = {"value-undertrained": 0.8, "value-lr-mistuned": 0.7, "reward-not-normalized": 0.4, "gae-lambda": 0.2}

@@ -26,6 +26,10 @@ class ValueLossVsRewardScale(Rule):
     **Known false positives.** Value losses that include a large constant term; rewards that
     are all near 0 with rare large payoffs.
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** guides-digest.md ("Value loss too high"; value-function instability: value LR,
     undertrained critic); PTT value_loss > 0.5 warns it is scale-dependent (thresholds-and-peers.md
     §4.1); DeepSpeedExamples#556.
@@ -35,6 +39,7 @@ class ValueLossVsRewardScale(Rule):
     name = "value-loss-vs-reward-scale"
     symptom = "value_instability"
     severity = "warning"
+    evidence = "trend"
     requires = ("loss/value", ("reward/score", "reward/total", "return/mean"))
     params = {"max_ratio": 1.0, "min_points": 20}
     causes = {"value-undertrained": 0.7, "value-lr-mistuned": 0.7, "reward-not-normalized": 0.5}

@@ -46,6 +46,10 @@ class CriticNotLearning(Rule):
     **Known false positives.** Sparse-reward tasks whose returns carry almost no learnable
     variance; a critic that was pre-trained, so its first loss is already its best.
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** guides-digest.md ("Value loss too high"; value-function instability: value LR,
     undertrained critic, unnormalised rewards); PTT explained variance < 0.1; CleanRL's
     ``1 - Var(y - v)/Var(y)``; DeepSpeedExamples#556 (thresholds-and-peers.md §4.1, §5).
@@ -55,6 +59,7 @@ class CriticNotLearning(Rule):
     name = "critic-not-learning"
     symptom = "value_instability"
     severity = "warning"
+    evidence = "trend"
     requires = ("loss/value", ("value/explained_var", "reward/std"))
     params = {"ev_max": 0.1, "min_points": 20}
     causes = {"value-undertrained": 0.7, "value-lr-mistuned": 0.6, "reward-not-normalized": 0.6, "gae-lambda": 0.2}

@@ -36,6 +36,10 @@ class ValueLagsReturns(Rule):
     has no spread to measure against, and the 10 % floor keeps such runs quiet unless the
     gap is large against the returns themselves.
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** guides-digest.md (value-function instability; reward normalisation); TRL
     legacy ``ppo/val/mean`` and ``ppo/returns/mean``, veRL ``critic/values/mean`` and
     ``critic/returns/mean`` (formats.md §1, §2); DeepSpeedExamples#556 (thresholds-and-peers.md §5).
@@ -45,6 +49,7 @@ class ValueLagsReturns(Rule):
     name = "value-lags-returns"
     symptom = "value_instability"
     severity = "warning"
+    evidence = "trend"
     requires = ("value/mean", "return/mean", "reward/std")
     params = {"bias_max": 1.0, "rel_min": 0.1, "min_points": 20}
     causes = {"reward-not-normalized": 0.7, "value-lr-mistuned": 0.5, "value-undertrained": 0.5}

@@ -25,6 +25,10 @@ class RewardOscillation(OscillationRule[Input]):
     reward; classic-RL episode returns averaged over a sliding window of episodes, which are
     strongly autocorrelated (raise ``min_structure`` for those).
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** guides-digest.md ("Performance fluctuation"); AUTOTRAINER's oscillating-loss
     rule (adjacent extrema gaps over a share of epochs) (thresholds-and-peers.md §1.1).
     """
@@ -33,6 +37,7 @@ class RewardOscillation(OscillationRule[Input]):
     name = "reward-oscillation"
     symptom = "oscillation"
     severity = "warning"
+    evidence = "trend"
     requires = (("reward/score", "reward/total"),)
     causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.5, "batch-too-large": 0.3, "value-lr-mistuned": 0.3}
     message = "reward oscillates: {swings} swings of about +-{amplitude:num} (period ~{period:num} steps), not dying out"

@@ -24,6 +24,10 @@ class KLOscillation(OscillationRule[KLView]):
     **Known false positives.** An adaptive KL controller with a short horizon legitimately
     oscillates a little around its target (small amplitude: filtered by ``min_rel_amplitude``).
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** guides-digest.md ("Performance fluctuation: reward or KL swing back and forth
     without converging"); AUTOTRAINER oscillation rule (thresholds-and-peers.md §1.1).
     """
@@ -32,6 +36,7 @@ class KLOscillation(OscillationRule[KLView]):
     name = "kl-oscillation"
     symptom = "oscillation"
     severity = "warning"
+    evidence = "trend"
     requires = ("kl/ref",)
     causes = {"lr-too-high": 0.7, "too-many-ppo-epochs": 0.5, "kl-coef-too-low": 0.3, "batch-too-large": 0.3}
     message = "KL to the reference oscillates: {swings} swings of about +-{amplitude:num} {unit} (period ~{period:num} steps)"

@@ -28,6 +28,10 @@ class GradClipSaturated(Rule):
     **Known false positives.** Frameworks that log the post-clip norm (then it never exceeds the
     limit and the rule is silent); a deliberately tight clip.
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** guides-digest.md ("watch gradient magnitudes; clipping helps with explosions");
     PTT grad-norm rule (> 10x = explode); CleanRL/37-details max_grad_norm 0.5; veRL/OpenRLHF
     log the pre-clip norm (formats.md §3) (thresholds-and-peers.md §4.1, §4.2).
@@ -37,6 +41,7 @@ class GradClipSaturated(Rule):
     name = "grad-clip-saturated"
     symptom = "gradient_explosion"
     severity = "warning"
+    evidence = "trend"
     requires = ("grad/norm",)
     params = {"share": 0.9, "ratio": 3.0, "warn_ratio": 10.0, "min_points": 20}
     causes = {"lr-too-high": 0.6, "reward-not-normalized": 0.5, "reward-not-clipped": 0.3}

@@ -36,6 +36,10 @@ class MetricStops(Rule):
     **Known false positives.** Metrics a trainer logs only in some phases (evaluation, a
     warm-up); a run resumed with a different logging config.
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** TRL ``GRPOTrainer`` logging (``_metrics`` averaged with ``nanmean``; a key whose
     values are all NaN becomes ``None``) and HF Trainer ``log_history``; formats.md §12.3 (NaN
     encodings).
@@ -45,6 +49,7 @@ class MetricStops(Rule):
     name = "metric-stops"
     symptom = "nan"
     severity = "error"
+    evidence = "trend"
     requires = ()
     params = {"min_points": 10, "min_missing": 3}
     causes = NAN_CAUSES

@@ -43,6 +43,10 @@ class EntropyCollapse(SustainedRule[EntropyView]):
     confident); entropy logged as a sequence sum without the response length (a shorter answer
     reads as lower entropy).
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** PTT (entropy drop >= 50 % or floor 0.1), rlwatch (< 1.0 for 50 steps), Andy
     Jones' RL debugging notes; huggingface/trl#204 (thresholds-and-peers.md §4.1, §5); SB3 sign
     convention (formats.md §7).
@@ -52,6 +56,7 @@ class EntropyCollapse(SustainedRule[EntropyView]):
     name = "entropy-collapse"
     symptom = "entropy_collapse"
     severity = "warning"
+    evidence = "trend"
     requires = (("policy/entropy", "loss/entropy"),)
     params = {"drop": 0.6, "error_drop": 0.9, "floor": 0.05, "abs_drop": 4.6, "min_points": 20}
     causes = {"kl-coef-too-low": 0.6, "lr-too-high": 0.6, "reward-model-flawed": 0.4, "too-many-ppo-epochs": 0.3}

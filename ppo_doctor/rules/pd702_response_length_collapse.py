@@ -35,6 +35,10 @@ class ResponseLengthCollapse(SustainedRule[Input]):
     **Known false positives.** Runs with a deliberate length penalty; tasks whose SFT answers
     were padded with filler the RL stage rightly removes.
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** PTT output-length drop rule (>= 20 % warn, >= 35 % high); N+ implementation
     details for RLHF with PPO (EOS handling) (thresholds-and-peers.md §4.1, §4.2).
     """
@@ -43,6 +47,7 @@ class ResponseLengthCollapse(SustainedRule[Input]):
     name = "response-length-collapse"
     symptom = "entropy_collapse"
     severity = "warning"
+    evidence = "trend"
     requires = ("len/response_mean",)
     params = {"ratio": 0.5, "empty": 1.0, "eos_only": 3.0, "min_points": 20}
     causes = {"reward-model-flawed": 0.5, "kl-coef-too-low": 0.4, "generation-settings": 0.4, "implementation-bug": 0.3}

@@ -28,6 +28,10 @@ class ResponseLengthExplosion(Rule):
     **Known false positives.** Tasks where longer reasoning is the goal (long chain-of-thought
     GRPO runs grow their length on purpose); check the samples.
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** Secrets of RLHF Part I (arXiv 2307.04964); OpenRLHF/OpenRLHF#236 (also #693);
     DeepSpeedExamples#556 (thresholds-and-peers.md §4.1, §5).
     """
@@ -36,6 +40,7 @@ class ResponseLengthExplosion(Rule):
     name = "response-length-explosion"
     symptom = "reward_hacking"
     severity = "warning"
+    evidence = "trend"
     requires = (("len/response_mean", "len/response_clip_ratio"),)
     params = {"growth": 2.0, "clip_share": 0.5, "min_points": 20}
     causes = {"reward-hacking-length": 0.9, "reward-model-flawed": 0.7, "kl-coef-too-low": 0.5}

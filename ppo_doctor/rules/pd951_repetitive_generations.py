@@ -32,6 +32,10 @@ class RepetitiveGenerations(TextSampleRule):
     **Known false positives.** Lists, code and poems with refrains; very short samples (below
     six 3-grams they count as not repeated).
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** guides-digest.md ("inspect generated text"); OpenLMLab/MOSS-RLHF#17; OLMo 2 on
     repeated n-grams (thresholds-and-peers.md §2.1, §5).
     """
@@ -40,6 +44,7 @@ class RepetitiveGenerations(TextSampleRule):
     name = "repetitive-generations"
     symptom = "reward_hacking"
     severity = "warning"
+    evidence = "trend"
     requires = ()
     params = {"max_repetition": 0.5, "min_increase": 0.2}
     causes = {"reward-model-flawed": 1.0, "reward-hacking-length": 0.8, "kl-coef-too-low": 0.5}

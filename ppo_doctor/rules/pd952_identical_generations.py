@@ -23,6 +23,10 @@ class IdenticalGenerations(TextSampleRule):
     **Known false positives.** Tasks with one canonical answer (classification-style prompts,
     refusals by design); samples that all come from the same prompt.
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** huggingface/trl#204; guides-digest.md ("compare with the SFT model's samples")
     (thresholds-and-peers.md §5).
     """
@@ -31,6 +35,7 @@ class IdenticalGenerations(TextSampleRule):
     name = "identical-generations"
     symptom = "entropy_collapse"
     severity = "warning"
+    evidence = "trend"
     requires = ()
     params = {"max_share": 0.5, "min_samples": 4}
     causes = {"kl-coef-too-low": 0.8, "reward-model-flawed": 0.7, "lr-too-high": 0.4}

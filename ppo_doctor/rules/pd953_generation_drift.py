@@ -31,6 +31,10 @@ class GenerationDrift(TextSampleRule):
     **Known false positives.** Tasks whose outputs are code, math or markup (many symbols by
     nature), or whose style is meant to change (a persona).
 
+    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
+    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
+    saying what is watched (:mod:`ppo_doctor.standing`).
+
     **Source.** TRL Training FAQ ("why a reference model and KL"); guides-digest.md ("compare
     with the SFT model's samples").
     """
@@ -39,6 +43,7 @@ class GenerationDrift(TextSampleRule):
     name = "generation-drift"
     symptom = "reward_hacking"
     severity = "warning"
+    evidence = "trend"
     requires = ()
     params = {"max_unusual": 0.1, "max_js": 0.6}
     causes = {"reward-model-flawed": 0.9, "kl-coef-too-low": 0.6}

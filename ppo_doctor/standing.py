@@ -1,0 +1,99 @@
+"""Where a run stands: how far it got against how far it was planned to go (DESIGN.md "Where the
+run stands").
+
+A rule that judges an *absence of progress* (the reward did not improve, the gradients vanished,
+the critic learns nothing) reads "the whole run".  On a run that is still training, or that was
+killed, the whole run so far is a prefix: GRPO rewards on small models often stay flat for the first
+fifth of a run and rise after it.  Such a rule may only reach a warning or an error once the run has
+had a *fair chance*: a share of its plan behind it (past its learning-rate warm-up), judged here.
+
+The plan comes from the log or the caller: ``max_steps`` of a ``trainer_state.json`` and of the
+Trainer's state (HF ``TrainerState.max_steps``), ``total_timesteps`` of an SB3 / CleanRL config,
+``trainer.total_training_steps`` of veRL, ``Monitor(planned_steps=...)``.  When none says so, an
+offline log is taken as finished (nothing says otherwise), a live one as unfinished.
+
+This module is a leaf: it knows steps and numbers, nothing of rules or reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# A run within this share of its plan has finished it: SB3 logs its last iteration at the first
+# multiple of n_steps x n_envs past total_timesteps, a trainer killed in its very last steps is done
+# for every purpose a verdict serves.
+FINISHED_SHARE = 0.95
+# The share of its plan (after warm-up) a run must have behind it before an absence of progress
+# may be called a symptom.  Half a run: the GRPO reference runs of this project that learn start
+# rising by a fifth to a third of their plan (docs/live.md, "what a prefix shows"), so a flat first
+# half is something the finished run keeps.  Rules may ask for more or less (``Rule.fair_share``);
+# ``[rules.<name>] fair_share`` overrides it.
+FAIR_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Standing:
+    """How far a run got (``done``: its last logged step) against its plan.
+
+    ``planned``: the planned last step (None: unknown); ``planned_from``: where that figure was
+    read (``"max_steps"``, ``"total_timesteps"``, ``"Monitor(planned_steps)"`` ...); ``warmup``:
+    steps of learning-rate warm-up (0 when none is known); ``live``: the run is still being
+    written (a Monitor, ``watch``), so an unknown plan is not taken as finished.
+    """
+
+    done: int | None
+    planned: int | None = None
+    planned_from: str = ""
+    warmup: int = 0
+    live: bool = False
+    first: int | None = None
+
+    @property
+    def share(self) -> float | None:
+        """Share of the plan behind the run (from its first step), or None when the plan is unknown."""
+        if self.planned is None or self.done is None:
+            return None
+        start = self.first if self.first is not None and self.first < self.planned else 0
+        span = self.planned - start
+        return 1.0 if span <= 0 else max(0.0, min(1.0, (self.done - start) / span))
+
+    @property
+    def finished(self) -> bool | None:
+        """True when the run reached its plan, False when it stopped short of it, None when the
+        plan is unknown (an offline log is then taken as finished by :meth:`fair`)."""
+        share = self.share
+        return None if share is None else share >= FINISHED_SHARE
+
+    @property
+    def partial(self) -> bool:
+        """The run stopped (or stands) short of its known plan."""
+        return self.finished is False
+
+    def fair(self, share: float = FAIR_SHARE) -> bool:
+        """Whether an absence of progress may be judged: at least ``share`` of the plan after
+        warm-up is behind the run.  With no known plan, an offline log is judged as finished and a
+        live one is not judged."""
+        if self.planned is None or self.done is None:
+            return not self.live
+        start = max(self.warmup, self.first or 0)
+        if self.planned <= start:
+            return self.done >= self.planned
+        return (self.done - start) >= share * (self.planned - start)
+
+    def describe(self) -> str:
+        """"40 of 200 planned steps (20 %)", "step 40, plan unknown" or "" when nothing is known."""
+        if self.done is None:
+            return ""
+        if self.planned is None:
+            return f"step {self.done}, planned length unknown" if self.live else ""
+        share = self.share or 0.0
+        return f"{self.done} of {self.planned} planned steps ({share:.0%})"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"steps_done": self.done, "planned_steps": self.planned, "partial": self.partial, "live": self.live}
+        if self.planned_from:
+            out["planned_from"] = self.planned_from
+        return out
+
+
+__all__ = ["FAIR_SHARE", "FINISHED_SHARE", "Standing"]
