@@ -96,31 +96,50 @@ class Announcer:
     drift that became an error).  An onset that moves while the incident goes on (a change
     point re-estimated on more data, a text rule's "late samples" window sliding with the run)
     is the same trouble and is not said again.
+
+    A warning is said once two successive reports hold it (the same code and metric, steps
+    overlapping): on a growing log a warning seen by one check and gone at the next was the edge
+    of the data speaking (a sparse GRPO reward's first successes read as spikes on 20 points,
+    benchmarks/live_replay.py), and a warning is a claim about the run.  Errors (a NaN, a KL far
+    past its band) and notes are said at once; ``final=True`` (the run ended: nothing more can
+    confirm) says every pending warning.
     """
 
     def __init__(self) -> None:
         self._seen: dict[tuple[str, str], _Announced] = {}
         self._previous: dict[int, Finding | None] = {}
+        self._pending: dict[tuple[str, str], list[tuple[float, float]]] = {}
 
-    def update(self, findings: Iterable[Finding]) -> list[Finding]:
-        """The findings of a new report that are new or changed."""
+    def update(self, findings: Iterable[Finding], *, final: bool = False) -> list[Finding]:
+        """The findings of a new report that are new or changed (see the class docstring)."""
         out: list[Finding] = []
         self._previous = {}
+        pending: dict[tuple[str, str], list[tuple[float, float]]] = {}
         for f in findings:
-            seen = self._seen.setdefault((f.code, f.metric), _Announced())
+            key = (f.code, f.metric)
+            seen = self._seen.setdefault(key, _Announced())
             lo = -math.inf if f.start_step is None else float(f.start_step)
             hi = math.inf if f.end_step is None else float(f.end_step)
             hit = next((sp for sp in seen.spans if sp[0] <= hi and lo <= sp[1]), None)
             rank = SEVERITY_RANK[f.severity]
+            if not (hit is None or rank > seen.rank):
+                if hit is not None:
+                    hit[0], hit[1] = min(hit[0], lo), max(hit[1], hi)
+                continue
+            if f.severity == "warning" and not final:
+                confirmed = any(a <= hi and lo <= b for a, b in self._pending.get(key, ()))
+                if not confirmed:
+                    pending.setdefault(key, []).append((lo, hi))
+                    continue
             if hit is None:
                 seen.spans.append([lo, hi])
             else:
                 hit[0], hit[1] = min(hit[0], lo), max(hit[1], hi)
-            if hit is None or rank > seen.rank:
-                self._previous[id(f)] = None if hit is None else seen.last
-                seen.rank = max(seen.rank, rank)
-                seen.last = f
-                out.append(f)
+            self._previous[id(f)] = None if hit is None else seen.last
+            seen.rank = max(seen.rank, rank)
+            seen.last = f
+            out.append(f)
+        self._pending = pending
         return out
 
     def previous(self, finding: Finding) -> Finding | None:
@@ -347,8 +366,10 @@ class Monitor:
         of the same points (with the plan given to the Monitor)."""
         return Report(runs=[self.run_report()], rules=registry.metadata(self.config.select, self.config.ignore))
 
-    def check(self) -> list[Finding]:
-        """Findings that are new incidents, or whose severity rose, since the last check.
+    def check(self, *, final: bool = False) -> list[Finding]:
+        """Findings that are new incidents, or whose severity rose, since the last check
+        (:class:`Announcer`: a warning once two checks hold it; ``final``: the run ended, say
+        every pending warning).
 
         Only the findings, causes and verdict of the check are kept (:attr:`last_findings`,
         :attr:`last_causes`, :attr:`last_verdict`): the run frame the rules read is a copy of
@@ -356,7 +377,7 @@ class Monitor:
         """
         rr = self.run_report(live=True)
         self.last_findings, self.last_causes, self.last_verdict = rr.findings, rr.causes, rr.verdict
-        return self._announcer.update(rr.findings)
+        return self._announcer.update(rr.findings, final=final)
 
     def previous(self, finding: Finding) -> Finding | None:
         """For a finding the last :meth:`check` returned: the version of the same code and
@@ -398,7 +419,7 @@ def replay(
     for step, samples in texts.items():  # samples at steps without metrics
         mon.log(step, {}, samples)
     if check_every:
-        alerts.extend((mon.last_step or 0, f) for f in mon.check())
+        alerts.extend((mon.last_step or 0, f) for f in mon.check(final=True))
     return mon, alerts
 
 

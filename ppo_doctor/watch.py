@@ -132,10 +132,10 @@ class Watcher:
             self.emit({"event": "run", "run": run_id, "path": root, "time": now})
         return state
 
-    def _announce(self, rr: RunReport) -> None:
+    def _announce(self, rr: RunReport, *, final: bool = False) -> None:
         step = rr.run.frame.step_range()
         announcer = self.announcers.setdefault(rr.run.id, Announcer())
-        for f in announcer.update(rr.findings):
+        for f in announcer.update(rr.findings, final=final):
             self.emit(self.finding_event(rr.run.id, f, announcer.previous(f), rr.causes, None if step is None else step[1]))
 
     def finding_event(self, run_id: str, f: Finding, before: Finding | None, causes: list[RankedCause], step: int | None) -> dict[str, Any]:
@@ -162,7 +162,7 @@ class Watcher:
 
         report: Report = analyze(self.path, self.config)
         for rr in report.runs:
-            self._announce(rr)  # what only the final read shows is said too
+            self._announce(rr, final=True)  # what only the final read shows is said too
         if not report.runs:
             code = EXIT_ERROR
         else:

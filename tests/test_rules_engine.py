@@ -135,11 +135,18 @@ def test_unknown_when_nothing_can_be_judged():
 
 
 def test_healthy_without_kl_says_kl_was_not_judged():
-    run = example_run(Example(series={"reward/score": saturating(100, 0, 2, sd=0.1), "loss/policy": flat(100, 0.0, 0.05)}, framework="trl_grpo"))
+    series = {"reward/score": saturating(100, 0, 2, sd=0.1), "loss/policy": flat(100, 0.0, 0.05)}
+    # a GRPO run without ``beta`` in its config ran with TRL's default 0: KL off by design, PD902 a note
+    run = example_run(Example(series=series, framework="trl_grpo"))
+    findings, na = run_rules(run, {})
+    verdict, reason = verdict_for(run, findings, na)
+    assert verdict == "healthy" and "KL off by configuration" in reason
+    assert [(f.code, f.severity) for f in findings if f.code == "PD902"] == [("PD902", "info")]
+    # beta 0.04 and no KL logged: healthy on what it logs, never "healthy on KL"
+    run = example_run(Example(series=series, config={"kl_coef": 0.04}, framework="trl_grpo"))
     findings, na = run_rules(run, {})
     verdict, reason = verdict_for(run, findings, na)
     assert verdict == "healthy" and "no KL metric" in reason
-    assert [(f.code, f.severity) for f in findings if f.code == "PD902"] == [("PD902", "info")]
 
 
 def test_warnings_make_a_run_unhealthy_with_a_one_sentence_reason():

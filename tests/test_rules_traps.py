@@ -349,7 +349,7 @@ def test_three_decimal_zero_lr_defers_to_the_config():
     zero = {"opt/lr": flat(50, 0.0), "reward/score": saturating(50, 0, 1, sd=0.05)}
     assert codes_of(example_run(Example(series=zero, config={"lr": 1e-6}, framework="verl")), "PD303") == set()
     assert fired(example_run(Example(series=zero, framework="verl")), "PD303") == {("PD303", "info")}
-    assert fired(example_run(Example(series=zero, config={"lr": 0.0})), "PD303") == {("PD303", "warning")}
+    assert fired(example_run(Example(series=zero, config={"lr": 0.0})), "PD303") == {("PD303", "error")}
 
 
 def test_frozen_uniform_policy_is_stagnation():

@@ -294,6 +294,27 @@ CAUSES: tuple[Cause, ...] = (
         (),
     ),
     Cause(
+        "reward-function-nan",
+        "The reward function returns NaN (or nothing)",
+        "A reward that turns NaN at a step and stays so comes from the scorer, not from the update: a "
+        "division by zero or a log of 0 in a rule-based reward, a reward model whose logits overflow, a "
+        "verifier that fails and returns None. TRL's GRPOTrainer averages the rewards with nanmean and "
+        "logs null (trainer_state.json) or nothing (TensorBoard) for a key that is all NaN; the "
+        "advantages of those groups are 0 or NaN, so the gradients collapse and the run stops learning.",
+        (
+            "Make the reward function return a finite float for every completion: guard divisions and logs, "
+            "catch the scorer's exceptions and return a penalty (e.g. 0 or -1) instead of NaN or None.",
+            "In TRL, None is only for a completion a reward function does not apply to; make sure at least one "
+            "reward function scores every sample (TRL warns 'All reward functions returned None').",
+            "Run the reward function on a few logged completions of the step where the reward stopped, and "
+            "assert `math.isfinite` on its outputs in a unit test.",
+            "For a reward model: check its dtype (fp16 logits overflow), and clip or normalise its scores.",
+        ),
+        "TRL GRPOTrainer (_calculate_rewards: torch.nanmean; 'All reward functions returned None' warning); "
+        "guide 000 cause 4 (implementation errors)",
+        (),
+    ),
+    Cause(
         "lr-too-low",
         "Learning rate too low (or stuck at 0)",
         "Updates are too small to change the policy: reward plateaus, KL stays near 0 and nothing improves; "

@@ -191,7 +191,7 @@ class DoctorCallback(TrainerCallback):
     def _check(self, state: TrainerState, control: TrainerControl | None, args: TrainingArguments | None = None) -> None:
         assert self.monitor is not None
         step = int(state.global_step)
-        new = self.monitor.check()
+        new = self.monitor.check(final=control is None)
         for f in new:
             before = self.monitor.previous(f)
             text = ("changed: " if before is not None else "") + describe(f, self.monitor.last_causes)
@@ -213,8 +213,8 @@ class DoctorCallback(TrainerCallback):
     def _end(self, args: TrainingArguments, state: TrainerState) -> None:
         if self.monitor is None or not self.monitor.points:
             return
-        if self.monitor.last_step != self._last_check_step:
-            self._check(state, None)  # what the last interval found is still announced
+        # the run ended: what the last interval found, and warnings no later check can confirm
+        self._check(state, None)
         if not self.write_reports or not state.is_world_process_zero:
             return
 

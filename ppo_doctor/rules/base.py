@@ -14,7 +14,7 @@ A rule module defines one subclass of :class:`Rule` with:
   vanishing gradients, a critic that learns nothing, a frozen entropy), which is at most an info
   note until the run has had a fair chance (:meth:`ppo_doctor.standing.Standing.fair`: the
   ``fair_share`` parameter of its plan behind it, past warm-up; a trend rule gets that parameter,
-  so ``[rules.<name>] fair_share`` overrides it);
+  so ``[rules.<name>] fair_share`` overrides it; by default the whole plan);
 * ``message``: a ``str.format`` template filled from params, the finding's metric,
   ``Finding.observed``, the finding's steps and ``fmt``; ``{x:num}`` formats a number (:mod:`.messages`), and a template
   that cannot be filled raises (a broken message is a bug of the rule);
@@ -28,6 +28,7 @@ A rule module defines one subclass of :class:`Rule` with:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, ClassVar, Iterable, Iterator
@@ -68,6 +69,15 @@ class RuleContext:
 
     def series(self, metric: str) -> pd.Series:
         return self.run.frame.series(metric)
+
+    def planned_points(self, n: int) -> int:
+        """The points a series of ``n`` will have when the run reaches its plan (``n`` on a
+        finished run or one whose plan is unknown): "sustained over 5 % of the run" means 5 % of
+        the planned run, so that the first few points of a live prefix are not a sustained stretch."""
+        share = self.run.standing.share
+        if share is None or share >= 1.0 or share <= 0.0:
+            return n
+        return int(math.ceil(n / share))
 
     def arrays(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
         return self.run.frame.arrays(metric)
@@ -188,3 +198,4 @@ def watched(finding: Finding, standing: Standing, share: float) -> Finding:
     else:
         why = "the run is still being written and its planned length is unknown; judged when it ends"
     return replace(finding, severity="info", message=f"{finding.message} (watching: {why})")
+

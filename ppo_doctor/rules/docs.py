@@ -39,6 +39,7 @@ def describe_rule(rule: type[Rule]) -> dict[str, Any]:
         "name": rule.name,
         "symptom": rule.symptom,
         "severity": rule.severity,
+        "evidence": rule.evidence,
         "summary": rule.summary(),
         "requires": requires_text(rule),
         "params": {k: (list(v) if isinstance(v, tuple) else v) for k, v in rule.params.items()},
@@ -80,7 +81,8 @@ def rule_markdown(rule: type[Rule]) -> str:
     """One rule's section of ``docs/rules.md``."""
     lines = [f"## {rule.code} {rule.name}", "", f"**{rule.summary()}**", ""]
     req = ", ".join(f"`{r}`" for r in requires_text(rule)) or "none"
-    lines.append(f"Symptom `{rule.symptom}` · default severity **{rule.severity}** · requires {req}")
+    kind = "trend (judged once the run has had its fair share of its plan)" if rule.evidence == "trend" else "event (judged at once)"
+    lines.append(f"Symptom `{rule.symptom}` · default severity **{rule.severity}** · evidence: {kind} · requires {req}")
     lines += ["", body(rule), ""]
     if rule.params:
         lines += ["| parameter | default |", "|---|---|"]

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..design import by_design
 from ..frame import RawSeries, RunFrame, TextSample
 from ..run import MetricInfo, Run
 from .base import Example
@@ -60,6 +61,7 @@ def example_run(example: Example, run_id: str = "example") -> Run:
         metric_info=info,
         texts=texts,
         restarts=sorted(restarts),
+        by_design=by_design(example.framework, dict(example.config), frame.has),
     )
 
 

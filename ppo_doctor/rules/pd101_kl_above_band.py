@@ -27,7 +27,8 @@ class KLAboveBand(SustainedRule[KLView]):
     what was logged: TRL's ``objective/kl`` is a sum over the response, healthy between 0 and
     10 nats; token-mean KLs (OpenRLHF, veRL, GRPO) are judged against 0.3 nats per token.
     trlx's square-root KL is squared first.  Error when the KL ends the run at least
-    ``error_factor`` times the band, or ends above it while still rising, or stayed above
+    ``error_factor`` times the band, or ends above it while still rising (on a run that reached its
+    plan: on a partial or live run the rise is a trend, :mod:`ppo_doctor.standing`), or stayed above
     ``collapse_factor`` (5) times the band for a sustained stretch at any time (a collapse the
     run partly recovered from still leaves a damaged policy: the sample lr-x100 run peaks at 12x
     and its responses shrink to 2 tokens); warning when it ends the run just above the band;
@@ -78,11 +79,15 @@ class KLAboveBand(SustainedRule[KLView]):
         p = ctx.params
         view = st.points
         s, v, band = view.steps, view.values, view.band
-        k, w = sustain_window(len(v))
+        k, w = sustain_window(ctx.planned_points(len(v)))
         _, late, _ = early_late(v)
         half = len(v) // 2
         late_slope, _ = theil_sen(s[half:], v[half:])
         still_rising = late_slope * float(s[-1] - s[half]) > 0.25 * band if len(v) - half >= 3 else False
+        # "still rising at the end" is a trend: on a run short of its plan the end is not the
+        # end (the KL sweep's beta 0.2 runs rise to 1.3x the band by step 29 of 200, then the
+        # controller brings them back), so there it does not make an error
+        still_rising = still_rising and not ctx.run.standing.partial
         collapse = sustained_spans(s, v > p["collapse_factor"] * band, k, w, values=v)
         severe = late >= p["error_factor"] * band or (late > band and still_rising) or bool(collapse)
         observed = {"band": band, "peak": st.worst.peak_value, "late": late}

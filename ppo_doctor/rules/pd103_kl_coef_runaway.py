@@ -24,9 +24,10 @@ class KLCoefRunaway(Rule):
     **Known false positives.** A very small initial beta that the controller legitimately
     raises to a working value, then holds (it stops rising, so the rule stays silent).
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** TRL logging docs on ``objective/kl_coef``; Ziegler et al. 2019 (arXiv
     1909.08593) adaptive controller (thresholds-and-peers.md §4.1).

@@ -144,7 +144,12 @@ class RewardSpike(Rule):
 
 def _stands_out(v: np.ndarray, sp: Span, resid: np.ndarray, window: int, min_dev: float) -> bool:
     """The span's peak departs, in the direction of its deviation from the local level, by at
-    least ``min_dev`` from the median of the ``window`` points on each side that has any."""
+    least ``min_dev`` from the median of the ``window`` points on each side that has any, and
+    the series came back after it: a jump at the last logged points is the start of a new level
+    as much as a spike (a live prefix ending in a reward that takes off), and only the points
+    after it can tell."""
+    if sp.end_idx >= len(v) - 1:
+        return False
     sign = 1.0 if resid[sp.peak_idx] >= 0 else -1.0
     sides = [v[max(0, sp.start_idx - window) : sp.start_idx], v[sp.end_idx + 1 : sp.end_idx + 1 + window]]
     return all(sign * (v[sp.peak_idx] - float(np.median(side))) >= min_dev for side in sides if len(side))

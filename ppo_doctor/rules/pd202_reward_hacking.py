@@ -59,6 +59,11 @@ class RewardHacking(Rule):
     keeps improving with a weak KL penalty (the slope ratio stays low and no other evidence
     agrees, so it stays a warning).
 
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
+
     **Source.** guides-digest.md ("Rapid reward rise together with very high KL"); PTT reward
     hacking rule (KL slope / reward slope > 3 over 50 steps); Secrets of RLHF I (longer answers,
     rapidly growing KL); trl#204, open-r1#373 (thresholds-and-peers.md §4.1, §5).
@@ -68,6 +73,7 @@ class RewardHacking(Rule):
     name = "reward-hacking"
     symptom = "reward_hacking"
     severity = "error"
+    evidence = "trend"
     requires = (("reward/score", "reward/total"), "kl/ref")
     params = {"seq_band": SEQ_KL_BAND, "token_band": TOKEN_KL_BAND, "ratio": 3.0, "min_reward_rise": 3.0, "min_points": 20}
     causes = {"reward-model-flawed": 0.9, "kl-coef-too-low": 0.8, "lr-too-high": 0.3, "reward-not-normalized": 0.2}
@@ -94,7 +100,7 @@ class RewardHacking(Rule):
         ratio = ((k.last - k.first) / band) / max(r_gain, 1e-9)
         support = supporting_evidence(ctx)
         strong = ratio >= p["ratio"] or k.last >= 2 * band or bool(support)
-        kk, w = sustain_window(len(kv))
+        kk, w = sustain_window(ctx.planned_points(len(kv)))
         spans = sustained_spans(ks, kv > band, kk, w, values=kv)
         if not spans:
             return  # KL points above the band that do not last are spikes (e.g. padding artefacts), not drift

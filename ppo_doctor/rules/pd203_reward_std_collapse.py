@@ -54,9 +54,10 @@ class RewardStdCollapse(Rule):
     **Known false positives.** A reward that rose and whose spread collapsed while it still
     climbs (not yet at its top) in a log without a KL metric.
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** PTT reward_std rules, rlwatch reward-variance detector; huggingface/trl#204;
     TRL GRPO ``frac_reward_zero_std`` (thresholds-and-peers.md §1.2, §4.1, §5; formats.md §1d).

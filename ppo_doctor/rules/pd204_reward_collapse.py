@@ -68,9 +68,10 @@ class RewardCollapse(Rule):
     (the reward's meaning changed) without a visible new training call; a reward that is
     re-scaled mid-run.
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** Engstrom et al. 2020 "Implementation Matters" (LR annealing); Huang et al. 2022
     "The 37 implementation details of PPO"; Dohare et al. 2023 "Overcoming policy collapse in

@@ -74,9 +74,10 @@ class RewardNotImproving(Rule):
     **Known false positives.** Short runs and runs resumed after convergence (the reward is
     already at its plateau); rewards that are binary and rare early on.
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** guides-digest.md ("Vanishing gradients / stalled training"); rlwatch's
     monotone-reward check; DeepDiagnosis' "loss not decreasing" (thresholds-and-peers.md §1).

@@ -33,9 +33,10 @@ class VanishingGradients(Rule):
     **Known false positives.** Runs that legitimately converge to a sharp optimum in classic
     RL; a logged norm that is post-clip and scaled.
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** PTT grad-norm rule (< 0.01x the early baseline = vanish); DeepDiagnosis mean
     |g| < 1e-7; AUTOTRAINER vanishing-gradient ratio (thresholds-and-peers.md §1.1, §4.1).
@@ -69,7 +70,7 @@ class VanishingGradients(Rule):
                 if len(v) < p["min_points"]:
                     continue
             first, late, _ = early_late(v)
-            k, w = sustain_window(len(v))
+            k, w = sustain_window(ctx.planned_points(len(v)))
             how = f"below {p['factor']:.0%} of its early level"
             spans = []
             if first > 0 and late < p["factor"] * first:

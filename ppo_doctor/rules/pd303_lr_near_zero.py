@@ -26,9 +26,11 @@ class LRNearZero(Rule):
     **Known false positives.** A learning rate logged in a scaled unit, or a frozen-policy
     control run.
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    Severity: error (a run with no step size is wasted, whatever else it shows).
+
+    **Evidence.** An event: a step size below 1e-8 is a measured fact, not a trend, so it is
+    judged at once, except while the run is still inside its learning-rate warm-up (the peak
+    is still to come: nothing is said before the warm-up ends).
 
     **Source.** Reference recipes (thresholds-and-peers.md §4.2); guide: stalled training with
     the learning rate too low (guides-digest.md).
@@ -37,8 +39,7 @@ class LRNearZero(Rule):
     code = "PD303"
     name = "lr-near-zero"
     symptom = "stagnation"
-    severity = "warning"
-    evidence = "trend"
+    severity = "error"
     requires = ()
     params = {"min_lr": 1e-8}
     causes = {"lr-too-low": 1.0}
@@ -53,6 +54,9 @@ class LRNearZero(Rule):
     def evaluate(self, ctx):
         p = ctx.params
         config_lr = cfg_float(ctx.run, "lr")
+        standing = ctx.run.standing
+        if standing.done is not None and standing.done <= standing.warmup:
+            return  # still warming up: the logged rate has not reached its peak yet
         if ctx.has("opt/lr"):
             s, v = ctx.finite("opt/lr")
             if len(v) == 0:

@@ -42,9 +42,10 @@ class PolicyNotUpdating(Rule):
     **Known false positives.** Logs where the clip fraction is not computed (always written as
     0) by the framework.
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** BytedTsinghua-SIA/DAPO#11, verl-project/verl#791 (thresholds-and-peers.md §4.1,
     §5); TRL/CleanRL clipfrac definitions (formats.md §1b, §6).

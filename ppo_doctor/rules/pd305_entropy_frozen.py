@@ -35,9 +35,10 @@ class EntropyFrozen(Rule):
     **Known false positives.** Entropy logged from a fixed evaluation distribution, or a
     constant placeholder value written by a custom logger.
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** guides-digest.md ("vanishing gradients / stalled training"); Andy Jones'
     "Debugging RL" notes (entropy/log|A| starts near 1 and should fall); DeepDiagnosis'

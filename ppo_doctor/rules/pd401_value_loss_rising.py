@@ -35,9 +35,10 @@ class ValueLossRising(Rule):
     **Known false positives.** Classic-RL runs whose returns grow as the agent improves are
     covered by the reward-scale adjustment only when a reward metric is logged.
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** guides-digest.md ("Value loss too high"); DeepSpeedExamples#556; TRL docs
     ("value loss will spike / NaN when not going well") (thresholds-and-peers.md §4.1, §5).

@@ -39,9 +39,10 @@ class ExplainedVarianceNegative(SustainedRule[Input]):
     absolute error is tiny; the median resists isolated swings, not a whole run of them.  Runs
     where EV is computed on a tiny batch.
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** PTT (EV < 0.1 flagged); CleanRL's formula; verl#498 (EV of -72 with a NaN value
     loss); SB3#324 / baselines#975 (EV negative before a collapse) (thresholds-and-peers.md

@@ -26,9 +26,10 @@ class ValueLossVsRewardScale(Rule):
     **Known false positives.** Value losses that include a large constant term; rewards that
     are all near 0 with rare large payoffs.
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** guides-digest.md ("Value loss too high"; value-function instability: value LR,
     undertrained critic); PTT value_loss > 0.5 warns it is scale-dependent (thresholds-and-peers.md

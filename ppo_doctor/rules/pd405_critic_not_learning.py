@@ -46,9 +46,10 @@ class CriticNotLearning(Rule):
     **Known false positives.** Sparse-reward tasks whose returns carry almost no learnable
     variance; a critic that was pre-trained, so its first loss is already its best.
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** guides-digest.md ("Value loss too high"; value-function instability: value LR,
     undertrained critic, unnormalised rewards); PTT explained variance < 0.1; CleanRL's

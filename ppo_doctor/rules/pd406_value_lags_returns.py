@@ -36,9 +36,10 @@ class ValueLagsReturns(Rule):
     has no spread to measure against, and the 10 % floor keeps such runs quiet unless the
     gap is large against the returns themselves.
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** guides-digest.md (value-function instability; reward normalisation); TRL
     legacy ``ppo/val/mean`` and ``ppo/returns/mean``, veRL ``critic/values/mean`` and
@@ -75,7 +76,7 @@ class ValueLagsReturns(Rule):
         _, late_ret, _ = early_late(ret)
         if not (late_ratio > p["bias_max"] and late_gap > p["rel_min"] * abs(late_ret)):
             return
-        k, n = sustain_window(len(steps))
+        k, n = sustain_window(ctx.planned_points(len(steps)))
         spans = sustained_spans(steps, over, k, n, values=gap)
         if not spans or spans[-1].end_step < int(steps[len(steps) - w]):
             return  # the gap closed before the last points: a critic that caught up

@@ -25,9 +25,10 @@ class RewardOscillation(OscillationRule[Input]):
     reward; classic-RL episode returns averaged over a sliding window of episodes, which are
     strongly autocorrelated (raise ``min_structure`` for those).
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** guides-digest.md ("Performance fluctuation"); AUTOTRAINER's oscillating-loss
     rule (adjacent extrema gaps over a share of epochs) (thresholds-and-peers.md §1.1).

@@ -24,9 +24,10 @@ class KLOscillation(OscillationRule[KLView]):
     **Known false positives.** An adaptive KL controller with a short horizon legitimately
     oscillates a little around its target (small amplitude: filtered by ``min_rel_amplitude``).
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** guides-digest.md ("Performance fluctuation: reward or KL swing back and forth
     without converging"); AUTOTRAINER oscillation rule (thresholds-and-peers.md §1.1).

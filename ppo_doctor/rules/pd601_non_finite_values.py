@@ -6,7 +6,7 @@ import numpy as np
 
 from ..detect import NonFinite, nonfinite, onset
 from .base import Example, Rule
-from .common import NAN_CAUSES, describe, unclipped_causes
+from .common import NAN_CAUSES, describe, reward_nan_causes, unclipped_causes
 from .examples import ramp, saturating
 
 CANONICAL = frozenset(
@@ -114,6 +114,7 @@ class NonFiniteValues(Rule):
         recovered = _where_it_ends(s, nf)
         bad_steps = s[nf.any]
         causes, unclipped = unclipped_causes(ctx, self.causes)
+        causes, by_reward = reward_nan_causes(ctx, metric, int(nf.first_step), causes)
         return self.finding(
             ctx,
             metric=metric,
@@ -124,7 +125,7 @@ class NonFiniteValues(Rule):
             end_step=int(bad_steps[-1]),
             severity=severity,
             causes=causes,
-            evidence=[f"first non-finite value ({nf.first_kind}) at step {nf.first_step}", *unclipped],
+            evidence=[f"first non-finite value ({nf.first_kind}) at step {nf.first_step}", *unclipped, *by_reward],
             fmt={"count": nf.count, "kinds": kinds, "first_step": nf.first_step, "recovered": recovered},
         )
 

@@ -28,9 +28,10 @@ class GradClipSaturated(Rule):
     **Known false positives.** Frameworks that log the post-clip norm (then it never exceeds the
     limit and the rule is silent); a deliberately tight clip.
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** guides-digest.md ("watch gradient magnitudes; clipping helps with explosions");
     PTT grad-norm rule (> 10x = explode); CleanRL/37-details max_grad_norm 0.5; veRL/OpenRLHF

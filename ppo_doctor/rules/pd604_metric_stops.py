@@ -8,7 +8,7 @@ import numpy as np
 
 from ..results import Finding
 from .base import Example, Rule, RuleContext
-from .common import NAN_CAUSES
+from .common import NAN_CAUSES, reward_nan_causes
 from .examples import flat, saturating
 
 # Training metrics whose value every logged step has; one that stops while the others go on
@@ -36,9 +36,11 @@ class MetricStops(Rule):
     **Known false positives.** Metrics a trainer logs only in some phases (evaluation, a
     warm-up); a run resumed with a different logging config.
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    When the mean reward stops before any loss, KL or gradient breaks, the reward function is
+    named as the cause (``reward-function-nan``).
+
+    **Evidence.** An event: the missing stretch is measured in the metric's own logging
+    intervals, so a live prefix says it once the gap is long enough, as the finished run would.
 
     **Source.** TRL ``GRPOTrainer`` logging (``_metrics`` averaged with ``nanmean``; a key whose
     values are all NaN becomes ``None``) and HF Trainer ``log_history``; formats.md §12.3 (NaN
@@ -49,7 +51,6 @@ class MetricStops(Rule):
     name = "metric-stops"
     symptom = "nan"
     severity = "error"
-    evidence = "trend"
     requires = ()
     params = {"min_points": 10, "min_missing": 3}
     causes = NAN_CAUSES
@@ -77,16 +78,18 @@ class MetricStops(Rule):
             missed = (int(later[-1]) - last) / max(interval, 1.0)
             if missed < max(p["min_missing"], 0.1 * len(own)):
                 continue
+            causes, by_reward = reward_nan_causes(ctx, metric, int(later[0]), dict(self.causes))
             yield self.finding(
                 ctx,
                 metric=metric,
+                causes=causes,
                 observed={"count": len(own), "last": last, "missing": len(later)},
                 start_step=int(later[0]),
                 threshold_step=int(later[0]),
                 peak_step=int(later[0]),
                 end_step=int(later[-1]),
                 severity="error" if metric in CORE else "warning",
-                evidence=[f"last logged value of {metric} at step {last}: {_fmt(ctx, metric)}"],
+                evidence=[f"last logged value of {metric} at step {last}: {_fmt(ctx, metric)}", *by_reward],
             )
 
     @classmethod

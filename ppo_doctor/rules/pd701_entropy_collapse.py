@@ -43,9 +43,10 @@ class EntropyCollapse(SustainedRule[EntropyView]):
     confident); entropy logged as a sequence sum without the response length (a shorter answer
     reads as lower entropy).
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** PTT (entropy drop >= 50 % or floor 0.1), rlwatch (< 1.0 for 50 steps), Andy
     Jones' RL debugging notes; huggingface/trl#204 (thresholds-and-peers.md §4.1, §5); SB3 sign

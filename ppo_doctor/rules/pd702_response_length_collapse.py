@@ -35,9 +35,10 @@ class ResponseLengthCollapse(SustainedRule[Input]):
     **Known false positives.** Runs with a deliberate length penalty; tasks whose SFT answers
     were padded with filler the RL stage rightly removes.
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** PTT output-length drop rule (>= 20 % warn, >= 35 % high); N+ implementation
     details for RLHF with PPO (EOS handling) (thresholds-and-peers.md §4.1, §4.2).

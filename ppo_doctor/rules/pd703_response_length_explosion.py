@@ -28,9 +28,10 @@ class ResponseLengthExplosion(Rule):
     **Known false positives.** Tasks where longer reasoning is the goal (long chain-of-thought
     GRPO runs grow their length on purpose); check the samples.
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** Secrets of RLHF Part I (arXiv 2307.04964); OpenRLHF/OpenRLHF#236 (also #693);
     DeepSpeedExamples#556 (thresholds-and-peers.md §4.1, §5).
@@ -53,7 +54,7 @@ class ResponseLengthExplosion(Rule):
             if len(v) >= p["min_points"]:
                 first, late, _ = early_late(v)
                 if first > 0 and late >= p["growth"] * first:
-                    k, w = sustain_window(len(v))
+                    k, w = sustain_window(ctx.planned_points(len(v)))
                     spans = sustained_spans(s, v >= p["growth"] * first, k, w, values=v)
                     if spans:
                         yield incident(
@@ -77,7 +78,7 @@ class ResponseLengthExplosion(Rule):
             first, late, _ = early_late(v)
             if late < p["clip_share"] or first >= p["clip_share"] / 2:
                 return
-            k, w = sustain_window(len(v))
+            k, w = sustain_window(ctx.planned_points(len(v)))
             spans = sustained_spans(s, v >= p["clip_share"], k, w, values=v)
             if not spans:
                 return

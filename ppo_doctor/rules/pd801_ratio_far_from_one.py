@@ -53,7 +53,7 @@ class RatioFarFromOne(Rule):
             spans = mask_to_spans(s, extreme, deviation)
             severity, band = "error", f"TRL skips batches above {thr:g}"
         else:
-            k, w = sustain_window(len(v))
+            k, w = sustain_window(ctx.planned_points(len(v)))
             spans = sustained_spans(s, outside(v, p["low"], p["high"]), k, w, values=deviation)
             severity, band = "warning", f"sustained outside [{fmt_num(p['low'])}, {fmt_num(p['high'])}]"
         if not spans:

@@ -32,9 +32,10 @@ class RepetitiveGenerations(TextSampleRule):
     **Known false positives.** Lists, code and poems with refrains; very short samples (below
     six 3-grams they count as not repeated).
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** guides-digest.md ("inspect generated text"); OpenLMLab/MOSS-RLHF#17; OLMo 2 on
     repeated n-grams (thresholds-and-peers.md §2.1, §5).

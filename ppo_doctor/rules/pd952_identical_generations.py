@@ -23,9 +23,10 @@ class IdenticalGenerations(TextSampleRule):
     **Known false positives.** Tasks with one canonical answer (classification-style prompts,
     refusals by design); samples that all come from the same prompt.
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** huggingface/trl#204; guides-digest.md ("compare with the SFT model's samples")
     (thresholds-and-peers.md §5).

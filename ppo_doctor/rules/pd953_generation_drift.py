@@ -31,9 +31,10 @@ class GenerationDrift(TextSampleRule):
     **Known false positives.** Tasks whose outputs are code, math or markup (many symbols by
     nature), or whose style is meant to change (a persona).
 
-    **Evidence.** A trend: on a run that has not yet had ``fair_share`` of its plan behind it
-    (past warm-up; a live run with no known plan, until it ends) the finding is an info note
-    saying what is watched (:mod:`ppo_doctor.standing`).
+    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
+    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** TRL Training FAQ ("why a reference model and KL"); guides-digest.md ("compare
     with the SFT model's samples").

@@ -159,7 +159,7 @@ class SustainedRule(Rule, Generic[P]):
         level = self.level(ctx, x)
         if level is None:
             return
-        k, w = sustain_window(len(x.values))
+        k, w = sustain_window(ctx.planned_points(len(x.values)))
         peak = "max" if self.direction == "up" else "min"
         spans = sustained_spans(x.steps, self.beyond(ctx, x, level), k, w, values=x.values, peak=peak)
         if spans:
