@@ -1,4 +1,4 @@
-"""PD205 reward-hacking-kl-off."""
+"""PD206 reward-hacking-kl-off."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class RewardHackingKLOff(Rule):
     2210.10760).
     """
 
-    code = "PD205"
+    code = "PD206"
     name = "reward-hacking-kl-off"
     symptom = "reward_hacking"
     severity = "error"
