@@ -113,10 +113,12 @@ class DegenerateGroups(SustainedRule[Input]):
             if rising:
                 evidence.append(f"{metric} still rose {fmt_num(after.first)} -> {fmt_num(after.last)} from step {st.first.start_step}")
         if side == "top":
-            where = "most of them agree at the reward's top, the prompts are too easy for the policy"
+            where = ("most of them agree at the reward's top, the prompts are too easy for the policy "
+                     "(try dynamic sampling, which drops solved groups, or harder prompts)")
             causes = {"prompts-too-easy": 0.9}
         elif side == "bottom":
-            where = "most of them agree at the reward's bottom, the prompts are too hard (or the reward too sparse)"
+            where = ("most of them agree at the reward's bottom, the prompts are too hard or the reward too sparse "
+                     "(try easier prompts first, more generations per prompt, a denser reward)")
             causes = dict(self.causes)
         else:
             where = "the log cannot tell whether they agree at the reward's top (too easy) or its bottom (too hard)"
