@@ -34,10 +34,12 @@ class TrainEvalDivergence(Rule):
     **What it detects.** Runs that evaluate on held-out data (TRL's ``eval_*`` rows, ``eval/``
     and ``test/`` tags, veRL's ``val-core/``, SB3's ``eval/mean_reward``) keep those points
     apart (``Run.eval_frame``).  With at least 5 evaluations, the point where the curves part is
-    the evaluation reward's best level (medians of 3 neighbouring evaluations), followed by at
-    least 3 evaluations.  It fires when, from there to the end, the training reward (its local
+    the first evaluation at the evaluation reward's best level (medians of 3 neighbouring
+    evaluations, within two standard errors of the best), followed by at least 3 evaluations.  It fires when, from there to the end, the training reward (its local
     level at that step against the median of its last 10 %) rose by ``min_change`` standard
-    errors while the evaluation stayed at or below its best, the gap between the two widened by
+    errors and by at least ``min_late_share`` (a quarter) of its whole rise over the run (from
+    the median of its first 10 %: a training reward that only creeps on toward its own plateau
+    while the evaluation sits at its own is two curves levelling off, not parting), while the evaluation stayed at or below its best, the gap between the two widened by
     ``min_change`` standard errors of the two together, and the training reward ends above the
     evaluation: the training reward now claims more than the held-out data shows.  Error when
     the evaluation also fell significantly and ended at or below its first level (whatever the
@@ -69,7 +71,7 @@ class TrainEvalDivergence(Rule):
     severity = "warning"
     requires = (("reward/score", "reward/total"),)
     requires_eval = (("reward/score", "reward/total"),)
-    params = {"min_change": 3.0, "min_points": 20}
+    params = {"min_change": 3.0, "min_late_share": 0.25, "min_points": 20}
     causes = {"overfitting-to-training": 0.9, "reward-model-flawed": 0.6, "kl-coef-too-low": 0.4}
     message = (
         "training reward rose {train_from:num} -> {train_to:num} from step {start_step} while the evaluation "
@@ -88,16 +90,21 @@ class TrainEvalDivergence(Rule):
         if len(ev) < MIN_EVAL_POINTS:
             return
         level = smooth_level(ev, EVAL_BLOCK)
-        part = int(np.argmax(level))
+        se_train, se_eval = _se(train.values, window_size(len(train), 0.1, 3)), _se(ev, MIN_AFTER)
+        # the curves part where the evaluation first reached its best level (within two standard
+        # errors: on a noisy plateau the highest point is anywhere along it)
+        part = int(np.flatnonzero(level >= float(np.max(level)) - 2 * se_eval)[0])
         if len(ev) - 1 - part < MIN_AFTER:
             return  # the evaluation is still at its best, or too few evaluations after it
         w = window_size(len(train), 0.1, 3)
         train_level = float(np.interp(es[part], train.steps, smooth_level(train.values, w)))
         train_late = float(np.median(train.values[-w:]))
-        eval_best, eval_late = float(level[part]), float(np.median(ev[-MIN_AFTER:]))
-        se_train, se_eval = _se(train.values, w), _se(ev, MIN_AFTER)
+        eval_best, eval_late = float(np.max(level[part:])), float(np.median(ev[-MIN_AFTER:]))
         gain = train_late - train_level
         widened = gain - (eval_late - eval_best)
+        total = train_late - float(np.median(train.values[:w]))
+        if not gain >= p["min_late_share"] * total:
+            return  # both curves levelled off: the training reward only creeps on toward its plateau
         if not (gain >= p["min_change"] * max(se_train, 1e-12) and widened >= p["min_change"] * max(np.hypot(se_train, se_eval), 1e-12)):
             return
         if train_late <= eval_late:
@@ -119,7 +126,7 @@ class TrainEvalDivergence(Rule):
             severity="error" if fell else self.severity,
             causes={"overfitting-to-training": 0.9} if is_classic_rl(ctx.run) else dict(self.causes),
             evidence=[
-                f"evaluation {metric}: {len(ev)} points from step {int(es[0])}; best level {fmt_num(eval_best)} at step {int(es[part])}, "
+                f"evaluation {metric}: {len(ev)} points from step {int(es[0])}; at its best level ({fmt_num(eval_best)}) from step {int(es[part])}, "
                 f"{len(ev) - 1 - part} evaluations after it",
                 f"gap widened by {fmt_num(widened)} = {fmt_num(widened / max(float(np.hypot(se_train, se_eval)), 1e-12))} s.e.",
             ],
