@@ -8,9 +8,10 @@ message.  No currency: device-hours are devices times hours.
 
 Where the hours come from, first that the log has:
 
-* the wall-clock times of the logged points (TensorBoard events, W&B, MLflow): the time between
-  consecutive points from the onset on, a pause longer than ten typical logging intervals left
-  out (a job that was down and resumed did not train meanwhile);
+* the wall-clock times of the logged points (TensorBoard events, W&B, MLflow): from the first
+  point at or after the onset to the last (a job that was down between two logged points counts
+  its downtime: the log cannot tell a pause from a slow step; bursty writers, which log many
+  steps at once, rule out judging a gap by the typical one);
 * a clock logged as a metric, seconds since training began (SB3's ``time/time_elapsed``,
   formats.md §7): its rise from the onset to the end;
 * a per-step time series (TRL's ``step_time``: ``progress/step_time``; veRL's ``timing_s/step``,
@@ -41,8 +42,6 @@ VERL_DEVICES = ("n_gpus_per_node", "nnodes")
 # Seconds since training began, logged as a metric; seconds per step, logged as a metric.
 ELAPSED_METRICS = ("time/time_elapsed",)
 STEP_TIME_METRICS = ("progress/step_time", "timing_s/step")
-# A gap between logged points longer than this many typical gaps is downtime, not training.
-PAUSE_FACTOR = 10.0
 
 
 def failure_cost(report: RunReport) -> Cost | None:
@@ -94,24 +93,15 @@ def _finite(run: Run, metric: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _wall_seconds(run: Run, onset: int) -> float | None:
-    """Seconds between the logged points from ``onset`` on, pauses left out; None without
-    wall-clock times."""
+    """Seconds from the first to the last wall-clock time of the points logged from ``onset`` on
+    (in time order: Stable-Baselines 2 writes steps that go back); None without two such times."""
     df = run.frame.df
     wall = df["wall_time"].to_numpy(dtype=np.float64)
-    steps = df["step"].to_numpy()
-    keep = np.isfinite(wall) & (steps >= onset)
+    keep = np.isfinite(wall) & (df["step"].to_numpy() >= onset)
     if keep.sum() < 2:
         return None
-    # one time per logged step (its latest point: the metrics of one step are written together)
-    order = np.lexsort((wall[keep], steps[keep]))
-    s, t = steps[keep][order], wall[keep][order]
-    last_of_step = np.r_[s[1:] != s[:-1], True]
-    gaps = np.diff(t[last_of_step])
-    gaps = gaps[gaps > 0]
-    if len(gaps) == 0:
-        return None
-    typical = float(np.median(gaps))
-    return float(np.sum(gaps[gaps <= PAUSE_FACTOR * typical]))
+    span = float(np.max(wall[keep]) - np.min(wall[keep]))
+    return span if span > 0 else None
 
 
 def device_count(run: Run) -> tuple[int | None, str]:
