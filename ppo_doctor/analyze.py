@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .config import Config
+from .cost import failure_cost
 from .diagnose import rank_causes
 from .errors import PPODoctorError
 from .ingest.dataframe import ACCEPTED, is_table, raw_run
@@ -28,9 +29,11 @@ def analyze_run(run: Run, config: Config | Mapping[str, Any] | None = None) -> R
     # causes explain symptoms: a run with none (healthy, or unknown) is not given "likely causes"
     # built from its info notes alone, which would contradict its verdict
     causes = rank_causes(findings, run) if verdict == "unhealthy" else []
-    return RunReport(
+    report = RunReport(
         run=run, verdict=verdict, verdict_reason=reason, findings=findings, causes=causes, not_applicable=not_applicable
     )
+    report.cost = failure_cost(report)
+    return report
 
 
 def analyze(

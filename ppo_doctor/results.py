@@ -188,6 +188,54 @@ class RuleMeta:
     selected: bool = True
 
 
+@dataclass(frozen=True)
+class Cost:
+    """What a failure cost (``ppo_doctor.cost.failure_cost``): the steps an unhealthy run trained
+    after the onset of its first warning or error, their share of the run's steps and, where the
+    log says, the wall time they took and on how many devices.  No currency: devices and hours."""
+
+    onset_step: int
+    first_step: int
+    last_step: int
+    hours_after: float | None = None
+    hours_from: str = ""  # what the hours were read from ("wall-clock times", "step_time", "train_runtime")
+    devices: int | None = None
+    devices_from: str = ""  # the config key the device count was read from
+
+    @property
+    def steps_after(self) -> int:
+        """Steps trained after the onset."""
+        return max(0, self.last_step - self.onset_step)
+
+    @property
+    def steps(self) -> int:
+        """The run's logged step span."""
+        return self.last_step - self.first_step
+
+    @property
+    def share(self) -> float:
+        """The steps after the onset as a share of the run's step span."""
+        return min(1.0, self.steps_after / self.steps) if self.steps > 0 else 1.0
+
+    @property
+    def device_hours(self) -> float | None:
+        return None if self.hours_after is None or self.devices is None else self.hours_after * self.devices
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "onset_step": self.onset_step,
+            "first_step": self.first_step,
+            "last_step": self.last_step,
+            "steps_after": self.steps_after,
+            "share": round(self.share, 4),
+            "hours_after": None if self.hours_after is None else round(self.hours_after, 4),
+            "hours_from": self.hours_from or None,
+            "devices": self.devices,
+            "devices_from": self.devices_from or None,
+            "device_hours": None if self.device_hours is None else round(self.device_hours, 4),
+        }
+
+
 @dataclass
 class RunReport:
     run: Run
@@ -196,6 +244,7 @@ class RunReport:
     causes: list[RankedCause] = field(default_factory=list)
     not_applicable: list[NotApplicable] = field(default_factory=list)
     verdict_reason: str = ""
+    cost: Cost | None = None  # unhealthy runs: what training on after the onset cost
 
     @property
     def symptoms(self) -> list[str]:
@@ -251,6 +300,7 @@ class RunReport:
             "findings": [f.to_dict() for f in self.findings],
             "causes": [c.to_dict() for c in self.causes],
             "not_applicable": [n.to_dict() for n in self.not_applicable],
+            "cost": None if self.cost is None else self.cost.to_dict(),
             "warnings": run.warnings,
         }
 

@@ -7,7 +7,7 @@ returns an empty or neutral result when there is too little data to judge.
 Modules: :mod:`.spans` (mask <-> spans), :mod:`.threshold`, :mod:`.sustained`,
 :mod:`.spike`, :mod:`.trend`, :mod:`.flatline`,
 :mod:`.oscillation`, :mod:`.peak_drop`, :mod:`.nonfinite`, :mod:`.onset`; robust statistics (``robust_sd``,
-``noise_sd``, ``quantiles``, ``approx_median``, ``block_min``) that subsample very long series,
+``noise_sd``, ``quantiles``, ``approx_median``, ``block_min``, ``smooth_level``) that subsample very long series,
 and the input helpers ``finite_xy`` (the finite points) and ``window_size`` (a share of a
 series clamped to bounds).
 """
@@ -20,7 +20,7 @@ from .onset import Onset, onset
 from .oscillation import Oscillation, oscillation
 from .peak_drop import PeakDrop, peak_drop
 from .spans import Span, longest, mask_to_spans, spans_to_mask
-from ._util import approx_median, block_min, finite_xy, noise_sd, quantiles, robust_sd, window_size
+from ._util import approx_median, block_min, finite_xy, noise_sd, quantiles, robust_sd, smooth_level, window_size
 from .spike import default_window, robust_z, spike_scores, spikes
 from .sustained import sustained_mask, sustained_spans
 from .threshold import above, below, outside
@@ -42,6 +42,7 @@ __all__ = [
     "default_window",
     "approx_median",
     "block_min",
+    "smooth_level",
     "finite_xy",
     "window_size",
     "quantiles",

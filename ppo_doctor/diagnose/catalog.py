@@ -343,6 +343,60 @@ CAUSES: tuple[Cause, ...] = (
         ("kl_coef", "num_generations"),
     ),
     Cause(
+        "overfitting-to-training",
+        "The policy over-fits what it is trained on (the reward model, or the training environments)",
+        "The training reward keeps rising while the reward on held-out data stays flat or falls. In an LLM "
+        "run the policy has found what the reward model (or verifier) pays for on the training prompts "
+        "beyond what the task is: reward over-optimisation, where the proxy score rises as the gold score "
+        "falls (Gao et al. 2023). In classic RL the policy memorises its training environments or levels "
+        "and does not generalise to others (Cobbe et al. 2019).",
+        (
+            "Stop early on the evaluation metric: keep the checkpoint where the held-out reward peaked "
+            "(HF/TRL `load_best_model_at_end=True` with `metric_for_best_model` set to the evaluation reward; "
+            "SB3 `EvalCallback(best_model_save_path=...)`).",
+            "LLM runs: check the reward model on held-out prompts against gold labels or a second reward model, "
+            "and retrain, ensemble or constrain it where they disagree; raise the KL coefficient (toward "
+            "0.05-0.2) so the policy stays near the reference.",
+            "Classic RL: train on more and more varied environments (more procedurally generated levels, "
+            "domain randomisation, more environment seeds) and keep the evaluation environments apart.",
+        ),
+        "Gao, Schulman, Hilton 2023 'Scaling Laws for Reward Model Overoptimization'; Cobbe et al. 2019 "
+        "'Quantifying Generalization in Reinforcement Learning'; guide 000 cause 3 (reward model problems)",
+        ("kl_coef",),
+    ),
+    Cause(
+        "prompts-too-easy",
+        "Prompts too easy: most groups are all correct",
+        "GRPO, RLOO and DAPO learn from the reward differences inside each prompt's group of samples. When "
+        "every sample of a group earns the top reward the group's advantages are all zero and it adds "
+        "nothing to the gradient, only cost: the effective batch shrinks as the policy improves, which DAPO "
+        "(arXiv:2503.14476) calls the gradient-decreasing problem.",
+        (
+            "Use dynamic sampling: drop the groups whose rewards are all equal and sample more prompts until "
+            "the batch is full (DAPO; veRL `algorithm.filter_groups.enable=True`, OpenRLHF `--dynamic_filtering`).",
+            "Move to harder prompts (a curriculum by pass rate), or retire the prompts the policy always solves.",
+        ),
+        "DAPO (Yu et al. 2025, arXiv:2503.14476) §3.2 dynamic sampling; TRL GRPO `frac_reward_zero_std`",
+        (),
+    ),
+    Cause(
+        "prompts-too-hard",
+        "Prompts too hard or reward too sparse: most groups score nothing",
+        "When no sample of a group earns any reward the group's advantages are all zero: the policy gets "
+        "no gradient from those prompts, and a sparse (all-or-nothing) reward on prompts beyond the "
+        "model's reach leaves most of each batch without a learning signal.",
+        (
+            "Start from easier prompts (a curriculum by pass rate) or filter out the prompts no sample solves.",
+            "Sample more generations per prompt (`num_generations`, veRL `rollout.n`, OpenRLHF "
+            "`--n_samples_per_prompt`) so a rarely solved prompt gets a correct sample now and then.",
+            "Make the reward denser: partial credit (format, intermediate steps) instead of all-or-nothing.",
+            "Use dynamic sampling (DAPO; veRL `algorithm.filter_groups.enable=True`) so the batch holds groups "
+            "that differ.",
+        ),
+        "DAPO (Yu et al. 2025, arXiv:2503.14476) §3.2; DeepSeekMath (Shao et al. 2024) GRPO group advantages",
+        ("num_generations",),
+    ),
+    Cause(
         "reward-dominated-by-query",
         "Reward dominated by the query",
         "The score depends mostly on the prompt, which the policy cannot change, so the part the response "

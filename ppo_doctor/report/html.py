@@ -20,7 +20,7 @@ from .._version import __version__
 from ..results import Report, RunReport
 from . import RenderOptions
 from .escape import fmt_num, html_text as e, prose, step_span
-from .summary import TOP_CAUSES, ordered_findings, severity_counts, split_not_applicable, verdict_line, verdict_tally
+from .summary import TOP_CAUSES, cost_line, ordered_findings, severity_counts, split_not_applicable, verdict_line, verdict_tally
 
 log = logging.getLogger(__name__)
 
@@ -178,6 +178,8 @@ def _run(index: int, rr: RunReport, options: RenderOptions) -> str:
     ]
     if rr.findings:
         parts.append(_findings(rr))
+    if rr.cost is not None:
+        parts.append(f"<p>{e(cost_line(rr.cost))}</p>")
     if rr.causes:
         parts.append(_causes(rr))
     if options.plots:

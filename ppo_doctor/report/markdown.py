@@ -13,7 +13,7 @@ from .._version import __version__
 from ..results import Report, RunReport
 from . import RenderOptions
 from .escape import fmt_num, md, md_fenced, step_span
-from .summary import TOP_CAUSES, ordered_findings, severity_counts, split_not_applicable, verdict_line, verdict_tally
+from .summary import TOP_CAUSES, cost_line, ordered_findings, severity_counts, split_not_applicable, verdict_line, verdict_tally
 
 MAX_SAMPLES = 3
 MAX_SAMPLE_CHARS = 600
@@ -63,6 +63,8 @@ def _run(rr: RunReport) -> list[str]:
             for f in ordered_findings(rr)
         ]
         out += _table(["severity", "rule", "symptom", "metric", "onset", "steps", "message"], rows) + [""]
+    if rr.cost is not None:
+        out += [md(cost_line(rr.cost)), ""]
     if rr.causes:
         out += ["### Likely causes", ""]
         for i, c in enumerate(rr.causes[:TOP_CAUSES], 1):

@@ -23,7 +23,7 @@ from .._version import __version__
 from ..results import Finding, Report, RunReport
 from . import RenderOptions
 from .escape import fmt_num, plain, prose, step_span
-from .summary import TOP_CAUSES, ordered_findings, severity_counts, split_not_applicable, verdict_line, verdict_tally
+from .summary import TOP_CAUSES, cost_line, ordered_findings, severity_counts, split_not_applicable, verdict_line, verdict_tally
 
 VERDICT_STYLE: dict[str, dict[str, Any]] = {
     "healthy": {"fg": "green"},
@@ -87,6 +87,8 @@ def _run_short(w: _Writer, rr: RunReport) -> None:
     width = max((len(plain(f.name)) for f in findings), default=0)
     for f in findings:
         _finding_short(w, f, width)
+    if rr.cost is not None:
+        w(f"  {cost_line(rr.cost)}")
     if rr.causes:
         c = rr.causes[0]
         w(f"  likely cause: {w.style(text(c.title), bold=True)}  [{plain(c.id)}, confidence {fmt_num(c.confidence, 2)}]")
@@ -116,6 +118,8 @@ def _run_full(w: _Writer, rr: RunReport) -> None:
         w(f"  findings ({severity_counts(rr)})")
         for f in ordered_findings(rr):
             _finding_full(w, f)
+    if rr.cost is not None:
+        w(f"  {cost_line(rr.cost)}")
     if rr.causes:
         w("  likely causes")
         for i, c in enumerate(rr.causes[:TOP_CAUSES], 1):

@@ -6,6 +6,8 @@ A rule module defines one subclass of :class:`Rule` with:
   (kebab-case); both work wherever a code is accepted (``--select``, ``explain``);
 * ``symptom`` (from :data:`ppo_doctor.results.SYMPTOMS`) and default ``severity``;
 * ``requires``: canonical metrics, each entry a metric name or a tuple meaning "any of";
+* ``requires_eval``: the same for the run's evaluation series (``Run.eval_frame``: held-out
+  rows kept apart by every reader), for rules that compare training with evaluation;
 * ``params``: defaults, overridable from ``[tool.ppo-doctor.rules.<name>]``;
 * ``causes``: cause id -> support weight given to diagnosis when the rule fires;
 * ``evidence``: what kind of evidence the rule judges (DESIGN.md "Where the run stands"):
@@ -49,6 +51,7 @@ class Example:
 
     series: dict[str, Any]
     config: dict[str, Any] = field(default_factory=dict)
+    eval_series: dict[str, Any] = field(default_factory=dict)  # canonical -> values, as ``series``
     framework: str = "trl"
     metric_info: dict[str, dict[str, Any]] = field(default_factory=dict)  # canonical -> MetricInfo fields
     texts: list[tuple[int, str]] = field(default_factory=list)
@@ -105,12 +108,18 @@ def requirement_text(need: str | tuple[str, ...] | list[str], sep: str = "|") ->
     return need if isinstance(need, str) else sep.join(need)
 
 
+# How a ``Rule.requires_eval`` entry is named wherever a missing metric is: the evaluation
+# series of that metric, not the training one the run may well have.
+EVAL_REQUIREMENT = "evaluation {}"
+
+
 class Rule:
     code: ClassVar[str] = ""
     name: ClassVar[str] = ""
     symptom: ClassVar[str] = ""
     severity: ClassVar[str] = "warning"
     requires: ClassVar[tuple[str | tuple[str, ...], ...]] = ()
+    requires_eval: ClassVar[tuple[str | tuple[str, ...], ...]] = ()
     params: ClassVar[dict[str, Any]] = {}
     causes: ClassVar[dict[str, float]] = {}
     message: ClassVar[str] = ""
@@ -135,12 +144,17 @@ class Rule:
 
     @classmethod
     def missing(cls, run: Run) -> list[str]:
-        """The required metrics the run lacks (an any-of group is shown joined by '|')."""
+        """The required metrics the run lacks (an any-of group is shown joined by '|'); a
+        missing evaluation series is named "evaluation <metric>"."""
         out = []
         for req in cls.requires:
             group = (req,) if isinstance(req, str) else tuple(req)
             if not any(run.frame.has(m) for m in group):
                 out.append(requirement_text(group))
+        for req in cls.requires_eval:
+            group = (req,) if isinstance(req, str) else tuple(req)
+            if run.eval_frame is None or not any(run.eval_frame.has(m) for m in group):
+                out.append(EVAL_REQUIREMENT.format(requirement_text(group)))
         return out
 
     # -- evaluation ---------------------------------------------------------------------

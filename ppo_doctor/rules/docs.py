@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .base import Example, Rule, requirement_text
+from .base import EVAL_REQUIREMENT, Example, Rule, requirement_text
 from .examples import example_run
 from .registry import all_rules
 
@@ -22,8 +22,10 @@ DEFAULT_PATH = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 
 
 def requires_text(rule: type[Rule]) -> list[str]:
-    """Required metrics, an any-of group joined by ' | '."""
-    return [requirement_text(r, " | ") for r in rule.requires]
+    """Required metrics, an any-of group joined by ' | ' (evaluation series named so)."""
+    return [requirement_text(r, " | ") for r in rule.requires] + [
+        EVAL_REQUIREMENT.format(requirement_text(r, " | ")) for r in rule.requires_eval
+    ]
 
 
 def body(rule: type[Rule]) -> str:
@@ -58,6 +60,10 @@ def describe_example(example: Example | None) -> str:
         s = run.frame.series(metric)
         if len(s):
             parts.append(f"{metric} ({len(s)} points, {s.iloc[0]:.3g} -> {s.iloc[-1]:.3g})")
+    for metric in example.eval_series:
+        s = run.eval_frame.series(metric) if run.eval_frame is not None else None
+        if s is not None and len(s):
+            parts.append(f"evaluation {metric} ({len(s)} points, {s.iloc[0]:.3g} -> {s.iloc[-1]:.3g})")
     if example.config:
         parts.append("config " + ", ".join(f"{k}={v}" for k, v in example.config.items()))
     if example.texts:

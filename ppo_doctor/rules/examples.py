@@ -34,7 +34,7 @@ def _restarts(steps: np.ndarray) -> list[int]:
 
 
 def example_run(example: Example, run_id: str = "example") -> Run:
-    """A Run holding the example's series, config, metric meanings and text samples.
+    """A Run holding the example's series, evaluation series, config, metric meanings and text samples.
 
     Series are in log order: steps that go back mark a restart, as a reader would report it.
     """
@@ -45,6 +45,8 @@ def example_run(example: Example, run_id: str = "example") -> Run:
         restarts.update(_restarts(steps))
         items.append((metric, RawSeries(tag=metric, steps=steps, values=values, source="example")))
     frame = RunFrame.from_series(items)
+    # evaluation rows as a reader keeps them: apart, under the canonical name of their metric
+    evals = [(m, RawSeries(tag=f"eval/{m}", steps=st, values=v, source="example")) for m, (st, v) in ((m, _series(sp)) for m, sp in example.eval_series.items())]
     info = {
         m: MetricInfo(canonical=m, raw_tag=m, framework=example.framework, **fields)
         for m, fields in example.metric_info.items()
@@ -62,6 +64,7 @@ def example_run(example: Example, run_id: str = "example") -> Run:
         texts=texts,
         restarts=sorted(restarts),
         by_design=by_design(example.framework, dict(example.config), frame.has),
+        eval_frame=RunFrame.from_series(evals) if evals else None,
     )
 
 

@@ -6,7 +6,8 @@ the :class:`~ppo_doctor.pipeline.Schedule` says, keeps one :class:`~.report.Swee
 run that cannot be read is an ``error`` row, never a lost sweep), joins any sweep table found
 beside the runs (recognised by :mod:`ppo_doctor.ingest.sweep_table`, joined by :mod:`.table`), and ranks parameter splits (:mod:`.attribution`) for the verdict
 and for each symptom.  Parameters come from each run's own config (the canonical hyper-parameters
-that ``metrics.build_run`` extracted) and from the sweep table's parameter columns.
+that ``metrics.build_run`` extracted), from the sweep table's parameter columns and, for a run
+that has neither, from the ``key<value>`` tokens of its folder's name.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from ..ingest.storage import as_path, open_binary, scandir, size_of
 from ..ingest.sweep_table import HEAD_LIMIT, sweep_table_reason
 from ..pipeline import Schedule, find_sources, stream
 from .attribution import Attribution, attribute
-from .report import SweepReport, SweepRow, error_row, sweep_row
-from .table import MAX_BYTES, SweepTable, join
+from .report import FOLDER_NAME, SweepReport, SweepRow, error_row, sweep_row
+from .table import MAX_BYTES, SEED_KEYS, SweepTable, join, name_tokens
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,8 @@ def sweep(
     report.tables = [t.path for t in tables]
     # discovery notes each sweep table it skipped as a run; the report lists the joined ones instead
     report.errors = [e for e in issues if not (e.level == "info" and e.path in report.tables)] + report.errors
-    report.attribution = attribute_rows(report.rows, _add_table_params(report.rows, tables))
+    order = _add_table_params(report.rows, tables)
+    report.attribution = attribute_rows(report.rows, order + _add_folder_params(report.rows))
     return report
 
 
@@ -88,6 +90,24 @@ def _add_table_params(rows: list[SweepRow], tables: list[SweepTable]) -> list[st
                 by_id[rid].params.setdefault(k, v)
         extra.extend(c for c in t.columns if c not in own and c not in extra)
     return own + extra
+
+
+def _add_folder_params(rows: list[SweepRow]) -> list[str]:
+    """Give a run that neither its config nor a sweep table gives settings the ``key<value>`` and
+    ``key=value`` tokens of its folder's name (``rho0.10_seed42``, ``lr=3e-4``), marked as read
+    there (``SweepRow.params_from``); a seed token is the run's seed, never a parameter
+    (:data:`.table.SEED_KEYS`).  The parameters found this way, in order."""
+    found: list[str] = []
+    for row in rows:
+        if row.params or row.verdict == "error":
+            continue
+        tokens = name_tokens(as_path(row.path).name)
+        seeds = {k: v for k, v in tokens.items() if k in SEED_KEYS}
+        row.seed = next((int(v) if float(v).is_integer() else v for v in seeds.values()), None)
+        row.params = {k: v for k, v in tokens.items() if k not in SEED_KEYS}
+        row.params_from = FOLDER_NAME if row.params or seeds else ""
+        found.extend(k for k in row.params if k not in found)
+    return found
 
 
 def _tables(sources: list[RunSource], roots: list[str | Path], run_ids: list[str]) -> list[SweepTable]:

@@ -19,7 +19,7 @@ from .._version import __version__
 from ..report.escape import html_text as e
 from ..report.html import CSP, CSS
 from .attribution import Split
-from .cells import HEADER, row_cells, shown_splits, split_note, tally
+from .cells import HEADER, cost_summary, params_note, row_cells, shown_splits, split_note, tally
 from .report import SweepReport
 
 MAX_PLOTS = 4
@@ -31,6 +31,7 @@ def render_html(report: SweepReport) -> str:
     body = [
         "<h1>ppo-doctor sweep</h1>",
         f'<p class="muted">ppo-doctor {e(__version__)}: {e(tally(report))}</p>',
+        *([f"<p>{e(cost_summary(report))}</p>"] if cost_summary(report) else []),
         "<h2>What separates them</h2>",
     ]
     splits = shown_splits(report)
@@ -38,6 +39,8 @@ def render_html(report: SweepReport) -> str:
         body.append("<ol>" + "".join(f"<li><b>{e(s.label())}</b> <span class=\"muted\">({e(split_note(s))})</span></li>" for s in splits) + "</ol>")
     else:
         body.append("<p>Nothing: no parameter splits the runs by verdict or symptom.</p>")
+    if params_note(report):
+        body.append(f"<h3>Parameters</h3><p>{e(params_note(report))}</p>")
     cautions = report.attribution.cautions if report.attribution else []
     if cautions:
         body.append("<h3>Cautions</h3><ul>" + "".join(f"<li>{e(c)}</li>" for c in cautions) + "</ul>")

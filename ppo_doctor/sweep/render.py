@@ -11,7 +11,7 @@ from typing import Callable
 
 from ..report.escape import md, plain
 from ..report.json_out import dumps
-from .cells import HEADER, cell, row_cells, shown_splits, split_note, tally
+from .cells import HEADER, cell, cost_summary, params_note, row_cells, shown_splits, split_note, tally
 from .html import render_html
 from .report import SweepReport
 
@@ -29,6 +29,8 @@ def render_text(report: SweepReport) -> str:
 
     out.append(line(HEADER))
     out.extend(line(row) for row in rows)
+    if cost_summary(report):
+        out += ["", plain(cost_summary(report))]
     out += ["", "What separates them (best split per parameter):"]
     splits = shown_splits(report)
     if not splits:
@@ -36,6 +38,7 @@ def render_text(report: SweepReport) -> str:
     for k, s in enumerate(splits, 1):
         out.append(f"  {k}. {plain(s.label())}")
         out.append(f"     {plain(split_note(s))}")
+    out += _text_list("Parameters", [params_note(report)] if params_note(report) else [])
     out += _text_list("Cautions", (report.attribution.cautions if report.attribution else []))
     out += _text_list("Sweep tables joined", report.tables)
     out += _text_list("Read problems and notes", [f"{e.level}: {e}" for e in report.errors])
@@ -53,6 +56,8 @@ def render_markdown(report: SweepReport) -> str:
     out.append("| " + " | ".join(HEADER) + " |")
     out.append("|" + "|".join(["---", "---", "---", "---:", "---:", "---"]) + "|")
     out += ["| " + " | ".join(md(c) for c in row_cells(r)) + " |" for r in report.rows]
+    if cost_summary(report):
+        out += ["", md(cost_summary(report))]
     out += ["", "## What separates them", ""]
     splits = shown_splits(report)
     if not splits:
@@ -60,7 +65,8 @@ def render_markdown(report: SweepReport) -> str:
     out += [f"{k}. **{md(s.label())}** ({md(split_note(s))})" for k, s in enumerate(splits, 1)]
     cautions = report.attribution.cautions if report.attribution else []
     problems = [f"{e.level}: {e}" for e in report.errors]
-    for title, items in (("Cautions", cautions), ("Sweep tables joined", report.tables), ("Read problems and notes", problems)):
+    params = [params_note(report)] if params_note(report) else []
+    for title, items in (("Parameters", params), ("Cautions", cautions), ("Sweep tables joined", report.tables), ("Read problems and notes", problems)):
         if items:
             out += ["", f"## {title}", ""] + [f"- {md(i)}" for i in items]
     return "\n".join(out) + "\n"

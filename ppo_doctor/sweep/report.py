@@ -19,6 +19,8 @@ from .attribution import Attribution
 SWEEP_SCHEMA_VERSION = 1
 # findings of these symptoms say how the log was written, not how training went (DESIGN.md)
 NOT_TRAINING = frozenset({"log_quality"})
+# ``SweepRow.params_from`` of parameters read from the run folder's name (no config or table gave any)
+FOLDER_NAME = "folder name"
 
 
 @dataclass
@@ -31,10 +33,14 @@ class SweepRow:
     verdict_reason: str = ""
     symptoms: list[str] = field(default_factory=list)
     onset: int | None = None  # first step of the earliest warning/error training finding
+    first_step: int | None = None
     last_step: int | None = None
     steps_wasted: int | None = None  # unhealthy runs: steps trained after the onset
+    cost: dict[str, Any] | None = None  # unhealthy runs: RunReport.cost (ppo_doctor.cost.failure_cost)
     top_cause: dict[str, Any] | None = None  # {"id", "title", "confidence"}
     params: dict[str, Any] = field(default_factory=dict)
+    params_from: str = ""  # "" (config, sweep table) or FOLDER_NAME
+    seed: Any = None  # the run's seed, when its folder name gives one (never a parameter)
     format: str = ""
     framework: str = ""
 
@@ -48,10 +54,14 @@ class SweepRow:
             "verdict_reason": self.verdict_reason,
             "symptoms": list(self.symptoms),
             "onset": self.onset,
+            "first_step": self.first_step,
             "last_step": self.last_step,
             "steps_wasted": self.steps_wasted,
+            "cost": self.cost,
             "top_cause": self.top_cause,
             "params": {k: _plain(v) for k, v in sorted(self.params.items())},
+            "params_from": self.params_from or None,
+            "seed": _plain(self.seed),
         }
 
 
@@ -69,11 +79,34 @@ class SweepReport:
             "tool": {"name": "ppo-doctor", "version": __version__},
             "runs": [r.to_dict() for r in self.rows],
             "attribution": (self.attribution or Attribution([], [], 0)).to_dict(),
+            "cost": self.cost(),
             "tables": list(self.tables),
             "errors": [
                 {"path": e.path, "message": e.message, **({"offset": e.offset} if e.offset is not None else {})}
                 for e in self.errors
             ],
+        }
+
+    def cost(self) -> dict[str, Any] | None:
+        """What the sweep's failures cost, over the judged runs' step spans: the steps trained
+        after the runs had failed, their share, and the hours and device-hours of the failed runs
+        that log them (with how many runs each sum covers); None when no run failed."""
+        spans = [r.last_step - r.first_step for r in self.rows if r.verdict in ("healthy", "unhealthy") and r.first_step is not None and r.last_step is not None]
+        failed = [r.cost for r in self.rows if r.cost is not None]
+        if not failed or sum(spans) <= 0:
+            return None
+        hours = [c["hours_after"] for c in failed if c["hours_after"] is not None]
+        device = [c["device_hours"] for c in failed if c["device_hours"] is not None]
+        after = sum(c["steps_after"] for c in failed)
+        return {
+            "runs": len(failed),
+            "steps": sum(spans),
+            "steps_after": after,
+            "share": round(after / sum(spans), 4),
+            "hours_after": round(sum(hours), 4) if hours else None,
+            "runs_with_hours": len(hours),
+            "device_hours": round(sum(device), 4) if device else None,
+            "runs_with_device_hours": len(device),
         }
 
     def counts(self) -> dict[str, int]:
@@ -88,7 +121,6 @@ def sweep_row(run: Run, config: Config | None = None) -> SweepRow:
 
     rep = analyze_run(run, config)
     rng = run.frame.step_range()
-    last = None if rng is None else int(rng[1])
     training = [f for f in rep.findings if f.severity != "info" and f.symptom not in NOT_TRAINING and f.start_step is not None]
     onset = min((int(f.start_step) for f in training if f.start_step is not None), default=None)
     top = rep.causes[0] if rep.causes else None
@@ -99,8 +131,10 @@ def sweep_row(run: Run, config: Config | None = None) -> SweepRow:
         verdict_reason=rep.verdict_reason,
         symptoms=[s for s in rep.symptoms if s not in NOT_TRAINING],
         onset=onset,
-        last_step=last,
-        steps_wasted=None if rep.verdict != "unhealthy" or onset is None or last is None else max(0, last - onset),
+        first_step=None if rng is None else int(rng[0]),
+        last_step=None if rng is None else int(rng[1]),
+        steps_wasted=None if rep.cost is None else rep.cost.steps_after,
+        cost=None if rep.cost is None else rep.cost.to_dict(),
         top_cause=None if top is None else {"id": top.id, "title": top.title, "confidence": round(float(top.confidence), 4)},
         params={k: _plain(v) for k, v in run.config.items() if _is_param(v)},
         format=run.format,

@@ -35,6 +35,11 @@ STEP_COLUMNS = frozenset({"step", "_step", "global_step", "steps_done", "timeste
 _TOKEN = re.compile(r"([A-Za-z][A-Za-z_]*?)[=_-]?(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?=$|[_,\s-])")
 
 
+# Tokens of a folder name that name the run's random seed: a replicate's label, not a setting
+# that could explain an outcome (a split on it would only say which draws were unlucky).
+SEED_KEYS = frozenset({"seed", "random_seed", "rng_seed"})
+
+
 @dataclass
 class SweepTable:
     path: str

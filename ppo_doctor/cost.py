@@ -1,0 +1,135 @@
+"""What a failure cost: the steps an unhealthy run trained after its first warning or error, as a
+share of the run, and, where the log says, the wall time and the devices they took.
+
+:func:`failure_cost` is a pure function of a :class:`~ppo_doctor.results.RunReport` (its
+findings, verdict and run), so every surface computes the same figure: the offline report (one
+line per run), the JSON (``runs[].cost``), ``sweep``'s summary, and a live callback's stop
+message.  No currency: device-hours are devices times hours.
+
+Where the hours come from, first that the log has:
+
+* the wall-clock times of the logged points (TensorBoard events, W&B, MLflow): from the first
+  point at or after the onset to the last (a job that was down between two logged points counts
+  its downtime: the log cannot tell a pause from a slow step; bursty writers, which log many
+  steps at once, rule out judging a gap by the typical one);
+* a clock logged as a metric, seconds since training began (SB3's ``time/time_elapsed``,
+  formats.md §7): its rise from the onset to the end;
+* a per-step time series (TRL's ``step_time``: ``progress/step_time``; veRL's ``timing_s/step``,
+  formats.md §3), summed over the steps it covers;
+* the run's ``train_runtime`` (HF Trainer's final row, seconds for the whole training), times
+  the share of the steps after the onset (step times taken as even).
+
+Devices: the first of ``world_size`` (torch.distributed), ``num_processes`` (accelerate),
+``n_gpus`` / ``num_gpus`` in the run's config, or veRL's ``trainer.n_gpus_per_node`` times
+``trainer.nnodes`` (``verl/trainer/config/ppo_trainer.yaml``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from .results import Cost, RunReport
+from .rules.engine import decisive
+from .run import Run
+
+# Config keys (the last part of a flattened key) that give the number of devices a run used.
+DEVICE_KEYS = ("world_size", "num_processes", "n_gpus", "num_gpus")
+VERL_DEVICES = ("n_gpus_per_node", "nnodes")
+# Seconds since training began, logged as a metric; seconds per step, logged as a metric.
+ELAPSED_METRICS = ("time/time_elapsed",)
+STEP_TIME_METRICS = ("progress/step_time", "timing_s/step")
+
+
+def failure_cost(report: RunReport) -> Cost | None:
+    """The cost of training on after the onset of the run's first warning or error, or None when
+    the run is not unhealthy (or no finding has a step)."""
+    if report.verdict != "unhealthy":
+        return None
+    onsets = [int(f.start_step) for f in decisive(report.findings) if f.start_step is not None]
+    rng = report.run.frame.step_range()
+    if not onsets or rng is None:
+        return None
+    first, last = int(rng[0]), int(rng[1])
+    cost = Cost(min(onsets), first, last)
+    hours, hours_from = _hours_after(report.run, cost.onset_step, cost.share)
+    devices, devices_from = device_count(report.run)
+    return dataclasses.replace(cost, hours_after=hours, hours_from=hours_from, devices=devices, devices_from=devices_from)
+
+
+def _hours_after(run: Run, onset: int, share: float) -> tuple[float | None, str]:
+    """Hours trained from step ``onset`` on, and what they were read from."""
+    wall = _wall_seconds(run, onset)
+    if wall is not None:
+        return wall / 3600.0, "wall-clock times"
+    for metric in ELAPSED_METRICS:
+        steps, values = _finite(run, metric)
+        later = values[steps >= onset]
+        if len(later) >= 2 and later[-1] > later[0]:
+            return float(later[-1] - later[0]) / 3600.0, metric
+    for metric in STEP_TIME_METRICS:
+        steps, values = _finite(run, metric)
+        if len(steps) >= 2:
+            # each logged value is the mean step time over the steps since the previous log
+            covered = np.diff(steps)
+            later = steps[1:] > onset
+            return float(np.sum(values[1:][later] * covered[later])) / 3600.0, run.frame.raw_tags(metric)[0]
+    runtime = _number(run.config.get("train_runtime", run.raw_config.get("train_runtime")))
+    if runtime is not None and runtime > 0:
+        return runtime * share / 3600.0, "train_runtime"
+    return None, ""
+
+
+def _finite(run: Run, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """Steps and finite, non-negative values of a time metric (empty when not logged)."""
+    if not run.frame.has(metric):
+        return np.empty(0, np.int64), np.empty(0)
+    steps, values = run.frame.arrays(metric)
+    ok = np.isfinite(values) & (values >= 0)
+    return steps[ok], values[ok]
+
+
+def _wall_seconds(run: Run, onset: int) -> float | None:
+    """Seconds from the first to the last wall-clock time of the points logged from ``onset`` on
+    (in time order: Stable-Baselines 2 writes steps that go back); None without two such times."""
+    df = run.frame.df
+    wall = df["wall_time"].to_numpy(dtype=np.float64)
+    keep = np.isfinite(wall) & (df["step"].to_numpy() >= onset)
+    if keep.sum() < 2:
+        return None
+    span = float(np.max(wall[keep]) - np.min(wall[keep]))
+    return span if span > 0 else None
+
+
+def device_count(run: Run) -> tuple[int | None, str]:
+    """The number of devices the run's config names, and the key it came from."""
+    flat = {**run.raw_config, **run.config}
+    last = {}
+    for key, value in flat.items():
+        last.setdefault(str(key).replace("/", ".").rsplit(".", 1)[-1].lower(), (key, value))
+    for name in DEVICE_KEYS:
+        if name in last:
+            n = _number(last[name][1])
+            if n is not None and n >= 1:
+                return int(n), str(last[name][0])
+    per_node, nodes = (_number(last[k][1]) if k in last else None for k in VERL_DEVICES)
+    if per_node is not None and per_node >= 1:
+        n = per_node * (nodes if nodes is not None and nodes >= 1 else 1)
+        return int(n), " x ".join(str(last[k][0]) for k in VERL_DEVICES if k in last)
+    return None, ""
+
+
+def _number(v: Any) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+__all__ = ["DEVICE_KEYS", "failure_cost", "device_count"]
