@@ -153,11 +153,16 @@ def main(argv: list[str] | None = None) -> None:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     notes: list[str] = []
+    pooled: list[Outcome] = []
     for p in args.paths:
         outs = [o for o in (measure(rr) for rr in ppo_doctor.analyze(p).runs) if o is not None]
+        pooled += outs
         row, extra = summarize(p.name, outs)
         table.append(row)
         notes += extra
+    table.append(summarize("**all**", pooled)[0])
+    delays = sorted((o.delay_share, o.run) for o in pooled if o.delay_share is not None)
+    notes.append("- stops after onset (share of the run), per run: " + ", ".join(f"{r} {d:.0%}" for d, r in delays))
     body = "\n".join(
         [f"Reproduce: `python -m benchmarks.live_replay {' '.join(str(p) for p in args.paths)}`", "", *table, "", *notes]
     )

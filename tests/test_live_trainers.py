@@ -187,3 +187,19 @@ def test_healthy_grpo_trainer_is_not_stopped(tmp_path: Path) -> None:
     trainer, doctor = grpo_run(tmp_path, fault=False, max_steps=20)  # checks at steps 10 and 20
     assert trainer.state.global_step == 20
     assert doctor.stopped_by is None
+
+
+def test_the_callback_is_visible_with_no_logging_set_up(tmp_path: Path) -> None:
+    """As the trainer's own messages are: the start line reaches stderr with no handler configured."""
+    import subprocess
+    import sys
+
+    code = (
+        "from transformers import TrainingArguments, TrainerState, TrainerControl\n"
+        "from ppo_doctor.integrations.transformers import DoctorCallback\n"
+        f"args = TrainingArguments(output_dir={str(tmp_path)!r}, max_steps=200, report_to=[], use_cpu=True)\n"
+        "cb = DoctorCallback(stop_on='error', config={})\n"
+        "cb.on_train_begin(args, TrainerState(max_steps=200), TrainerControl())\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert "ppo-doctor: checking every 10 steps of 200, stopping on error" in proc.stderr

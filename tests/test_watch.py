@@ -237,3 +237,35 @@ def test_watch_on_a_healthy_writer_exits_0(tmp_path: Path) -> None:
     assert code == 0 == events[-1]["exit_code"]
     assert events[-1]["runs"][0]["verdict"] == "healthy"
     assert not [e for e in events if e["event"] == "finding" and e["finding"]["severity"] == "error"]
+
+
+def test_one_training_is_one_run_when_its_trainer_state_appears(tmp_path: Path, sample_logs: Path) -> None:
+    """A Trainer writes TensorBoard under ``runs/<date>_<host>/`` while it trains and its
+    trainer_state.json into ``output_dir`` at the end: discovery then groups both as one run
+    named after ``output_dir``.  The watcher follows it as the same training: no second "run"
+    event, no finding said twice."""
+    import shutil
+
+    out = tmp_path / "out"
+    tb = out / "runs" / "Dec02_05-00-00_host"
+    tb.mkdir(parents=True)
+    src = sample_logs / "kl-coef-zero" / "events.out.tfevents.1700000000.ppo-doctor.0"
+    shutil.copy(src, tb / src.name)
+    events: list[dict[str, Any]] = []
+    now = [0.0]
+    watcher = Watcher(tmp_path, {"select": [], "ignore": [], "rules": {}, "aliases": {}}, events.append, idle=5.0, clock=lambda: now[0])
+    for _ in range(2):  # a warning is said once two polls hold it
+        now[0] += 1.0
+        watcher.poll()
+    said = [(e["finding"]["code"], e["finding"]["metric"]) for e in events if e["event"] == "finding"]
+    assert ("PD101", "kl/ref") in said
+    state = {"global_step": 120, "max_steps": 120, "log_history": [{"step": s, "loss": 0.1} for s in range(1, 121)]}
+    (out / "trainer_state.json").write_text(json.dumps(state, indent=2))
+    for _ in range(2):
+        now[0] += 1.0
+        watcher.poll()
+    runs = [e["run"] for e in events if e["event"] == "run"]
+    assert runs == ["out/runs/Dec02_05-00-00_host"]
+    again = [(e["finding"]["code"], e["finding"]["metric"]) for e in events if e["event"] == "finding"]
+    assert again.count(("PD101", "kl/ref")) == 1
+    assert list(watcher.runs) == ["out"]

@@ -28,7 +28,7 @@
   :class:`~ppo_doctor.errors.ConfigError` when the callback is built, before training starts.
 * It is visible with no logging set up, as the trainer's own messages are: when neither the
   ``ppo_doctor`` loggers nor the root logger have a handler, its messages go to stderr as
-  ``[ppo-doctor] ...`` ("checking every N steps" at the start, alerts, where the report went).
+  ``ppo-doctor: ...`` ("checking every N steps" at the start, alerts, where the report went).
 * It never breaks training: an internal error in a hook is logged once, with its traceback,
   and the callback does nothing from then on.
 
@@ -73,7 +73,7 @@ def _make_visible() -> None:
     if log.handlers or logging.getLogger("ppo_doctor").handlers or logging.getLogger().handlers:
         return
     handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("[ppo-doctor] %(message)s"))
+    handler.setFormatter(logging.Formatter("%(message)s"))  # each message begins "ppo-doctor:"
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False

@@ -26,7 +26,7 @@ import random
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import torch
 
@@ -76,6 +76,8 @@ class GrpoArgs:
     sparse_min_positive: int = 3
     """'sparse' pays 1 only for a completion with at least this many positive adjectives"""
     entropy_coef: float = 0.0
+    num_iterations: int = 1
+    """GRPOConfig.num_iterations: policy updates per generation batch (mu in the GRPO paper)"""
     loss_type: str = "dapo"
     """TRL 1.16's default"""
     trainer: str = "grpo"
@@ -168,13 +170,18 @@ def _config(args: GrpoArgs, out: Path) -> Any:
     from trl import GRPOConfig
 
     return GRPOConfig(
-        **common, scale_rewards=args.scale_rewards, entropy_coef=args.entropy_coef, loss_type=args.loss_type
+        **common,
+        scale_rewards=args.scale_rewards,
+        entropy_coef=args.entropy_coef,
+        loss_type=args.loss_type,
+        num_iterations=args.num_iterations,
     )
 
 
-def run(args: GrpoArgs, out: str | Path) -> list[dict[str, float]]:
+def run(args: GrpoArgs, out: str | Path, callbacks: Sequence[Any] = ()) -> list[dict[str, float]]:
     """Train GRPO (or RLOO) with ``args``, writing TRL's logs into ``out``; return the trainer's
     log rows (``trainer.state.log_history``: one per step, then the run's totals).
+    ``callbacks``: more ``TrainerCallback``s (``DoctorCallback`` for the live tests).
 
     The model folder TRL needs lives in a temporary directory, so ``out`` holds only what the
     trainer wrote (``runs/``, ``trainer_state.json``).
@@ -200,6 +207,7 @@ def run(args: GrpoArgs, out: str | Path) -> list[dict[str, float]]:
                 args=_config(args, out),
                 train_dataset=dataset,
                 processing_class=hf_tokenizer(),
+                callbacks=list(callbacks) or None,
             )
             # disable_tqdm makes transformers print every log row to stdout; the logs are in files
             trainer.remove_callback(PrinterCallback)

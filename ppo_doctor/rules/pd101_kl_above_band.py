@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import numpy as np
+
 from ..detect import sustained_spans, theil_sen
 from ..results import Finding
 from .base import Example, RuleContext
-from .common import SEQ_KL_BAND, TOKEN_KL_BAND, KLView, first_kl, kl_view, per_token_kl, sustain_window, unclipped_causes
+from .common import SEQ_KL_BAND, TOKEN_KL_BAND, KLView, cfg_float, first_kl, kl_view, per_token_kl, sustain_window, unclipped_causes
 from .examples import ramp, saturating
 from .inputs import early_late
 from .messages import fmt_num
@@ -19,6 +21,20 @@ from .shapes import Stretch, SustainedRule
 FROM_START_CAUSES = {"policy-not-from-sft": 0.9, "implementation-bug": 0.3, "kl-coef-too-low": 0.3, "lr-too-high": 0.2}
 
 
+# A KL coefficient below this does not hold the policy near its reference: TRL's smallest
+# recommended beta is 0.01-0.05 (N+ implementation details use 0.05; DeepSeekMath 0.04).
+NO_PENALTY_BETA = 0.01
+
+
+def _no_penalty(ctx: RuleContext) -> bool:
+    """The run's KL coefficient (config ``kl_coef``, else the median logged ``kl/coef``) is ~0."""
+    beta = cfg_float(ctx.run, "kl_coef")
+    if beta is None and ctx.has("kl/coef"):
+        _, c = ctx.finite("kl/coef")
+        beta = float(np.median(c)) if len(c) else None
+    return beta is not None and beta < NO_PENALTY_BETA
+
+
 class KLAboveBand(SustainedRule[KLView]):
     """KL to the reference model stays above its healthy band.
 
@@ -27,8 +43,9 @@ class KLAboveBand(SustainedRule[KLView]):
     what was logged: TRL's ``objective/kl`` is a sum over the response, healthy between 0 and
     10 nats; token-mean KLs (OpenRLHF, veRL, GRPO) are judged against 0.3 nats per token.
     trlx's square-root KL is squared first.  Error when the KL ends the run at least
-    ``error_factor`` times the band, or ends above it while still rising (on a run that reached its
-    plan: on a partial or live run the rise is a trend, :mod:`ppo_doctor.standing`), or stayed above
+    ``error_factor`` times the band, or ends above it while still rising (on a partial or live run,
+    :mod:`ppo_doctor.standing`, only when the KL coefficient is under 0.01: with a working penalty
+    the rise of a prefix can still turn around), or stayed above
     ``collapse_factor`` (5) times the band for a sustained stretch at any time (a collapse the
     run partly recovered from still leaves a damaged policy: the sample lr-x100 run peaks at 12x
     and its responses shrink to 2 tokens); warning when it ends the run just above the band;
@@ -85,9 +102,10 @@ class KLAboveBand(SustainedRule[KLView]):
         late_slope, _ = theil_sen(s[half:], v[half:])
         still_rising = late_slope * float(s[-1] - s[half]) > 0.25 * band if len(v) - half >= 3 else False
         # "still rising at the end" is a trend: on a run short of its plan the end is not the
-        # end (the KL sweep's beta 0.2 runs rise to 1.3x the band by step 29 of 200, then the
-        # controller brings them back), so there it does not make an error
-        still_rising = still_rising and not ctx.run.standing.partial
+        # end (the KL sweep's beta 0.2 runs rise to 1.3x the band by step 29 of 200, then their
+        # penalty brings them back), so there it makes an error only when no KL penalty can pull
+        # the policy back (beta ~0: nothing in the objective opposes the drift)
+        still_rising = still_rising and (not ctx.run.standing.partial or _no_penalty(ctx))
         collapse = sustained_spans(s, v > p["collapse_factor"] * band, k, w, values=v)
         severe = late >= p["error_factor"] * band or (late > band and still_rising) or bool(collapse)
         observed = {"band": band, "peak": st.worst.peak_value, "late": late}
