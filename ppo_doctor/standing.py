@@ -90,9 +90,9 @@ class Standing:
         if self.done is None:
             return ""
         if self.planned is None:
-            return f"step {self.done}, planned length unknown" if self.live else ""
+            return f"step {self.done:,}, planned length unknown" if self.live else ""
         share = self.share or 0.0
-        return f"{self.done} of {self.planned} planned steps ({share:.0%})"
+        return f"{self.done:,} of {self.planned:,} planned steps ({share:.0%})"
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"steps_done": self.done, "planned_steps": self.planned, "partial": self.partial, "live": self.live}

@@ -171,3 +171,19 @@ def test_the_doctor_never_reads_its_own_output(tmp_path: Path, sample_logs: Path
     assert not again.errors and len(again.runs) == 1
     assert not [w for w in again.runs[0].run.warnings if "ppo_doctor" in w or "repeats an earlier step" in w]
     assert again.runs[0].run.files == [str(out / "trainer_state.json")]
+
+
+def test_a_linear_decay_that_has_not_reached_0_gives_the_plan() -> None:
+    from ppo_doctor.metrics.plan import planned_from_lr
+
+    steps = np.arange(1, 81)
+    # HF get_linear_schedule_with_warmup: 10 warm-up steps, then down to 0 at step 200 (killed at 80)
+    hf = np.where(steps < 10, 5e-5 * steps / 10, 5e-5 * (200 - steps) / 190)
+    assert planned_from_lr(steps, hf) == 200
+    assert planned_from_lr(steps, np.full(80, 3e-4)) is None  # constant: no end to read
+    cosine = 5e-5 * 0.5 * (1 + np.cos(np.pi * steps / 200))
+    assert planned_from_lr(steps, cosine) is None  # not a line: not guessed
+    done = 5e-5 * (81 - steps) / 80  # reached its end: nothing ahead
+    assert planned_from_lr(steps, done) is None
+    noisy = hf * (1 + np.random.default_rng(0).normal(0, 0.01, 80))
+    assert planned_from_lr(steps, noisy) is None  # a schedule is computed, not noisy

@@ -17,7 +17,7 @@ from ..hparams import flatten_config, normalize_config
 from ..name_tokens import entropy_sign
 from ..run import MetricInfo, Run
 from .mapping import map_tags
-from .plan import planned_length, warmup_length
+from .plan import planned_from_lr, planned_length, warmup_length
 from .vocabulary import FINAL_TOTALS
 
 log = logging.getLogger(__name__)
@@ -93,6 +93,9 @@ def build_run(
     for note in cfg_notes + result.notes:
         issues.append(ReadIssue(path=str(path), message=note, level="warning"))
     planned, planned_from = planned_length(flat)
+    if planned is None and frame.has("opt/lr"):
+        planned = planned_from_lr(*frame.arrays("opt/lr"))
+        planned_from = "the learning-rate schedule (a linear decay to 0)" if planned else ""
     return Run(
         id=run_id,
         path=str(path),

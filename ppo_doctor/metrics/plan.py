@@ -12,12 +12,20 @@ value means "not set" (HF ``TrainingArguments.max_steps = -1`` when the run is s
   hyper-parameter files, in the environment steps SB3 and CleanRL log as their x-axis;
 * warm-up: HF ``warmup_steps`` / ``warmup_ratio``, veRL ``actor_rollout_ref.actor.optim.lr_warmup_steps``
   / ``lr_warmup_steps_ratio``.
+
+With none of them, a logged learning rate that decays on a straight line and has not reached 0
+gives the plan: HF's ``linear`` scheduler (``get_linear_schedule_with_warmup``: the rate falls
+linearly to 0 at ``num_training_steps``) and SB3's ``linear_schedule`` (the rate times
+``progress_remaining``) both end where the line meets 0.  Only an exact line counts (a schedule is
+computed, not noisy), with enough of it logged and its end still ahead.
 """
 
 from __future__ import annotations
 
 import math
 from typing import Any, Mapping
+
+import numpy as np
 
 from ..hparams import parse_scalar
 
@@ -56,4 +64,34 @@ def warmup_length(flat: Mapping[str, Any], planned: int | None) -> int:
     return 0
 
 
-__all__ = ["PLAN_KEYS", "planned_length", "warmup_length"]
+# A schedule is computed: its decay fits a line to float precision (R^2 of 0.9999); at least this
+# many points after the peak; the line's end at least 1 % past the last logged step, and the rate
+# not yet under 2 % of its peak (a schedule that reached its end has nothing to extrapolate).
+LR_LINE_R2 = 0.9999
+LR_LINE_MIN_POINTS = 5
+LR_END_AHEAD = 1.01
+LR_NOT_DONE = 0.02
+
+
+def planned_from_lr(steps: np.ndarray, lr: np.ndarray) -> int | None:
+    """The step where a linearly decaying learning rate reaches 0, when it is still ahead."""
+    ok = np.isfinite(lr)
+    s, v = steps[ok].astype(np.float64), lr[ok]
+    if len(v) < LR_LINE_MIN_POINTS:
+        return None
+    peak = int(np.argmax(v))
+    s, v = s[peak:], v[peak:]
+    if len(v) < LR_LINE_MIN_POINTS or not v[0] > 0 or v[-1] < LR_NOT_DONE * v[0]:
+        return None
+    slope, icept = np.polyfit(s, v, 1)
+    if not slope < 0:
+        return None
+    resid = v - (slope * s + icept)
+    total = float(np.sum((v - v.mean()) ** 2))
+    if total <= 0 or 1.0 - float(np.sum(resid**2)) / total < LR_LINE_R2:
+        return None
+    end = -icept / slope
+    return int(round(end)) if end >= LR_END_AHEAD * s[-1] else None
+
+
+__all__ = ["PLAN_KEYS", "planned_from_lr", "planned_length", "warmup_length"]
