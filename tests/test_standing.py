@@ -72,7 +72,7 @@ def test_an_absence_of_progress_on_a_partial_run_is_a_note_that_says_when_it_is_
     assert [f.severity for f in pd301] == ["info"]
     assert "watching: only 39 of 200 planned steps so far; judged from step 200" in pd301[0].message
     verdict, reason = verdict_for(run, findings, na)
-    assert reason.endswith("partial run: 39 of 200 planned steps (20%)")
+    assert reason.endswith("partial run: 39 of 200 planned steps (20%), an absence of progress is judged once it reaches its plan")
     # the event rule is not held back: an LR of 1e-10 is a fact at once
     assert [(f.code, f.severity) for f in findings if f.code == "PD303"] == [("PD303", "error")]
     assert verdict == "unhealthy"
