@@ -163,3 +163,17 @@ def test_hostile_generators_make_what_they_say(tmp_path):
     (run,) = load(bench_hostile.wide_csv(tmp_path / "c6", 123, 4, True)).runs
     assert len(run.frame) == 4 * 122
     assert len(load(bench_hostile.sparse_event_file(tmp_path / "c2", 1 << 30)).errors) == 1
+
+
+def test_live_replay_on_sample_logs_stops_no_healthy_run(sample_logs, caplog):
+    """The live-replay benchmark (docs/live.md): sample_logs' healthy run is never stopped, every
+    live error is still an error at the end, each faulty run is stopped for its own fault."""
+    from benchmarks import live_replay
+    import ppo_doctor
+
+    outs = [o for o in (live_replay.measure(rr) for rr in ppo_doctor.analyze(sample_logs).runs) if o is not None]
+    healthy = [o for o in outs if o.healthy]
+    assert healthy and all(o.stop is None and not o.unkept_warnings for o in healthy)
+    assert all(o.errors_kept == o.errors_said for o in outs)
+    assert all(o.stop is not None and o.own_fault for o in outs if not o.healthy)
+    assert live_replay.scenario_of("/x/trl-s19/grpo-nan-reward-s19").name == "grpo-nan-reward"

@@ -68,7 +68,7 @@ class LMDataset:
         return self.rows[i]
 
 
-def hf_run(out: Path, fault: bool, max_steps: int = MAX_STEPS) -> tuple[Trainer, DoctorCallback]:
+def hf_run(out: Path, fault: bool, max_steps: int = MAX_STEPS, save_strategy: str = "no") -> tuple[Trainer, DoctorCallback]:
     tok = hf_tokenizer()
     args = TrainingArguments(
         output_dir=str(out),
@@ -77,7 +77,8 @@ def hf_run(out: Path, fault: bool, max_steps: int = MAX_STEPS) -> tuple[Trainer,
         per_device_train_batch_size=8,
         learning_rate=1e-3,
         report_to=[],
-        save_strategy="no",
+        save_strategy=save_strategy,
+        save_steps=10_000,  # with "steps": no save of its own before max_steps, only the stop's
         use_cpu=True,
         disable_tqdm=True,
     )
@@ -96,7 +97,7 @@ def test_default_check_interval() -> None:
 
 def test_hf_trainer_with_nan_weights_is_stopped(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger="ppo_doctor"):
-        trainer, doctor = hf_run(tmp_path, fault=True)
+        trainer, doctor = hf_run(tmp_path, fault=True, save_strategy="steps")
     assert trainer.state.global_step < MAX_STEPS
     hit = doctor.stopped_by
     assert hit is not None and hit.symptom == "nan" and hit.severity == "error"
@@ -105,10 +106,17 @@ def test_hf_trainer_with_nan_weights_is_stopped(tmp_path: Path, caplog: pytest.L
     assert any("stopping training at step" in r.getMessage() and hit.code in r.getMessage() for r in caplog.records)
     assert any("stopping training" in str(h.get("ppo_doctor", "")) for h in trainer.state.log_history)
     assert list(tmp_path.glob("checkpoint-*"))
+    assert "steps not spent" in next(str(h["ppo_doctor"]) for h in trainer.state.log_history if "stopping training" in str(h.get("ppo_doctor", "")))
     doc = json.loads((tmp_path / "ppo-doctor.json").read_text())
     assert doc["runs"][0]["verdict"] == "unhealthy"
     assert any(f["code"] == hit.code for f in doc["runs"][0]["findings"])
     assert (tmp_path / "ppo-doctor.html").read_text().lstrip().lower().startswith("<!doctype html")
+
+
+def test_a_stop_honours_save_strategy_no(tmp_path: Path) -> None:
+    trainer, doctor = hf_run(tmp_path, fault=True, save_strategy="no")
+    assert doctor.stopped_by is not None and trainer.state.global_step < MAX_STEPS
+    assert not list(tmp_path.glob("checkpoint-*"))  # the user saves nothing: neither does the stop
 
 
 def test_healthy_hf_trainer_is_not_stopped(tmp_path: Path) -> None:

@@ -134,6 +134,7 @@ class DoctorCallback(TrainerCallback):
         self._every = check_every or MIN_CHECK_EVERY
         self._last_check_step = 0
         self._broken = False
+        _make_visible()
 
     # -- hooks ----------------------------------------------------------------------------
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
