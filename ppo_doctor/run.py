@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from .frame import ReadIssue, RunFrame, TextSample
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass

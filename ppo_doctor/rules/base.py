@@ -23,15 +23,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator
 
 import numpy as np
-import pandas as pd
-
 from ..results import Finding
 from ..run import Run
 from .inputs import Input, finite_series, resolve
 from .messages import render
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass

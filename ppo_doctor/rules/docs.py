@@ -54,9 +54,9 @@ def describe_example(example: Example | None) -> str:
     parts = []
     run = example_run(example)
     for metric in example.series:
-        s = run.frame.series(metric)
-        if len(s):
-            parts.append(f"{metric} ({len(s)} points, {s.iloc[0]:.3g} -> {s.iloc[-1]:.3g})")
+        values = run.frame.arrays(metric)[1]
+        if len(values):
+            parts.append(f"{metric} ({len(values)} points, {values[0]:.3g} -> {values[-1]:.3g})")
     if example.config:
         parts.append("config " + ", ".join(f"{k}={v}" for k, v in example.config.items()))
     if example.texts:
