@@ -1,7 +1,7 @@
 """Heavy third-party modules, imported on first use (issue 26).
 
 A one-file ``check`` of a small log must cost what reading it costs, not the half second that
-importing pandas (0.35 s), pyarrow (0.15 s) or yaml takes; yet the readers of W&B exports,
+importing pandas (0.35 s), pyarrow (0.15 s), yaml or crc32c takes; yet the readers of W&B exports,
 Parquet, odd CSVs, ISO timestamps and YAML configs need them, and they are imported at the top
 of those modules.  Those modules write ``from ..lazy import pd`` instead of ``import pandas as
 pd``: the name is a stand-in whose first attribute read imports the real module, so the code
@@ -38,10 +38,14 @@ class LazyModule:
 
 
 if TYPE_CHECKING:
+    import crc32c
     import pandas as pd
     import yaml
 else:
+    # crc32c's package reads its own version from the installed metadata and loads its CLI on
+    # import (20 ms): a TFRecord checksum, not a sniff of a JSON file, pays for it
+    crc32c = LazyModule("crc32c")
     pd = LazyModule("pandas")
     yaml = LazyModule("yaml")
 
-__all__ = ["LazyModule", "pd", "yaml"]
+__all__ = ["LazyModule", "crc32c", "pd", "yaml"]
