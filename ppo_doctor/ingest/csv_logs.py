@@ -246,7 +246,8 @@ def _arrow_run(path: Path) -> RawRun | None:
 # A cell the small-file path parses with float(): a plain decimal number, a nan/inf spelling that
 # pyarrow reads the same, or empty (not logged).  Anything else (spaces, quotes, 1_000, text)
 # goes to pyarrow, so the two paths give the same table (tests/test_arrow_fast_paths.py).
-_CELL = rb"(?:[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|-?(?:nan|NaN|inf|Infinity))?"
+# Each cell text matches in one way only, so a failed match backtracks linearly, not exponentially.
+_CELL = rb"(?:[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|-?(?:nan|NaN|inf|Infinity))?"
 
 
 def _python_run(path: Path) -> RawRun | None:

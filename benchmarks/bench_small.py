@@ -1,0 +1,111 @@
+"""One ``check`` of one small run as a whole process, paired with the peer (issue 26).
+
+    python -m benchmarks.bench_small [--repeats 9] [--no-write]
+
+For each of four formats (:mod:`benchmarks.gen_small`: a TRL GRPO ``trainer_state.json``, a
+JSON-lines log, a TensorBoard event file, an SB3 ``progress.csv``, 200 steps each),
+``ppo-doctor check PATH --isolated`` and ``rl-doctor diagnose PATH`` run as fresh processes,
+their console scripts, in alternating pairs (which goes first alternates too), both pinned to
+one core (``taskset -c 0``); the ratio is the median of the per-pair ratios of wall time, ours
+over the peer's (budget <= 1.0).  Also ``ppo-doctor --help``: median CPU time (budget < 0.15 s).
+
+Bytecode: pip compiles an installed package's modules at install time; a checkout run with
+``PYTHONDONTWRITEBYTECODE`` set (as on these machines) would compile every module on every
+call, so ppo_doctor is compiled once first (``compileall``), as the peer's wheel was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import logging
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchmarks._common import DATA, ROOT, machine, write_section
+from benchmarks.gen_small import FORMATS, write_small_logs
+
+log = logging.getLogger("bench_small")
+BIN = Path(sys.executable).parent
+
+
+def timed(cmd: list[str]) -> tuple[float, float, int]:
+    """Wall time, CPU time (user + system) and exit code of one fresh process, on one core."""
+    if sys.platform.startswith("linux") and os.path.exists("/usr/bin/taskset"):
+        cmd = ["/usr/bin/taskset", "-c", "0", *cmd]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), proc.returncode
+
+
+def pairs(ours: list[str], peer: list[str], repeats: int) -> tuple[list[float], list[float], set[int], set[int]]:
+    a, b, codes_a, codes_b = [], [], set(), set()
+    timed(ours), timed(peer)  # page cache warm
+    for i in range(repeats):
+        for is_ours in (i % 2 == 0, i % 2 == 1):
+            wall, _, code = timed(ours if is_ours else peer)
+            (a if is_ours else b).append(wall)
+            (codes_a if is_ours else codes_b).add(code)
+    return a, b, codes_a, codes_b
+
+
+def run(repeats: int) -> str:
+    compileall.compile_dir(str(ROOT / "ppo_doctor"), quiet=1)
+    peer = shutil.which("rl-doctor", path=str(BIN)) or shutil.which("rl-doctor")
+    if peer is None:
+        raise SystemExit("rl-doctor is not installed (pip install rldoctor, in the [dev] extra)")
+    logs = write_small_logs(DATA / "small")
+    rows = []
+    for fmt in FORMATS:
+        path = str(logs[fmt])
+        a, b, ca, cb = pairs([str(BIN / "ppo-doctor"), "check", path, "--isolated"], [peer, "diagnose", path], repeats)
+        ratios = [x / y for x, y in zip(a, b)]
+        q = statistics.quantiles(ratios, n=4)
+        ratio = statistics.median(ratios)
+        log.info("%s: ours %s, peer %s", fmt, ", ".join(f"{x:.3f}" for x in a), ", ".join(f"{x:.3f}" for x in b))
+        rows.append(
+            f"| {fmt} | {Path(path).name} | {statistics.median(a):.3f} s | {statistics.median(b):.3f} s | **{ratio:.2f}** ({q[0]:.2f}-{q[2]:.2f}) "
+            f"| {'met' if ratio <= 1.0 else '**missed**'} | {sorted(ca)} / {sorted(cb)} |"
+        )
+    helps = [timed([str(BIN / "ppo-doctor"), "--help"]) for _ in range(repeats)]
+    help_cpu, help_wall = statistics.median(h[1] for h in helps), statistics.median(h[0] for h in helps)
+    return "\n".join(
+        [
+            f"Machine: {machine()}. Command: `python -m benchmarks.bench_small --repeats {repeats}`.",
+            "",
+            f"Whole processes, console scripts, one core each, {repeats} alternating pairs per format on the same file "
+            "(200 steps; `benchmarks/gen_small.py`); ratio = median of the per-pair ratios ours / peer (interquartile range).",
+            "",
+            "| format | file | `ppo-doctor check` median | `rl-doctor diagnose` median | ratio (IQR) | budget <= 1.0 | exit codes ours / peer |",
+            "|---|---|---|---|---|---|---|",
+            *rows,
+            "",
+            f"`ppo-doctor --help`: median CPU **{help_cpu:.3f} s** (wall {help_wall:.3f} s) over {repeats} runs, "
+            f"budget < 0.15 s CPU: {'met' if help_cpu < 0.15 else '**missed**'}.",
+        ]
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    body = run(max(args.repeats, 7))
+    sys.stdout.write(body + "\n")
+    if not args.no_write:
+        write_section("small", "One small check (issue 26)", body)
+
+
+if __name__ == "__main__":
+    main()
