@@ -15,6 +15,8 @@ The names below are imported on first use (PEP 562): ``import ppo_doctor`` and e
 from __future__ import annotations
 
 import importlib
+import sys
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
@@ -68,3 +70,18 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))
+
+
+class _Package(ModuleType):
+    """This package's module type: importing the submodule ``ppo_doctor.analyze`` binds it as an
+    attribute of the package, where the public name is the function it defines (as when this
+    file imported the function eagerly)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, ModuleType) and _EXPORTS.get(name) == name:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+

@@ -74,6 +74,17 @@ def test_import_ppo_doctor_imports_nothing_heavy_and_its_names_still_work():
     assert not modules & (HEAVY | {"numpy"}), sorted(modules & (HEAVY | {"numpy"}))
 
 
+def test_the_public_analyze_is_the_function_after_its_module_is_imported():
+    """Importing the submodule ``ppo_doctor.analyze`` binds it on the package: the public name
+    must still be the function, as when the package imported it eagerly."""
+    code = (
+        "import sys, ppo_doctor, ppo_doctor.sweep, ppo_doctor.analyze\n"
+        "assert callable(ppo_doctor.analyze) and ppo_doctor.analyze.__name__ == 'analyze', ppo_doctor.analyze\n"
+        "sys.stderr.write('\\nMODULES=ok\\n')\n"
+    )
+    assert _imported(code) == {"ok"}
+
+
 def test_a_dataframe_still_analyses_and_pandas_comes_with_it():
     """The public API keeps its pandas side: analyze(DataFrame), RunFrame.df and series."""
     import numpy as np
