@@ -58,6 +58,42 @@ def pairs(ours: list[str], peer: list[str], repeats: int) -> tuple[list[float], 
     return a, b, codes_a, codes_b
 
 
+# Reads one file in a fresh process, with PARSER_IMPORT_BYTES as given (0: the large-file path).
+_READ = (
+    "import sys, importlib\n"
+    "mod = importlib.import_module('ppo_doctor.ingest.' + sys.argv[1])\n"
+    "mod.PARSER_IMPORT_BYTES = int(sys.argv[3])\n"
+    "mod.read(__import__('pathlib').Path(sys.argv[2]))\n"
+)
+# About 1 MiB of each text format (steps per writer of gen_small), where the size line lies.
+CROSSOVER_STEPS = {"jsonl": 2000, "trainer_state": 1800, "csv_logs": 4300}
+
+
+def crossover(repeats: int) -> list[str]:
+    """Fresh-process read time of a ~1 MiB file by the small-file path and by the large-file
+    path (pyarrow / ujson, imports included), in alternating pairs."""
+    from benchmarks import gen_small
+
+    writers = {"jsonl": gen_small.jsonl, "trainer_state": gen_small.trainer_state, "csv_logs": gen_small.sb3_csv}
+    rows = []
+    for module, steps in CROSSOVER_STEPS.items():
+        folder = DATA / "small-crossover" / module
+        folder.mkdir(parents=True, exist_ok=True)
+        path = writers[module](folder, n_steps=steps)
+        small = [sys.executable, "-c", _READ, module, str(path), str(1 << 40)]
+        large = [sys.executable, "-c", _READ, module, str(path), "0"]
+        a, b, _, _ = pairs(small, large, repeats)
+        rows.append(f"| {module} | {path.stat().st_size / 2**20:.2f} MiB | {statistics.median(a):.3f} s | {statistics.median(b):.3f} s | {statistics.median(x / y for x, y in zip(a, b)):.2f} |")
+    return [
+        "Where the 1 MiB line (`PARSER_IMPORT_BYTES`) lies: reading a file of about that size in a fresh process (imports included), "
+        f"{repeats} alternating pairs, one core:",
+        "",
+        "| reader | file | small-file path (json / float) | large-file path (pyarrow / ujson) | ratio small / large |",
+        "|---|---|---|---|---|",
+        *rows,
+    ]
+
+
 def run(repeats: int) -> str:
     compileall.compile_dir(str(ROOT / "ppo_doctor"), quiet=1)
     peer = shutil.which("rl-doctor", path=str(BIN)) or shutil.which("rl-doctor")
@@ -91,6 +127,8 @@ def run(repeats: int) -> str:
             "",
             f"`ppo-doctor --help`: median CPU **{help_cpu:.3f} s** (wall {help_wall:.3f} s) over {repeats} runs, "
             f"budget < 0.15 s CPU: {'met' if help_cpu < 0.15 else '**missed**'}.",
+            "",
+            *crossover(repeats),
         ]
     )
 

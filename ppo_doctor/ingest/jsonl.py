@@ -15,9 +15,10 @@ Handles the shapes seen in the wild (``reference/formats.md`` §3, §7, §12):
 Speed (1,000,000 points must read at least as fast as ``pandas.read_json(lines=True)``): a file of
 flat, all-number lines without ``null`` is parsed by pyarrow's JSON reader straight into columns
 (on all cores, doubles exact); any other clean file is parsed in one call by pandas' bundled ujson
-(``precise_float``), or by ``json`` under 1 MiB (``PARSER_IMPORT_BYTES``: importing pyarrow or
-pandas would cost more than their parse saves, and a small file takes neither), then records are grouped by key tuple and an all-number group becomes one 2-D
-array in one numpy call; only mixed columns (null, text, nested dicts) are converted value by value.
+(``precise_float``).  A file under 1 MiB (``PARSER_IMPORT_BYTES``) takes neither: ``json`` parses
+it, as importing pyarrow or pandas would cost more than their parse saves.  Then records are
+grouped by key tuple and an all-number group becomes one 2-D array in one numpy call; only mixed
+columns (null, text, nested dicts) are converted value by value.
 The record-to-column machinery is :mod:`.tabular`, shared with :mod:`.trainer_state` (HF
 ``log_history`` rows are the same kind of dicts), :mod:`.csv_logs` and :mod:`.wandb_binary`.
 """
