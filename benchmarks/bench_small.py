@@ -7,7 +7,9 @@ JSON-lines log, a TensorBoard event file, an SB3 ``progress.csv``, 200 steps eac
 ``ppo-doctor check PATH --isolated`` and ``rl-doctor diagnose PATH`` run as fresh processes,
 their console scripts, in alternating pairs (which goes first alternates too), both pinned to
 one core (``taskset -c 0``); the ratio is the median of the per-pair ratios of wall time, ours
-over the peer's (budget <= 1.0).  Also ``ppo-doctor --help``: median CPU time (budget < 0.15 s).
+over the peer's (budget <= 1.0).  ``--baseline TREE`` times the ``check`` of an earlier checkout
+too (``git worktree add /tmp/base <commit>``; run through ``PYTHONPATH``).  Also ``ppo-doctor
+--help``: median CPU time (budget < 0.15 s), and where ``PARSER_IMPORT_BYTES`` lies.
 
 Bytecode: pip compiles an installed package's modules at install time; a checkout run with
 ``PYTHONDONTWRITEBYTECODE`` set (as on these machines) would compile every module on every
@@ -35,13 +37,15 @@ log = logging.getLogger("bench_small")
 BIN = Path(sys.executable).parent
 
 
-def timed(cmd: list[str]) -> tuple[float, float, int]:
-    """Wall time, CPU time (user + system) and exit code of one fresh process, on one core."""
+def timed(cmd: list[str], tree: str | None = None) -> tuple[float, float, int]:
+    """Wall time, CPU time (user + system) and exit code of one fresh process, on one core;
+    ``tree``: a checkout of ppo_doctor to run instead of this one (put first on ``PYTHONPATH``)."""
     if sys.platform.startswith("linux") and os.path.exists("/usr/bin/taskset"):
         cmd = ["/usr/bin/taskset", "-c", "0", *cmd]
+    env = os.environ if tree is None else {**os.environ, "PYTHONPATH": tree}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), proc.returncode
@@ -94,8 +98,15 @@ def crossover(repeats: int) -> list[str]:
     ]
 
 
-def run(repeats: int) -> str:
+def baseline_times(cmd: list[str], tree: str, repeats: int) -> list[float]:
+    timed(cmd, tree)
+    return [timed(cmd, tree)[0] for _ in range(repeats)]
+
+
+def run(repeats: int, baseline: str | None = None) -> str:
     compileall.compile_dir(str(ROOT / "ppo_doctor"), quiet=1)
+    if baseline:
+        compileall.compile_dir(str(Path(baseline) / "ppo_doctor"), quiet=1)
     peer = shutil.which("rl-doctor", path=str(BIN)) or shutil.which("rl-doctor")
     if peer is None:
         raise SystemExit("rl-doctor is not installed (pip install rldoctor, in the [dev] extra)")
@@ -105,24 +116,30 @@ def run(repeats: int) -> str:
         path = str(logs[fmt])
         a, b, ca, cb = pairs([str(BIN / "ppo-doctor"), "check", path, "--isolated"], [peer, "diagnose", path], repeats)
         ratios = [x / y for x, y in zip(a, b)]
+        before = ""
+        if baseline:
+            base = baseline_times([str(BIN / "ppo-doctor"), "check", path, "--isolated"], baseline, repeats)
+            before = f" | {statistics.median(base):.3f} s ({statistics.median(base) / statistics.median(b):.2f})"
         q = statistics.quantiles(ratios, n=4)
         ratio = statistics.median(ratios)
         log.info("%s: ours %s, peer %s", fmt, ", ".join(f"{x:.3f}" for x in a), ", ".join(f"{x:.3f}" for x in b))
         rows.append(
             f"| {fmt} | {Path(path).name} | {statistics.median(a):.3f} s | {statistics.median(b):.3f} s | **{ratio:.2f}** ({q[0]:.2f}-{q[2]:.2f}) "
-            f"| {'met' if ratio <= 1.0 else '**missed**'} | {sorted(ca)} / {sorted(cb)} |"
+            f"| {'met' if ratio <= 1.0 else '**missed**'} | {sorted(ca)} / {sorted(cb)}{before} |"
         )
     helps = [timed([str(BIN / "ppo-doctor"), "--help"]) for _ in range(repeats)]
     help_cpu, help_wall = statistics.median(h[1] for h in helps), statistics.median(h[0] for h in helps)
     return "\n".join(
         [
-            f"Machine: {machine()}. Command: `python -m benchmarks.bench_small --repeats {repeats}`.",
+            f"Machine: {machine()}. Command: `python -m benchmarks.bench_small --repeats {repeats}"
+            + (f" --baseline {baseline}" if baseline else "") + "`.",
             "",
             f"Whole processes, console scripts, one core each, {repeats} alternating pairs per format on the same file "
             "(200 steps; `benchmarks/gen_small.py`); ratio = median of the per-pair ratios ours / peer (interquartile range).",
             "",
-            "| format | file | `ppo-doctor check` median | `rl-doctor diagnose` median | ratio (IQR) | budget <= 1.0 | exit codes ours / peer |",
-            "|---|---|---|---|---|---|---|",
+            "| format | file | `ppo-doctor check` median | `rl-doctor diagnose` median | ratio (IQR) | budget <= 1.0 | exit codes ours / peer |"
+            + (" before: `check` of the baseline tree, median (its ratio of medians to the peer) |" if baseline else ""),
+            "|---|---|---|---|---|---|---|" + ("---|" if baseline else ""),
             *rows,
             "",
             f"`ppo-doctor --help`: median CPU **{help_cpu:.3f} s** (wall {help_wall:.3f} s) over {repeats} runs, "
@@ -137,9 +154,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--baseline", help="a checkout of an earlier ppo_doctor (git worktree) whose check to time too")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    body = run(max(args.repeats, 7))
+    body = run(max(args.repeats, 7), args.baseline)
     sys.stdout.write(body + "\n")
     if not args.no_write:
         write_section("small", "One small check (issue 26)", body)
