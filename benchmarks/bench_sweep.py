@@ -15,7 +15,11 @@ peak RSS (``ru_maxrss``):
 * ``processes``: ``sweep(root)`` with the ``processes`` executor, ``--jobs`` workers;
 * ``dask``: ``sweep(root)`` on a ``LocalCluster`` of ``--jobs`` single-threaded worker processes
   started before the clock (per-worker peak RSS asked of each worker with ``Client.run``);
-* growth: ``local`` on the first N runs (``--growth``), as a list of run folders.
+* growth: ``local`` on the first N runs (``--growth``), as a list of run folders;
+* ``--dask-scaling 1000,10000,30000`` (issue 26): only ``sweep ROOT`` on a 2-worker LocalCluster
+  (127.0.0.1) for each count of small runs (``--scaling-metrics`` x ``--scaling-steps``): wall and
+  CPU per run, the client's and scheduler's CPU (this process) apart from the workers', and this
+  process's peak RSS; per-run cost must stay flat within 20 % and the client's memory bounded.
 
 Each sweep's JSON report is hashed: every executor must give the same report.  The machine is
 shared (2 cores, other work running), so wall times are noisy; CPU times move much less.
@@ -90,8 +94,9 @@ def measure(kind: str, root: Path, n: int, jobs: int) -> dict[str, object]:
 
         from ppo_doctor.pipeline import dask_settings
 
+        rss0 = _rss_mb(resource.RUSAGE_SELF)
         with dask.config.set(dask_settings(Schedule(executor="dask", jobs=jobs))):
-            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None)
+            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1")
         with cluster, Client(cluster) as client:
             t0 = time.perf_counter()
             rep = sweep(root if n >= len(list(root.iterdir())) else [str(f) for f in folders], schedule=Schedule(executor="dask", jobs=jobs, dask=cluster.scheduler_address))
@@ -100,6 +105,8 @@ def measure(kind: str, root: Path, n: int, jobs: int) -> dict[str, object]:
             out["worker_peak_mb"] = max(peaks.values())
             out["worker_cpu"] = sum(client.run(lambda: _cpu(resource.RUSAGE_SELF)).values())
             out["client_cpu"] = _cpu(resource.RUSAGE_SELF) - cpu0  # this process: the client and the scheduler
+            out["client_peak_mb"] = _rss_mb(resource.RUSAGE_SELF)
+            out["client_rss_before_mb"] = rss0
             out["digest"] = _digest(rep)
     else:
         schedule = Schedule(executor="processes", jobs=jobs) if kind == "processes" else Schedule()
@@ -160,6 +167,37 @@ def run(n_runs: int, n_steps: int, n_metrics: int, jobs: int, growth: list[int])
     return "\n".join(lines)
 
 
+def dask_scaling(counts: list[int], n_steps: int, n_metrics: int, jobs: int) -> str:
+    """The ``--dask-scaling`` table: one fresh process per count, each on its own input."""
+    rows, per = [], []
+    for n in counts:
+        root, _ = sweep_root(n, n_steps, n_metrics)
+        d = _child("dask", root, n, jobs)
+        per.append(d["seconds"] / n)
+        rows.append(
+            f"| {n:,} | {d['seconds']:.1f} s | **{1000 * d['seconds'] / n:.2f} ms** | {1000 * d['cpu'] / n:.2f} ms "
+            f"| {d['worker_cpu']:.1f} s | {d['client_cpu']:.1f} s ({1000 * d['client_cpu'] / n:.2f} ms/run) "
+            f"| {d['client_rss_before_mb']:.0f} -> {d['client_peak_mb']:.0f} MB | {d['worker_peak_mb']:.0f} MB |"
+        )
+    spread = max(per) / min(per) - 1
+    growth = max(x / per[0] for x in per) - 1  # the budget is about growing with the runs
+    return "\n".join(
+        [
+            f"`sweep ROOT` on a Dask LocalCluster of {jobs} single-threaded worker processes on 127.0.0.1, started before the clock; "
+            f"runs of {n_metrics} metrics x {n_steps:,} steps (JSONL, trainer_state.json, TensorBoard in turn); one fresh process per row.",
+            "",
+            f"Machine: {machine()} (shared with other work: wall times are noisy, CPU times less so).",
+            "",
+            "| runs | wall | wall per run | CPU per run (all) | workers' CPU | client + scheduler CPU | client peak RSS (before the sweep -> peak) | largest worker RSS |",
+            "|---|---|---|---|---|---|---|---|",
+            *rows,
+            "",
+            f"- per-run wall cost, largest over the smallest sweep's: **{100 * growth:+.0f} %** (budget: no growth past 20 %: "
+            f"{'met' if growth <= 0.2 else '**missed**'}); spread, largest over smallest per-run cost: {100 * spread:.0f} %",
+        ]
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=1000)
@@ -168,6 +206,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--growth", default="100,1000", help="comma-separated run counts for the growth rows")
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
+    parser.add_argument("--dask-scaling", help="comma-separated run counts: only the Dask scaling table (issue 26)")
+    parser.add_argument("--scaling-steps", type=int, default=200)
+    parser.add_argument("--scaling-metrics", type=int, default=5)
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument("--root", help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
@@ -177,6 +218,14 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(measure(args.measure, Path(args.root), args.n, args.jobs)))  # noqa: T201 - read by the parent
         return
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.dask_scaling:
+        counts = [int(x) for x in args.dask_scaling.split(",") if x]
+        table = dask_scaling(counts, args.scaling_steps, args.scaling_metrics, args.jobs)
+        print(table)  # noqa: T201 - a command-line tool's output
+        if not args.no_write:
+            command = f"python -m benchmarks.bench_sweep --dask-scaling {args.dask_scaling} --scaling-steps {args.scaling_steps} --scaling-metrics {args.scaling_metrics}"
+            write_section("dask-scaling", "Dask at fleet size (issue 26)", f"Reproduce: `{command}`\n\n" + table)
+        return
     growth = [int(x) for x in args.growth.split(",") if x]
     table = run(args.runs, args.steps, args.metrics, args.jobs, [min(g, args.runs) for g in growth])
     print(table)  # noqa: T201 - a command-line tool's output

@@ -5,19 +5,22 @@ wall_time:float64, raw_tag:str, source:str``.  ``metric`` is the canonical name 
 alias table maps the raw tag, else the raw tag itself.
 
 The frame is built column-wise from per-tag arrays (readers never produce per-point Python
-objects), and ``metric``/``raw_tag``/``source`` are categoricals so that a 10-million-point
-run stays well under the memory budget.
+objects), and ``metric``/``raw_tag``/``source`` are held as codes into their names (categoricals
+in ``df``) so that a 10-million-point run stays well under the memory budget.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COLUMNS = ("step", "metric", "value", "wall_time", "raw_tag", "source")
+LABEL_COLUMNS = ("metric", "raw_tag", "source")
 
 
 @dataclass
@@ -48,27 +51,44 @@ class RunFrame:
     ``series(metric)`` returns a float Series indexed by step, sorted by step, with the
     last value winning on duplicate steps (a restarted run overwrites what it re-logged;
     the restart itself is reported by the reader, never silently purged).
+
+    The points are held as numpy columns (the three string columns as integer codes into a
+    list of names, as a categorical holds them), so that reading a log and running the rules
+    never imports pandas (issue 26: pandas is half a second of a one-file ``check``).  ``df``
+    and ``series`` build pandas objects on first use; a frame made from a DataFrame
+    (``RunFrame(df)``, the public constructor) keeps that DataFrame as its ``df``.
     """
 
     def __init__(self, df: pd.DataFrame):
         missing = [c for c in COLUMNS if c not in df.columns]
         if missing:
             raise ValueError(f"RunFrame needs columns {missing}")
-        self._df = df
+        self._set_columns(
+            _Columns(
+                df["step"].to_numpy(dtype=np.int64),
+                df["value"].to_numpy(dtype=np.float64),
+                df["wall_time"].to_numpy(dtype=np.float64),
+                {name: _codes(df[name]) for name in LABEL_COLUMNS},
+            )
+        )
+        self._df: pd.DataFrame | None = df
+
+    def _set_columns(self, columns: _Columns) -> None:
+        self._cols = columns
+        self._df = None
         self._cache: dict[str, pd.Series] = {}
         self._groups: dict[str, np.ndarray] | None = None
         self._tags: dict[str, list[str]] | None = None
         self._sorted: list[str] | None = None
-        self._columns: tuple[np.ndarray, np.ndarray] | None = None
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def __getstate__(self) -> dict:
-        # Only the table travels (``--jobs`` workers pickle their reports back): the per-metric
-        # Series cache the rules filled would double the bytes (11.8 vs 5.4 MB for 200k points).
-        return {"_df": self._df}
+        # Only the columns travel (``--jobs`` workers pickle their reports back): the per-metric
+        # caches the rules filled would double the bytes (11.8 vs 5.4 MB for 200k points).
+        return {"_cols": self._cols}
 
     def __setstate__(self, state: dict) -> None:
-        RunFrame.__init__(self, state["_df"])
+        self._set_columns(state["_cols"])
 
     # -- construction -------------------------------------------------------------------
     @classmethod
@@ -92,21 +112,10 @@ class RunFrame:
             wall = np.concatenate([s.wall_time for _, s in items]) if items else np.empty(0, np.float64)
         else:
             wall = np.concatenate([s.wall_time if s.wall_time is not None else np.full(len(s), np.nan) for _, s in items])
-
-        def cat(codes: np.ndarray, cats: dict[str, int]) -> pd.Categorical:
-            return pd.Categorical.from_codes(codes, categories=list(cats), validate=False) if cats else pd.Categorical([])
-
-        df = pd.DataFrame(
-            {
-                "step": steps,
-                "metric": cat(metric_codes, metric_cats),
-                "value": values,
-                "wall_time": wall,
-                "raw_tag": cat(tag_codes, tag_cats),
-                "source": cat(src_codes, src_cats),
-            }
-        )
-        return cls(df)
+        frame = cls.__new__(cls)
+        labels = {"metric": (metric_codes, list(metric_cats)), "raw_tag": (tag_codes, list(tag_cats)), "source": (src_codes, list(src_cats))}
+        frame._set_columns(_Columns(steps, values, wall, labels))
+        return frame
 
     @classmethod
     def empty(cls) -> "RunFrame":
@@ -115,17 +124,30 @@ class RunFrame:
     # -- access -------------------------------------------------------------------------
     @property
     def df(self) -> pd.DataFrame:
+        """The points as a DataFrame (the DESIGN.md contract's columns; pandas is imported here)."""
+        if self._df is None:
+            self._df = self._cols.dataframe()
         return self._df
 
     def __len__(self) -> int:
-        return len(self._df)
+        return len(self._cols.step)
+
+    def column(self, name: str) -> np.ndarray:
+        """One column of the table as a numpy array, without building the DataFrame: the numbers
+        as they are, a string column as an object array of its labels (NaN where a hand-made
+        frame had a missing value, as its categorical gives)."""
+        if name not in LABEL_COLUMNS:
+            return {"step": self._cols.step, "value": self._cols.value, "wall_time": self._cols.wall_time}[name]
+        codes, names = self._cols.labels[name]
+        # code -1 (missing) picks the NaN appended last
+        return np.array([*names, np.nan], dtype=object)[codes]
 
     def _index(self) -> dict[str, np.ndarray]:
         """Row positions of each metric, built once: every per-metric accessor is O(its
         points), so a pass over all metrics is linear in points and tags (issue 19: one
         full-column scan per metric made ``metrics`` quadratic in tags)."""
         if self._groups is None:
-            codes, names = _codes(self._df["metric"])
+            codes, names = self._cols.labels["metric"]
             order = np.argsort(codes, kind="stable")
             sorted_codes = codes[order]
             bounds = np.flatnonzero(np.diff(sorted_codes)) + 1
@@ -147,10 +169,14 @@ class RunFrame:
         return 0 if idx is None else len(idx)
 
     def series(self, metric: str) -> pd.Series:
-        """Values of ``metric`` indexed by step (sorted; last value wins on duplicates)."""
+        """Values of ``metric`` indexed by step (sorted; last value wins on duplicates).
+
+        The contract's pandas accessor, for users and the plots; the engine reads :meth:`arrays`."""
         cached = self._cache.get(metric)
         if cached is not None:
             return cached
+        import pandas as pd
+
         steps, values = self.arrays(metric)
         s = pd.Series(values, index=pd.Index(steps, dtype=np.int64, name="step"), name=metric)
         self._cache[metric] = s
@@ -165,9 +191,7 @@ class RunFrame:
         idx = self._index().get(metric)
         if idx is None:
             return np.empty(0, np.int64), np.empty(0, np.float64)
-        if self._columns is None:  # DataFrame.__getitem__ costs tens of microseconds a call
-            self._columns = (self._df["step"].to_numpy(dtype=np.int64), self._df["value"].to_numpy(dtype=np.float64))
-        steps, values = self._columns[0][idx], self._columns[1][idx]
+        steps, values = self._cols.step[idx], self._cols.value[idx]
         # stable sort keeps file order among equal steps, so the last logged value wins
         order = np.argsort(steps, kind="stable")
         steps, values = steps[order], values[order]
@@ -186,8 +210,8 @@ class RunFrame:
 
     def _tags_by_metric(self) -> dict[str, list[str]]:
         """The raw tags of every metric, from one pass over the (metric, raw_tag) code pairs."""
-        m_codes, m_names = _codes(self._df["metric"])
-        t_codes, t_names = _codes(self._df["raw_tag"])
+        m_codes, m_names = self._cols.labels["metric"]
+        t_codes, t_names = self._cols.labels["raw_tag"]
         ok = (m_codes >= 0) & (t_codes >= 0)  # -1: a missing value in a hand-made frame
         pairs = np.unique(m_codes[ok].astype(np.int64) << 32 | t_codes[ok].astype(np.int64))
         out: dict[str, list[str]] = {}
@@ -196,14 +220,36 @@ class RunFrame:
         return {m: sorted(tags) for m, tags in out.items()}
 
     def step_range(self) -> tuple[int, int] | None:
-        if not len(self._df):
+        if not len(self):
             return None
-        s = self._df["step"].to_numpy()
+        s = self._cols.step
         return int(s.min()), int(s.max())
 
 
+@dataclass(frozen=True)
+class _Columns:
+    """The table's columns: the numbers, and each string column as (codes, names)."""
+
+    step: np.ndarray  # int64
+    value: np.ndarray  # float64
+    wall_time: np.ndarray  # float64
+    labels: dict[str, tuple[np.ndarray, list[str]]]  # LABEL_COLUMNS -> (int codes, -1 = missing; names)
+
+    def dataframe(self) -> pd.DataFrame:
+        import pandas as pd
+
+        def cat(name: str) -> pd.Categorical:
+            codes, names = self.labels[name]
+            return pd.Categorical.from_codes(codes, categories=names, validate=False) if names else pd.Categorical([])
+
+        columns = {"step": self.step, "metric": cat("metric"), "value": self.value, "wall_time": self.wall_time, "raw_tag": cat("raw_tag"), "source": cat("source")}
+        return pd.DataFrame(columns)
+
+
 def _codes(col: pd.Series) -> tuple[np.ndarray, list[str]]:
-    """A string column as (integer codes, names): its own when categorical (``from_series``)."""
+    """A string column of a DataFrame as (integer codes, names): its own when categorical."""
+    import pandas as pd
+
     cat = col.cat if isinstance(col.dtype, pd.CategoricalDtype) else pd.Categorical(col)
     return np.asarray(cat.codes), cat.categories.tolist()
 

@@ -424,12 +424,9 @@ def replay(
 
 
 def _calls(run: Run) -> Iterable[tuple[int, dict[str, float], float]]:
-    df = run.frame.df
-    order = np.argsort(df["step"].to_numpy(), kind="stable")  # keeps each tag's file order
-    steps = df["step"].to_numpy()[order].tolist()
-    tags = df["raw_tag"].to_numpy()[order].tolist()
-    values = df["value"].to_numpy()[order].tolist()
-    wall = df["wall_time"].to_numpy()[order].tolist()
+    frame = run.frame
+    order = np.argsort(frame.column("step"), kind="stable")  # keeps each tag's file order
+    steps, tags, values, wall = (frame.column(name)[order].tolist() for name in ("step", "raw_tag", "value", "wall_time"))
     call: dict[str, float] = {}
     step, t0 = 0, float("nan")
     for s, tag, v, w in zip(steps, tags, values, wall):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from .frame import ReadIssue, RunFrame, TextSample
 from .standing import Standing
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass

@@ -10,6 +10,11 @@ too), bools, huge ints, time stamps and steps that go back.  trainer_state.json
 (``trainer_state._arrow_history``) takes an indented state whose ``log_history`` entries are flat
 numbers; the files mix train, eval and summary entries, key orders, indents, the same values and
 ``null`` in the other fields.  Values are also checked against Python's own parse.
+
+Files under ``PARSER_IMPORT_BYTES`` take neither pyarrow nor pandas' ujson (issue 26): the CSV
+reader's ``float()`` path and ``json`` must give what the pyarrow and ujson paths give on the
+same random files.  The other tests here lower the size to 0 so that they compare the paths
+large files take.
 """
 
 from __future__ import annotations
@@ -25,6 +30,21 @@ import json
 from ppo_doctor.ingest import csv_logs, jsonl, trainer_state
 
 SPECIAL = ["nan", "NaN", "-nan", "inf", "-inf", "Infinity", "1e400", "-0.0", "0", "5e-324"]
+# spellings pyarrow reads that the small-file CSV path must read the same, or hand on to pyarrow
+ODD = ["+1", ".5", "1.", "007", "1E5", "-0", "-Infinity", " 1", "1 ", "1_0", '"2"', "+nan", "NAN", "0x10"]
+SMALL = 1 << 20  # PARSER_IMPORT_BYTES as shipped
+
+
+@pytest.fixture(autouse=True)
+def _as_large_files(monkeypatch):
+    """Every file takes the paths of a large one (pyarrow, ujson) unless a test restores SMALL."""
+    for mod in (csv_logs, jsonl, trainer_state):
+        monkeypatch.setattr(mod, "PARSER_IMPORT_BYTES", 0)
+
+
+def _small_files(monkeypatch) -> None:
+    for mod in (csv_logs, jsonl, trainer_state):
+        monkeypatch.setattr(mod, "PARSER_IMPORT_BYTES", SMALL)
 
 
 def _cell(rng: random.Random) -> str:
@@ -83,6 +103,42 @@ def test_fast_path_matches_pandas_path(tmp_path, monkeypatch, seed):
         assert all((math.isnan(a) and math.isnan(b)) or a == b for a, b in zip(got, expected)), name
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_small_csv_python_path_matches_pyarrow_path(tmp_path, monkeypatch, seed):
+    rng = random.Random(seed)
+    f = tmp_path / "progress.csv"
+    names, *rows = _write(f, rng, rng.choice([",", ";", "\t"]))
+    if seed % 4 == 0:  # an odd spelling in a cell: read the same, or left to pyarrow
+        rows[rng.randrange(len(rows))][1] = rng.choice(ODD)
+        f.write_text("".join(",".join(r) + "\n" for r in [names, *rows]))
+    _small_files(monkeypatch)
+    arrow = csv_logs._arrow_run(f)
+    small = csv_logs._python_run(f)
+    if small is None:
+        assert seed % 4 == 0, "a plain all-numeric table must take the small-file path"
+        return
+    assert arrow is not None, "what the small-file path reads, pyarrow reads"
+    _equal_dicts(_as_dict([small]), _as_dict([arrow]))
+    assert all(s.values.flags.c_contiguous for s in small.series)
+
+
+def _equal_dicts(a, b) -> None:
+    (da, ia, ra), (db, ib, rb) = a, b
+    assert da.keys() == db.keys() and ia == ib and ra == rb
+    for tag in da:
+        assert da[tag][0] == db[tag][0], tag
+        np.testing.assert_array_equal(da[tag][1], db[tag][1], err_msg=tag)
+
+
+def test_a_small_csv_imports_no_pyarrow(tmp_path, monkeypatch):
+    f = tmp_path / "progress.csv"
+    f.write_text("time/total_timesteps,rollout/ep_rew_mean,train/loss\n2048,1.5,nan\n4096,,0.25\n")
+    _small_files(monkeypatch)
+    monkeypatch.setattr(csv_logs, "_arrow_run", lambda path: pytest.fail("pyarrow path taken"))
+    (run,) = csv_logs.read(f)
+    assert {s.tag for s in run.series} == {"rollout/ep_rew_mean", "train/loss"}
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -93,12 +149,15 @@ def test_fast_path_matches_pandas_path(tmp_path, monkeypatch, seed):
         "step,a\n1,0.5\n2,0.6",  # no line end on the last line
         "step,a,a\n1,0.5,0.6\n",  # a repeated column name
         "step,a\n1, 0.5\n2,True\n",  # spaces, a bool
+        "step," + ",".join(f"m{j}" for j in range(300)) + "\n" + "1," * 300 + "x\n",  # one bad cell after many (no backtracking blow-up)
     ],
 )
-def test_other_files_leave_the_fast_path(tmp_path, text):
+def test_other_files_leave_the_fast_path(tmp_path, monkeypatch, text):
     f = tmp_path / "progress.csv"
     f.write_text(text)
     assert csv_logs._arrow_run(f) is None
+    monkeypatch.setattr(csv_logs, "PARSER_IMPORT_BYTES", SMALL)
+    assert csv_logs._python_run(f) is None
     assert csv_logs.read(f)  # the pandas or careful path still reads them
 
 
@@ -124,9 +183,7 @@ def _json_value(rng: random.Random):
     return rng.uniform(-1, 1) * 10 ** rng.randint(-300, 300)
 
 
-@pytest.mark.parametrize("seed", range(30))
-def test_jsonl_fast_path_matches_record_path(tmp_path, monkeypatch, seed):
-    rng = random.Random(seed)
+def _jsonl_lines(rng: random.Random) -> list[str]:
     keys = [f"k/{j}" for j in range(rng.randint(1, 5))]
     extra = rng.choice([[], ["_timestamp"], ["wall_time"]])
     flag = rng.random() < 0.3  # a bool key (pyarrow rejects a key mixing bools and numbers)
@@ -140,12 +197,10 @@ def test_jsonl_fast_path_matches_record_path(tmp_path, monkeypatch, seed):
         if flag:
             rec["done"] = rng.random() < 0.5
         lines.append(json.dumps(rec))
-    f = tmp_path / "metrics.jsonl"
-    f.write_text("\n".join(lines) + ("\n" if rng.random() < 0.8 else ""))
-    assert jsonl._arrow_columns(f, f.read_bytes()) is not None, "flat all-number lines must take the fast path"
-    fast = jsonl.read(f)
-    monkeypatch.setattr(jsonl, "_arrow_columns", lambda path, data: None)
-    slow = jsonl.read(f)
+    return lines
+
+
+def _same_runs(fast, slow) -> None:
     assert len(fast) == len(slow)  # steps that go back may split the file into interleaved parts
     for a, b in zip(fast, slow):
         assert a.name == b.name and [s.tag for s in a.series] == [s.tag for s in b.series]
@@ -154,6 +209,21 @@ def test_jsonl_fast_path_matches_record_path(tmp_path, monkeypatch, seed):
             np.testing.assert_array_equal(sa.values, sb.values)
             np.testing.assert_array_equal(sa.wall_time, sb.wall_time)
         assert [i.message for i in a.issues] == [i.message for i in b.issues] and a.restarts == b.restarts
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_jsonl_fast_path_matches_record_path(tmp_path, monkeypatch, seed):
+    rng = random.Random(seed)
+    lines = _jsonl_lines(rng)
+    f = tmp_path / "metrics.jsonl"
+    f.write_text("\n".join(lines) + ("\n" if rng.random() < 0.8 else ""))
+    assert jsonl._arrow_columns(f, f.read_bytes()) is not None, "flat all-number lines must take the fast path"
+    fast = jsonl.read(f)
+    monkeypatch.setattr(jsonl, "_arrow_columns", lambda path, data: None)
+    slow = jsonl.read(f)
+    _same_runs(fast, slow)
+    _small_files(monkeypatch)  # json instead of ujson, as a file under 1 MiB is read
+    _same_runs(fast, jsonl.read(f))
     if len(fast) > 1:
         return
     parsed = [json.loads(l) for l in lines]
@@ -233,7 +303,8 @@ def test_trainer_state_fast_path_matches_json_path(tmp_path, monkeypatch, seed):
     f.write_text(text)
     fast = trainer_state._arrow_history(f, f.read_bytes())
     assert fast is not None, "flat all-number entries must take the fast path"
-    monkeypatch.setattr(trainer_state, "_arrow_history", lambda path, data: None)
+    _small_files(monkeypatch)  # a file under 1 MiB is read by json alone
+    monkeypatch.setattr(trainer_state, "_arrow_history", lambda path, data: pytest.fail("pyarrow path taken"))
     (slow,) = trainer_state.read(f)
     _runs_equal(fast, slow)
     for s in fast.series:  # against json's own parse (bools and ints as floats)

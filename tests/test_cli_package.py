@@ -20,10 +20,21 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_every_command_is_a_click_command_of_its_module(name):
-    module, attr = COMMANDS[name].split(":")
+    module, attr = COMMANDS[name][0].split(":")
     command = getattr(importlib.import_module(f"ppo_doctor.cli.{module}"), attr)
     assert isinstance(command, click.Command)
     assert cli.get_command(click.Context(cli), name) is command
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_the_help_listing_summary_shortens_as_the_commands_own_help(name):
+    """``--help`` lists the commands from COMMANDS' summaries (importing none of them): at every
+    width, each line must be what click makes of the command's own help."""
+    module, attr = COMMANDS[name][0].split(":")
+    command = getattr(importlib.import_module(f"ppo_doctor.cli.{module}"), attr)
+    summary = click.Command(name, help=COMMANDS[name][1])
+    for limit in range(10, 240):
+        assert summary.get_short_help_str(limit) == command.get_short_help_str(limit), limit
 
 
 def test_a_command_module_that_fails_to_import_names_the_module(monkeypatch):

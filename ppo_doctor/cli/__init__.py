@@ -17,20 +17,26 @@ import click
 
 from .._version import __version__
 
-# command -> "module of this package:attribute"
+# command -> ("module of this package:attribute", the first paragraph of its help): ``--help``
+# lists the commands from these summaries, so that it imports none of the command modules (and
+# so neither numpy nor the analyser: issue 26); tests/test_import_cost.py checks that each
+# summary shortens to what the command's own help does.
 COMMANDS = {
-    "report": "report:report",
-    "check": "report:check",
-    "plot": "report:plot",
-    "compare": "report:compare",
-    "metrics": "report:metrics",
-    "schema": "report:schema",
-    "rules": "rules:rules",
-    "explain": "rules:explain",
-    "simulate": "reference:simulate",
-    "validate": "reference:validate",
-    "sweep": "sweep:sweep",
-    "watch": "watch:watch",
+    "report": ("report:report", "Diagnose the training runs under PATHS: verdicts, findings, causes and fixes."),
+    "check": ("report:check", "Gate CI on the runs under PATHS."),
+    "plot": ("report:plot", "Draw annotated plots of the runs under PATH into a folder."),
+    "compare": ("report:compare", "What changed between two runs: config values first, then verdicts, findings, top causes and core metrics."),
+    "metrics": ("report:metrics", "Show what was read: runs, formats, frameworks, step ranges, tag mapping, warnings."),
+    "schema": ("report:schema", "Print the JSON Schema of the ``--format json`` report (draft 2020-12)."),
+    "rules": ("rules:rules", "List every rule: code, name, symptom, severity and summary."),
+    "explain": ("rules:explain", "Explain one rule: documentation, parameters, requirements, causes and examples."),
+    "simulate": ("reference:simulate", "Train the bundled tiny PPO-RLHF loop with scenario NAME's fault and write its logs to OUT."),
+    "validate": ("reference:validate", "Run the fault scenarios, diagnose each, and score the doctor (confusion matrix, cause accuracy)."),
+    "sweep": (
+        "sweep:sweep",
+        "One row per run under ROOTS (verdict, symptoms, onset, top cause, steps wasted after the onset) and the config values that separate the unhealthy runs from the healthy ones.",
+    ),
+    "watch": ("watch:watch", "Follow PATH while a training writes it; print each new finding once."),
 }
 
 
@@ -47,7 +53,7 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS:
             return super().get_command(ctx, cmd_name)
-        module, attr = COMMANDS[cmd_name].split(":")
+        module, attr = COMMANDS[cmd_name][0].split(":")
         name = f"{__name__}.{module}"
         try:
             command = getattr(importlib.import_module(name), attr)
@@ -56,6 +62,24 @@ class LazyGroup(click.Group):
         if not isinstance(command, click.Command):
             raise TypeError(f"{name}:{attr} is not a click command")
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's own command list, with the lazy commands' lines made from their
+        :data:`COMMANDS` summaries instead of importing each command's module."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            if name in COMMANDS:  # shortened as click shortens the command's own help
+                rows.append((name, click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit)))
+                continue
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -62,7 +62,7 @@ class _View:
     def values(self, metric: str) -> np.ndarray:
         if not self.run.frame.has(metric):
             return np.empty(0)
-        v = self.run.frame.series(metric).to_numpy(dtype=np.float64)
+        v = self.run.frame.arrays(metric)[1]
         return v[np.isfinite(v)]
 
     def median(self, metric: str) -> float | None:

@@ -16,6 +16,7 @@ Anything else raises :class:`~ppo_doctor.errors.PPODoctorError` naming what is a
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -49,9 +50,9 @@ def raw_run(data: Any, source: str = "<dataframe>") -> RawRun:
 
 
 def _is_dataframe(data: Any) -> bool:
-    import pandas as pd
-
-    return isinstance(data, pd.DataFrame)
+    # a DataFrame exists only once pandas is imported: asking about a path must not import it
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(data, pd.DataFrame)
 
 
 def _numeric(values: Any) -> np.ndarray | None:

@@ -15,8 +15,10 @@ Handles the shapes seen in the wild (``reference/formats.md`` §3, §7, §12):
 Speed (1,000,000 points must read at least as fast as ``pandas.read_json(lines=True)``): a file of
 flat, all-number lines without ``null`` is parsed by pyarrow's JSON reader straight into columns
 (on all cores, doubles exact); any other clean file is parsed in one call by pandas' bundled ujson
-(``precise_float``), then records are grouped by key tuple and an all-number group becomes one 2-D
-array in one numpy call; only mixed columns (null, text, nested dicts) are converted value by value.
+(``precise_float``).  A file under 1 MiB (``PARSER_IMPORT_BYTES``) takes neither: ``json`` parses
+it, as importing pyarrow or pandas would cost more than their parse saves.  Then records are
+grouped by key tuple and an all-number group becomes one 2-D array in one numpy call; only mixed
+columns (null, text, nested dicts) are converted value by value.
 The record-to-column machinery is :mod:`.tabular`, shared with :mod:`.trainer_state` (HF
 ``log_history`` rows are the same kind of dicts), :mod:`.csv_logs` and :mod:`.wandb_binary`.
 """
@@ -32,15 +34,12 @@ from typing import Any
 
 import numpy as np
 
-try:  # pandas' bundled ujson parses ~2x faster than json; precise_float keeps exact doubles
-    from pandas.io.json import ujson_loads as _ujson_loads
-except ImportError:  # pragma: no cover - pandas without it: the standard parser is used
-    _ujson_loads = None
-
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue
 from ..frameworks import is_eval_key
+from ..lazy import pd
 from . import filebytes
+from .base import PARSER_IMPORT_BYTES
 from .tabular import (
     EPOCH_FLOOR,
     MAX_DEPTH,
@@ -175,7 +174,7 @@ def _read_data(path: Path, data: bytes, skipped: list[ReadIssue]) -> list[RawRun
         doc = _read_document(path, data)
         if doc is not None:
             return doc
-    fast = _arrow_columns(path, data)
+    fast = _arrow_columns(path, data) if len(data) >= PARSER_IMPORT_BYTES else None
     if fast is not None:
         cols, time_keys = fast
         return _columns_to_runs(path, cols, None, time_keys, list(range(1, cols.n + 1)), [])
@@ -214,7 +213,7 @@ def _arrow_columns(path: Path, data: bytes) -> tuple[Columns, list[str]] | None:
 
 
 
-def _whole_file(data: bytes) -> list[dict] | None:
+def _whole_file(data: bytes, fast: bool) -> list[dict] | None:
     """Every line of a clean file in one parse, or None (then lines are checked one by one).
 
     The lines are joined with commas into one array; the parse must give exactly one object per
@@ -228,7 +227,7 @@ def _whole_file(data: bytes) -> list[dict] | None:
         blob, n = b"".join((b"[", data.replace(b"\n", b","), b"null]")), n + 1
     else:
         blob, n = b"".join((b"[", data.replace(b"\n", b","), b"]")), n + 1
-    objs = _loads_array(blob, fast=True)
+    objs = _loads_array(blob, fast=fast)
     if objs is None or len(objs) != n:
         return None
     if data.endswith(b"\n"):
@@ -243,8 +242,10 @@ def parse_lines(path: Path, data: bytes, *, fast: bool = True) -> tuple[list[dic
 
     Chunks of lines are parsed as one JSON array (one C call instead of thousands) when every
     line of the chunk looks like a whole object; otherwise the chunk is parsed line by line.
+    ``fast``: pandas' ujson may parse a file of :data:`.base.PARSER_IMPORT_BYTES` or more.
     """
-    whole = _whole_file(data) if fast else None
+    fast = fast and len(data) >= PARSER_IMPORT_BYTES
+    whole = _whole_file(data, fast)
     if whole is not None:
         return whole, list(range(1, len(whole) + 1)), []
     raw_lines = data.split(b"\n")
@@ -322,9 +323,9 @@ def _loads_array(blob: bytes, *, fast: bool = False) -> list | None:
     ``fast`` uses pandas' ujson (about twice as fast; ``precise_float`` keeps exact doubles) but it
     reads the ``NaN`` token as null, so callers check for nulls afterwards (see ``read``).
     """
-    if fast and _ujson_loads is not None:
+    if fast:
         try:
-            return _ujson_loads(blob, precise_float=True)
+            return pd.io.json.ujson_loads(blob, precise_float=True)
         except (ValueError, OverflowError, RecursionError, TypeError):
             pass  # out-of-range numbers, odd bytes: let the standard parser decide
     try:

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
+from ..lazy import yaml
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue
 from . import filebytes, safe_yaml

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
+from ..lazy import yaml
 
 # Far above any real hyper-parameter file (a W&B config.yaml of a large run holds a few
 # thousand values), far below what would make flattening or rendering slow.

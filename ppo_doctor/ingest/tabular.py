@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
-import pandas as pd
 
+from ..lazy import pd
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
 from ..frameworks import is_eval_key
 

@@ -35,11 +35,11 @@ import struct
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-import crc32c as _crc32c
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..frame import ReadIssue
+from ..lazy import crc32c as _crc32c
 from . import filebytes
 
 HEADER_BYTES = 12  # uint64 length + uint32 masked crc of the length

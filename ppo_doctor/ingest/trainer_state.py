@@ -15,8 +15,8 @@
   byte offset where the damage starts.
 
 Speed: ``json.loads`` of a large state is most of the read, and pandas users pay it too; an
-indented state whose entries are flat numbers goes to pyarrow's JSON reader instead
-(:func:`_arrow_history`), with the same result.
+indented state of 1 MiB or more (``PARSER_IMPORT_BYTES``) whose entries are flat numbers goes to
+pyarrow's JSON reader instead (:func:`_arrow_history`), with the same result.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from ..errors import LogReadError
 from ..frame import RawRun, ReadIssue
 from ..frameworks import HF_EVAL_ROW_PREFIXES
 from . import filebytes
+from .base import PARSER_IMPORT_BYTES
 from .tabular import Columns, StepInfo, arrow_records, arrow_table_columns, build_raw_run, choose_steps, collect_columns, column_notes, parse_int
 
 NAME = "trainer_state"
@@ -73,7 +74,8 @@ def read(path: Path) -> list[RawRun]:
 
 
 def _read_data(path: Path, data: bytes) -> list[RawRun]:
-    fast = _arrow_history(path, data)
+    # a small state is parsed by json alone: importing pyarrow would cost more than it saves
+    fast = _arrow_history(path, data) if len(data) >= PARSER_IMPORT_BYTES else None
     if fast is not None:
         return [fast]
     issues: list[ReadIssue] = []

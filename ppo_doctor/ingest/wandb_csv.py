@@ -30,8 +30,8 @@ from typing import Any
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
+from ..lazy import pd
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
 from ..frameworks import is_eval_key

@@ -25,9 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..frame import RawRun, ReadIssue, TextSample
+from ..lazy import yaml
 from . import safe_yaml
 from .storage import open_binary
 

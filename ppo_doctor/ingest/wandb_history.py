@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from ..lazy import pd
 from ..frame import ReadIssue
 from . import numparse
 from .tabular import float_or_inf, parse_int

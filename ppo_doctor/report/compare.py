@@ -88,7 +88,7 @@ def metric_stats(rr: RunReport, candidates: tuple[str, ...]) -> MetricStats:
     metric = next((m for m in candidates if frame.has(m)), None)
     if metric is None:
         return MetricStats(metric=None)
-    values = frame.series(metric).to_numpy(dtype=np.float64)
+    values = frame.arrays(metric)[1]
     finite = values[np.isfinite(values)]
     stats = MetricStats(metric=metric, nonfinite=int(len(values) - len(finite)))
     if len(finite):

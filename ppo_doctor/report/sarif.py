@@ -96,9 +96,9 @@ def metric_file(run: Run, metric: str) -> str:
         if source:
             return source
     if run.frame.has(metric):
-        df = run.frame.df
-        sources = df.loc[df["metric"] == metric, "source"]
-        for src in sources.astype(str).unique():
+        frame = run.frame
+        sources = frame.column("source")[frame.column("metric") == metric]
+        for src in dict.fromkeys(map(str, sources)):  # distinct, in file order
             if src and (src in run.files or Path(src).is_file()):
                 return src
     return run.files[0] if run.files else run.path
@@ -108,9 +108,9 @@ def _raw_tag(run: Run, metric: str, source: str) -> str | None:
     """The tag ``metric`` was logged under in ``source`` (a text sample's field for text rules)."""
     if not run.frame.has(metric):
         return next((t.tag for t in run.texts if t.source == source), None)
-    df = run.frame.df
-    tags = df.loc[(df["metric"] == metric) & (df["source"] == source), "raw_tag"]
-    return str(tags.iloc[0]) if len(tags) else None
+    frame = run.frame
+    tags = frame.column("raw_tag")[(frame.column("metric") == metric) & (frame.column("source") == source)]
+    return str(tags[0]) if len(tags) else None
 
 
 def finding_locations(rr: RunReport) -> list[tuple[str, int | None]]:

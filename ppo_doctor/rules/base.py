@@ -33,16 +33,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, ClassVar, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator
 
 import numpy as np
-import pandas as pd
-
 from ..results import Finding
 from ..run import Run
 from ..standing import FAIR_SHARE, Standing
 from .inputs import Input, finite_series, resolve
 from .messages import render
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass

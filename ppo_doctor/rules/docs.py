@@ -57,13 +57,13 @@ def describe_example(example: Example | None) -> str:
     parts = []
     run = example_run(example)
     for metric in example.series:
-        s = run.frame.series(metric)
-        if len(s):
-            parts.append(f"{metric} ({len(s)} points, {s.iloc[0]:.3g} -> {s.iloc[-1]:.3g})")
+        values = run.frame.arrays(metric)[1]
+        if len(values):
+            parts.append(f"{metric} ({len(values)} points, {values[0]:.3g} -> {values[-1]:.3g})")
     for metric in example.eval_series:
-        s = run.eval_frame.series(metric) if run.eval_frame is not None else None
-        if s is not None and len(s):
-            parts.append(f"evaluation {metric} ({len(s)} points, {s.iloc[0]:.3g} -> {s.iloc[-1]:.3g})")
+        values = run.eval_frame.arrays(metric)[1] if run.eval_frame is not None else []
+        if len(values):
+            parts.append(f"evaluation {metric} ({len(values)} points, {values[0]:.3g} -> {values[-1]:.3g})")
     if example.config:
         parts.append("config " + ", ".join(f"{k}={v}" for k, v in example.config.items()))
     if example.texts:

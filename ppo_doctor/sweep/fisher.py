@@ -26,9 +26,24 @@ def fisher_exact_two_sided(table: list[list[int]]) -> float:
     if row1 in (0, n) or col1 in (0, n):
         return 1.0  # a margin is empty: every arrangement is the observed one
     low, high = max(0, col1 - (n - row1)), min(row1, col1)
-    weights = [comb(col1, x) * comb(n - col1, row1 - x) for x in range(low, high + 1)]
+    weights = _weights(n, row1, col1, low, high)
     observed = weights[a - low]
     # integer comparison of w <= observed * (1 + 1e-7): no float rounding on huge counts
     limit_num, limit_den = observed * (10**7 + 1), 10**7
     extreme = sum(w for w in weights if w * limit_den <= limit_num)
     return min(1.0, extreme / comb(n, row1))
+
+
+def _weights(n: int, row1: int, col1: int, low: int, high: int) -> list[int]:
+    """``C(col1, x) C(n - col1, row1 - x)`` for x = low..high, each from the one before by the
+    hypergeometric ratio: the same integers as two ``comb`` calls per table, at one small
+    multiplication and one exact division each (``comb`` per table made a 4,000-run sweep's
+    attribution take 114 s, issue 26)."""
+    w = comb(col1, low) * comb(n - col1, row1 - low)
+    out = [w]
+    for x in range(low, high):
+        # w(x + 1) * (x + 1) * (n - col1 - row1 + x + 1) == w(x) * (col1 - x) * (row1 - x): exact
+        w = w * (col1 - x) * (row1 - x) // ((x + 1) * (n - col1 - row1 + x + 1))
+        out.append(w)
+    return out
+
