@@ -82,7 +82,7 @@ def measure(rr: RunReport) -> Outcome | None:
         return None
     sc = scenario_of(run.path)
     healthy = sc.healthy if sc is not None else rr.verdict == "healthy"
-    calls = len(set(run.frame.df["step"].tolist()))
+    calls = len(set(run.frame.column("step").tolist()))
     _, alerts = replay(run, check_every=check_every(calls))
     final_err = {(f.code, f.metric) for f in rr.findings if f.severity == "error"}
     final_any = {(f.code, f.metric) for f in rr.findings if f.severity != "info"}

@@ -95,9 +95,8 @@ def _finite(run: Run, metric: str) -> tuple[np.ndarray, np.ndarray]:
 def _wall_seconds(run: Run, onset: int) -> float | None:
     """Seconds from the first to the last wall-clock time of the points logged from ``onset`` on
     (in time order: Stable-Baselines 2 writes steps that go back); None without two such times."""
-    df = run.frame.df
-    wall = df["wall_time"].to_numpy(dtype=np.float64)
-    keep = np.isfinite(wall) & (df["step"].to_numpy() >= onset)
+    wall = np.asarray(run.frame.column("wall_time"), dtype=np.float64)
+    keep = np.isfinite(wall) & (run.frame.column("step") >= onset)
     if keep.sum() < 2:
         return None
     span = float(np.max(wall[keep]) - np.min(wall[keep]))
