@@ -27,11 +27,11 @@ Devices: the first of ``world_size`` (torch.distributed), ``num_processes`` (acc
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
 import numpy as np
 
+from .hparams import scalar_float
 from .results import Cost, RunReport
 from .rules.engine import decisive
 from .run import Run
@@ -77,7 +77,7 @@ def _hours_after(run: Run, onset: int, share: float) -> tuple[float | None, str]
             covered = np.diff(steps)
             later = steps[1:] > onset
             return float(np.sum(values[1:][later] * covered[later])) / 3600.0, run.frame.raw_tags(metric)[0]
-    runtime = _number(run.config.get("train_runtime", run.raw_config.get("train_runtime")))
+    runtime = scalar_float(run.config.get("train_runtime", run.raw_config.get("train_runtime")))
     if runtime is not None and runtime > 0:
         return runtime * share / 3600.0, "train_runtime"
     return None, ""
@@ -106,29 +106,19 @@ def _wall_seconds(run: Run, onset: int) -> float | None:
 def device_count(run: Run) -> tuple[int | None, str]:
     """The number of devices the run's config names, and the key it came from."""
     flat = {**run.raw_config, **run.config}
-    last = {}
+    last: dict[str, tuple[str, Any]] = {}
     for key, value in flat.items():
         last.setdefault(str(key).replace("/", ".").rsplit(".", 1)[-1].lower(), (key, value))
     for name in DEVICE_KEYS:
         if name in last:
-            n = _number(last[name][1])
+            n = scalar_float(last[name][1])
             if n is not None and n >= 1:
                 return int(n), str(last[name][0])
-    per_node, nodes = (_number(last[k][1]) if k in last else None for k in VERL_DEVICES)
+    per_node, nodes = (scalar_float(last[k][1]) if k in last else None for k in VERL_DEVICES)
     if per_node is not None and per_node >= 1:
         n = per_node * (nodes if nodes is not None and nodes >= 1 else 1)
         return int(n), " x ".join(str(last[k][0]) for k in VERL_DEVICES if k in last)
     return None, ""
-
-
-def _number(v: Any) -> float | None:
-    if isinstance(v, bool) or v is None:
-        return None
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
 
 
 __all__ = ["DEVICE_KEYS", "failure_cost", "device_count"]

@@ -459,6 +459,20 @@ def parse_scalar(value: Any) -> Any:
     return s
 
 
+def scalar_float(v: Any) -> float | None:
+    """A config value as a finite float: numbers, and strings as MLflow/YAML leave them
+    (``"1e-5"``); None for booleans, None, lists, non-numbers and NaN/Inf.  The one reader of a
+    numeric setting (configs, rule inputs, run plans, device counts)."""
+    v = parse_scalar(v)
+    if isinstance(v, (bool, list, tuple, dict)) or v is None:
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return f if math.isfinite(f) else None
+
+
 def _as_float(v: Any) -> float | None:
     v = parse_scalar(v)
     if isinstance(v, bool) or v is None:
@@ -600,6 +614,7 @@ def describe(key: str) -> str:
 
 __all__ = [
     "HPARAMS",
+    "scalar_float",
     "HPARAM_KEYS",
     "HParam",
     "flatten_config",

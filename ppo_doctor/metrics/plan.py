@@ -27,24 +27,17 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..hparams import parse_scalar
+from ..hparams import scalar_float
 
 PLAN_KEYS = ("max_steps", "trainer.total_training_steps", "total_timesteps", "n_timesteps")
 WARMUP_STEP_KEYS = ("warmup_steps", "actor_rollout_ref.actor.optim.lr_warmup_steps")
 WARMUP_RATIO_KEYS = ("warmup_ratio", "actor_rollout_ref.actor.optim.lr_warmup_steps_ratio")
 
 
-def _number(value: Any) -> float | None:
-    v = parse_scalar(value) if isinstance(value, str) else value
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None
-    return float(v) if math.isfinite(v) else None
-
-
 def planned_length(flat: Mapping[str, Any]) -> tuple[int | None, str]:
     """``(planned last step, the key it was read from)``, or ``(None, "")``."""
     for key in PLAN_KEYS:
-        v = _number(flat.get(key))
+        v = scalar_float(flat.get(key))
         if v is not None and v >= 1:
             return int(v), key
     return None, ""
@@ -53,12 +46,12 @@ def planned_length(flat: Mapping[str, Any]) -> tuple[int | None, str]:
 def warmup_length(flat: Mapping[str, Any], planned: int | None) -> int:
     """Steps of learning-rate warm-up (0 when none is configured)."""
     for key in WARMUP_STEP_KEYS:
-        v = _number(flat.get(key))
+        v = scalar_float(flat.get(key))
         if v is not None and v > 0:
             return int(v)
     if planned:
         for key in WARMUP_RATIO_KEYS:
-            v = _number(flat.get(key))
+            v = scalar_float(flat.get(key))
             if v is not None and 0 < v < 1:
                 return int(math.ceil(v * planned))
     return 0

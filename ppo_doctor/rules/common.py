@@ -19,6 +19,7 @@ import numpy as np
 from ..detect import Span, TrendSummary, finite_xy, onset, summarize
 from ..results import Finding
 from ..frameworks import GRPO_FRAMEWORKS, Domain, domain
+from ..hparams import scalar_float
 from ..run import Run
 from .base import Rule, RuleContext
 from .inputs import early_late, metric_sign
@@ -67,14 +68,7 @@ def cfg_value(run: Run, *keys: str) -> Any:
 
 def cfg_float(run: Run, *keys: str) -> float | None:
     """A numeric config value; strings such as ``"1e-5"`` are parsed, booleans are not numbers."""
-    v = cfg_value(run, *keys)
-    if v is None or isinstance(v, bool):
-        return None
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
+    return scalar_float(cfg_value(run, *keys))
 
 
 def cfg_int(run: Run, *keys: str) -> int | None:

@@ -60,8 +60,9 @@ def describe_example(example: Example | None) -> str:
         values = run.frame.arrays(metric)[1]
         if len(values):
             parts.append(f"{metric} ({len(values)} points, {values[0]:.3g} -> {values[-1]:.3g})")
-    for metric in example.eval_series:
-        values = run.eval_frame.arrays(metric)[1] if run.eval_frame is not None else []
+    evals = run.eval_frame
+    for metric in example.eval_series if evals is not None else ():
+        values = evals.arrays(metric)[1]
         if len(values):
             parts.append(f"evaluation {metric} ({len(values)} points, {values[0]:.3g} -> {values[-1]:.3g})")
     if example.config:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
 from ..detect import sustained_spans
+from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .common import incident, is_llm_rl, sustain_window
 from .examples import flat, ramp
@@ -57,7 +60,7 @@ class RewardHackingKLOff(Rule):
     causes = {"reward-hacking-length": 0.9, "reward-model-flawed": 0.8, "kl-coef-too-low": 0.6}
     message = "with the KL term off, the reward rose {first:num} -> {late:num} ({sigmas:.1f} early batch std above its early level; past the early samples' range {since}) and {with_}"
 
-    def evaluate(self, ctx: RuleContext):
+    def evaluate(self, ctx: RuleContext) -> Iterator[Finding]:
         p = ctx.params
         if not ctx.run.kl_off or not is_llm_rl(ctx.run):
             return
