@@ -61,10 +61,11 @@ def describe_example(example: Example | None) -> str:
         if len(values):
             parts.append(f"{metric} ({len(values)} points, {values[0]:.3g} -> {values[-1]:.3g})")
     evals = run.eval_frame
-    for metric in example.eval_series if evals is not None else ():
-        values = evals.arrays(metric)[1]
-        if len(values):
-            parts.append(f"evaluation {metric} ({len(values)} points, {values[0]:.3g} -> {values[-1]:.3g})")
+    if evals is not None:
+        for metric in example.eval_series:
+            values = evals.arrays(metric)[1]
+            if len(values):
+                parts.append(f"evaluation {metric} ({len(values)} points, {values[0]:.3g} -> {values[-1]:.3g})")
     if example.config:
         parts.append("config " + ", ".join(f"{k}={v}" for k, v in example.config.items()))
     if example.texts:
