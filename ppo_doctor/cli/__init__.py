@@ -28,7 +28,7 @@ COMMANDS = {
     "compare": ("report:compare", "What changed between two runs: config values first, then verdicts, findings, top causes and core metrics."),
     "metrics": ("report:metrics", "Show what was read: runs, formats, frameworks, step ranges, tag mapping, warnings."),
     "schema": ("report:schema", "Print the JSON Schema of the ``--format json`` report (draft 2020-12)."),
-    "rules": ("rules:rules", "List every rule: code, name, symptom, severity and summary."),
+    "rules": ("rules:rules", "List every rule: code, name, symptom, severity, evidence (event or trend) and summary."),
     "explain": ("rules:explain", "Explain one rule: documentation, parameters, requirements, causes and examples."),
     "simulate": ("reference:simulate", "Train the bundled tiny PPO-RLHF loop with scenario NAME's fault and write its logs to OUT."),
     "validate": ("reference:validate", "Run the fault scenarios, diagnose each, and score the doctor (confusion matrix, cause accuracy)."),

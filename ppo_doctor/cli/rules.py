@@ -20,16 +20,16 @@ from ..rules.registry import all_rules, get
 @click.command("rules")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rules(fmt: str) -> None:
-    """List every rule: code, name, symptom, severity and summary."""
+    """List every rule: code, name, symptom, severity, evidence (event or trend) and summary."""
     items = all_rules()
     if fmt == "json":
         click.echo(json.dumps([describe_rule(r) for r in items], indent=2))
         return
-    rows = [(r.code, r.name, r.symptom, r.severity, r.summary()) for r in items]
-    widths = [max(len(row[i]) for row in rows + [("code", "name", "symptom", "severity", "")]) for i in range(4)]
-    header = ("code", "name", "symptom", "severity", "summary")
-    for row in [header] + rows:
-        click.echo("  ".join(col.ljust(widths[i]) for i, col in enumerate(row[:4])) + "  " + row[4])
+    header = ("code", "name", "symptom", "severity", "evidence", "summary")
+    rows = [(r.code, r.name, r.symptom, r.severity, r.evidence, r.summary()) for r in items]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(5)]
+    for row in [header, *rows]:
+        click.echo("  ".join(col.ljust(widths[i]) for i, col in enumerate(row[:5])) + "  " + row[5])
 
 
 @click.command("explain")
@@ -46,7 +46,7 @@ def explain(code_or_name: str) -> None:
         click.echo(f"Error: {e.args[0]}", err=True)
         sys.exit(EXIT_ERROR)
     click.echo(f"{rule.code} {rule.name}: {prose(public_text(rule.summary()))}")
-    click.echo(f"symptom: {rule.symptom}    default severity: {rule.severity}")
+    click.echo(f"symptom: {rule.symptom}    default severity: {rule.severity}    evidence: {rule.evidence}")
     click.echo(f"requires: {', '.join(requires_text(rule)) or 'nothing'}")
     click.echo("")
     click.echo(prose(public_text(body(rule))))
