@@ -127,7 +127,7 @@ def _read_source(source: Any, aliases: dict[str, str] | None, read_file: ReadFil
         first = [(f"{source.id}/{as_path(items[0][1]).name}", as_path(source.root), items) for items in sessions]
 
     # the files of this run that could not be read: the run is judged on the others only
-    unread = [str(e) for e in errors if e.level == "error"]
+    unread = list(getattr(source, "unread", [])) + [str(e) for e in errors if e.level == "error"]
     runs: list[Run] = []
     for rid, root, items in first + separate:
         parts = _assemble(items)

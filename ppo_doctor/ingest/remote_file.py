@@ -16,18 +16,38 @@ file in every reader:
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import tempfile
-from typing import IO, Any
+from contextlib import contextmanager
+from typing import IO, Any, Iterator
 
 SPOOL = 16 << 20  # bytes of a streamed copy kept in memory before it goes to a temporary file
 CHUNK = 1 << 20  # bytes streamed at once
 
 
 def open_remote(fs: Any, path: str) -> io.BufferedReader:
-    """``path`` of the fsspec filesystem ``fs`` opened for reading (see the module docstring)."""
-    return io.BufferedReader(_RemoteRaw(fs, path), buffer_size=1 << 16)
+    """``path`` of the fsspec filesystem ``fs`` opened for reading (see the module docstring);
+    every failure to open or read it is an ``OSError`` (:func:`io_errors`)."""
+    with io_errors(path):
+        return io.BufferedReader(_RemoteRaw(fs, path), buffer_size=1 << 16)
+
+
+@contextmanager
+def io_errors(what: str) -> Iterator[None]:
+    """Any failure of a remote filesystem as the ``OSError`` readers and discovery handle.
+
+    fsspec passes its protocol's own errors through (aiohttp's ``ClientResponseError`` for an
+    HTTP 500, botocore's for S3): at this boundary each is a file that could not be read, and
+    must be reported with its name like a local one, never end the command in a traceback.
+    """
+    try:
+        yield
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        raise OSError(errno.EIO, f"{type(exc).__name__}: {exc}", what) from exc
 
 
 def ranges_refused(exc: BaseException) -> bool:
@@ -65,13 +85,15 @@ class _RemoteRaw(io.RawIOBase):
         return self._pos
 
     def readinto(self, buffer: Any) -> int:
-        data = self._read(len(buffer))
+        with io_errors(self._path):
+            data = self._read(len(buffer))
         buffer[: len(data)] = data
         return len(data)
 
     def readall(self) -> bytes:
         # one request for the rest, not one per io.DEFAULT_BUFFER_SIZE
-        return self._read(max(self._length() - self._pos, 0))
+        with io_errors(self._path):
+            return self._read(max(self._length() - self._pos, 0))
 
     def close(self) -> None:
         if not self.closed:

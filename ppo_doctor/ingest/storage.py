@@ -36,7 +36,7 @@ from typing import IO, Any, Iterator, cast
 from urllib.parse import quote, unquote
 
 from ..errors import PPODoctorError
-from .remote_file import open_remote
+from .remote_file import io_errors, open_remote
 
 LOCAL_SCHEMES = ("file",)
 
@@ -99,7 +99,8 @@ class RemotePath(PurePosixPath):
 
     def read_bytes(self) -> bytes:
         fs, p = self._fs()
-        return bytes(fs.cat_file(p))
+        with io_errors(str(self)):
+            return bytes(fs.cat_file(p))
 
     def read_text(self, encoding: str | None = None, errors: str | None = None) -> str:
         return self.read_bytes().decode(encoding or "utf-8", errors or "strict")
@@ -107,7 +108,8 @@ class RemotePath(PurePosixPath):
     def stat(self) -> SimpleNamespace:
         fs, p = self._fs()
         try:
-            info = fs.info(p)
+            with io_errors(str(self)):
+                info = fs.info(p)
         except FileNotFoundError as exc:
             raise FileNotFoundError(2, "No such file or directory", str(self)) from exc
         is_dir = info.get("type") == "directory"
@@ -121,7 +123,8 @@ class RemotePath(PurePosixPath):
     def exists(self) -> bool:
         fs, p = self._fs()
         try:
-            return bool(fs.exists(p))
+            with io_errors(str(self)):
+                return bool(fs.exists(p))
         except OSError:
             return False
 
@@ -129,7 +132,8 @@ class RemotePath(PurePosixPath):
         fs, p = self._fs()
         try:
             # on HTTP every URL that answers is a "file", a folder's index page too
-            return bool(fs.isfile(p)) and not (self._http() and self.is_dir())
+            with io_errors(str(self)):
+                return bool(fs.isfile(p)) and not (self._http() and self.is_dir())
         except OSError:
             return False
 
@@ -138,7 +142,8 @@ class RemotePath(PurePosixPath):
         try:
             # HTTP has no folders: a URL is one when ``<url>/`` serves an index of links (a file
             # answers 404 there, so this never downloads a log)
-            return bool(fs.isdir(_listing(self, p)))
+            with io_errors(str(self)):
+                return bool(fs.isdir(_listing(self, p)))
         except OSError:
             return False
 
@@ -157,7 +162,9 @@ class RemotePath(PurePosixPath):
 
     def glob(self, pattern: str) -> Iterator["RemotePath"]:
         fs, p = self._fs()
-        for hit in sorted(fs.glob(p.rstrip("/") + "/" + pattern)):
+        with io_errors(str(self)):
+            hits = sorted(fs.glob(p.rstrip("/") + "/" + pattern))
+        for hit in hits:
             # fsspec gives paths without the scheme (s3: "bucket/key"), whole URLs for http
             yield RemotePath(_decoded(hit) if "://" in hit else f"{self.parts[0]}//{hit.lstrip('/')}")
 
@@ -190,7 +197,9 @@ def scandir(folder: Path | RemotePath | str) -> Iterator[Any]:
         return iter(os.scandir(folder))
     fs, p = folder._fs()
     entries = []
-    for info in fs.ls(_listing(folder, p), detail=True):
+    with io_errors(str(folder)):
+        listing = fs.ls(_listing(folder, p), detail=True)
+    for info in listing:
         name = str(info["name"]).rstrip("/").rsplit("/", 1)[-1]
         if folder._http():
             name = unquote(name)  # an index page links to percent-encoded names
