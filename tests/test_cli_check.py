@@ -46,8 +46,13 @@ def calls(monkeypatch, tmp_path):
     seen: list[dict] = []
 
     def fake_analyze(path, config=None, *, jobs=1):
-        seen.append({"path": str(path), "config": config.to_dict(), "jobs": jobs})
-        return REPORTS[Path(path).name]()
+        combined = Report()
+        for p in path if isinstance(path, list) else [path]:  # several paths come in one call
+            seen.append({"path": str(p), "config": config.to_dict(), "jobs": jobs})
+            part = REPORTS[Path(p).name]()
+            combined.runs.extend(part.runs)
+            combined.errors.extend(part.errors)
+        return combined
 
     monkeypatch.setattr(ANALYZE, "analyze", fake_analyze)
     monkeypatch.chdir(tmp_path)

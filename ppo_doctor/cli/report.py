@@ -44,19 +44,16 @@ from .common import (
 )
 
 def _analyze(paths: tuple[str, ...], settings: Config, *, quiet: bool = False) -> Report:
-    """Analyse every path, with a progress line on a TTY; bad input never raises here."""
-    report = Report()
-    for path in paths:
-        with Progress(f"reading {path}", quiet=quiet):
-            try:
-                run_on: dict[str, Any] = {k: v for k, v in (("executor", settings.executor), ("dask", settings.dask)) if v}
-                part = analyze(path, settings, jobs=settings.jobs, **run_on)
-            except PPODoctorError as exc:
-                fail(str(exc))
-        report.runs.extend(part.runs)
-        report.errors.extend(part.errors)
-        report.rules = part.rules  # one configuration: the same rules for every path
-    return report
+    """Analyse every path, with a progress line on a TTY; bad input never raises here.
+
+    The paths are analysed together, so that run ids are unique within the report (several
+    inputs qualify them, :func:`ppo_doctor.pipeline.root_labels`)."""
+    with Progress(f"reading {', '.join(paths)}", quiet=quiet):
+        try:
+            run_on: dict[str, Any] = {k: v for k, v in (("executor", settings.executor), ("dask", settings.dask)) if v}
+            return analyze(list(paths) if len(paths) > 1 else paths[0], settings, jobs=settings.jobs, **run_on)
+        except PPODoctorError as exc:
+            fail(str(exc))
 
 
 def _check_readable(report: Report, paths: tuple[str, ...], *, errors_shown: bool = False) -> None:
