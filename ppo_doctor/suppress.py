@@ -20,7 +20,6 @@ The file is plain JSON (read with ``json``, nothing executed).
 from __future__ import annotations
 
 import json
-import logging
 import os
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePath
@@ -30,8 +29,6 @@ from .errors import ConfigError
 from .ingest.storage import is_url
 from .results import Finding, Report
 from .run import Run
-
-log = logging.getLogger(__name__)
 
 BASELINE_VERSION = 2
 BASELINE_VERSIONS = (1, 2)  # version 1: no run paths (match by run id alone)
@@ -98,8 +95,6 @@ def read_baseline(path: str | Path) -> set[FindingKey]:
     entries = doc.get("findings") if isinstance(doc, dict) and version in BASELINE_VERSIONS else None
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise ConfigError(f"{path}: not a ppo-doctor baseline (write one with check --write-baseline)")
-    if version == 1:
-        log.warning("%s: a version 1 baseline (no run paths): its findings hide those of any run with the same id; write it again with --write-baseline", path)
     return {(None if version == 1 else str(e.get("path")), str(e.get("run")), str(e.get("code")), str(e.get("metric"))) for e in entries}
 
 

@@ -138,6 +138,11 @@ def _run_and_render(ctx: click.Context, opts: dict[str, Any]) -> tuple[Report, C
             known = read_baseline(opts["baseline"])
         except PPODoctorError as exc:
             fail(str(exc))
+        if quiet < 2 and any(path is None for path, *_ in known):
+            click.echo(
+                f"ppo-doctor: warning: {plain(opts['baseline'])} is a version 1 baseline (no run paths): its findings "
+                "hide those of any run with the same id; write it again with --write-baseline", err=True,
+            )
         baselined = drop_baselined(report, known)
     fmt = settings.format
     color = fmt == "text" and use_color(opts["color"], to_stdout(output) and sys.stdout.isatty())
