@@ -108,6 +108,7 @@ def drop_baselined(report: Report, known: Iterable[FindingKey]) -> int:
     removed = 0
     for rr in report.runs:
         keep = [f for f in rr.findings if not _known(finding_key(rr.run, f), known)]
+        rr.known += len(rr.findings) - len(keep)
         removed += len(rr.findings) - len(keep)
         rr.findings = keep
     return removed
