@@ -206,7 +206,8 @@ def check(ctx: click.Context, **opts: Any) -> None:
     """Gate CI on the runs under PATHS.
 
     Exits 0 when no finding is at or above --fail-on, 1 when one is, 2 on a usage or
-    configuration error or when no run could be read.  The last line on stderr says why.
+    configuration error, when no run could be read, or when a log under PATHS could not be
+    read.  The last line on stderr says why.
     """
     result = _run_and_render(ctx, opts)
     if result is None:
