@@ -24,6 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 import hostile_inputs as h
+from moto_s3 import moto_s3
 import ppo_doctor
 from ppo_doctor.cli import cli
 
@@ -95,32 +96,15 @@ def serve() -> Iterator[Callable[[Path, type], str]]:
 @pytest.fixture(scope="module")
 def s3() -> Iterator[Callable[[Path, str], str]]:
     """``s3(folder, bucket)``: ``folder`` uploaded to moto's S3 server, its ``s3://`` URL."""
-    pytest.importorskip("s3fs")
-    moto_server = pytest.importorskip("moto.server")
-    import fsspec
-    import s3fs
+    with moto_s3() as fs:
 
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    options = {"endpoint_url": f"http://{host}:{port}", "key": "testing", "secret": "testing"}
-    saved = fsspec.config.conf.get("s3")
-    fsspec.config.conf["s3"] = options
-    fs = s3fs.S3FileSystem(**options)
+        def upload(folder: Path, bucket: str) -> str:
+            fs.mkdir(bucket)
+            fs.put(str(folder), f"{bucket}/tree", recursive=True)
+            fs.invalidate_cache()
+            return f"s3://{bucket}/tree"
 
-    def upload(folder: Path, bucket: str) -> str:
-        fs.mkdir(bucket)
-        fs.put(str(folder), f"{bucket}/tree", recursive=True)
-        fs.invalidate_cache()
-        return f"s3://{bucket}/tree"
-
-    yield upload
-    s3fs.S3FileSystem.clear_instance_cache()
-    if saved is None:
-        fsspec.config.conf.pop("s3", None)
-    else:
-        fsspec.config.conf["s3"] = saved
-    server.stop()
+        yield upload
 
 
 def to_memory(folder: Path, name: str) -> str:
