@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 def analyze_run(run: Run, config: Config | Mapping[str, Any] | None = None) -> RunReport:
     """Rules and diagnosis for one already-loaded run (``config``: see :meth:`Config.coerce`)."""
     findings, not_applicable = run_rules(run, Config.coerce(config))
-    verdict, reason = verdict_for(run, findings, not_applicable)
+    verdict, reason = not_read_in_full(run, *verdict_for(run, findings, not_applicable))
     # causes explain symptoms: a run with none (healthy, or unknown) is not given "likely causes"
     # built from its info notes alone, which would contradict its verdict
     causes = rank_causes(findings, run) if verdict == "unhealthy" else []
@@ -34,6 +34,18 @@ def analyze_run(run: Run, config: Config | Mapping[str, Any] | None = None) -> R
     )
     report.cost = failure_cost(report)
     return report
+
+
+def not_read_in_full(run: Run, verdict: str, reason: str) -> tuple[str, str]:
+    """The verdict of a run some of whose log files could not be read: what was read may show
+    what is wrong, never that the whole run is healthy."""
+    if not run.unread:
+        return verdict, reason
+    others = f" (and {len(run.unread) - 1} more)" if len(run.unread) > 1 else ""
+    note = f"not read in full: {run.unread[0]}{others}"
+    if verdict == "healthy":
+        return "unknown", note
+    return verdict, f"{reason}; {note}" if reason else note
 
 
 def analyze(

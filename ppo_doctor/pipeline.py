@@ -29,6 +29,7 @@ that a second death is certainly its own; Dask retries a task whose worker died 
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
@@ -41,7 +42,7 @@ from .errors import ConfigError, PPODoctorError
 from .frame import ReadIssue
 from .ingest import LoadResult, _read_source, display
 from .ingest.discover import RunSource, discover
-from .ingest.storage import as_path
+from .ingest.storage import as_path, is_url
 from .run import Run
 
 T = TypeVar("T")
@@ -91,7 +92,9 @@ def find_sources(paths: Iterable[str | Path]) -> tuple[list[RunSource], list[Rea
     problems met."""
     sources: list[RunSource] = []
     issues: list[ReadIssue] = []
-    for path in paths:
+    path_list = list(paths)
+    labels = root_labels(path_list) if len(path_list) > 1 else [None] * len(path_list)
+    for path, label in zip(path_list, labels):
         p = as_path(path)
         if not p.exists() and not p.is_symlink():
             issues.append(ReadIssue(path=str(path), message="no such file or directory"))
@@ -101,9 +104,33 @@ def find_sources(paths: Iterable[str | Path]) -> tuple[list[RunSource], list[Rea
             problems.append(
                 ReadIssue(path=str(path), message="no training log found (TensorBoard, W&B, JSONL/JSON, CSV, MLflow, veRL console)")
             )
+        if label is not None:
+            for source in found:
+                source.id = qualified_id(source, p, label)
         sources.extend(found)
         issues.extend(_displayed(problems))
     return sources, issues
+
+
+def root_labels(paths: list[str | Path]) -> list[str]:
+    """What tells each of several inputs apart: the fewest last parts of their paths that differ
+    for every input (``expA``, ``expB`` for ``expA/ expB/``; ``expA/logs``, ``expB/logs`` for
+    ``expA/logs expB/logs``), the whole path where none do.  Local paths are made absolute, not
+    resolved (a label is what the user sees, not where a link points), and never spelled out
+    whole when a few names suffice: the ids stay free of this machine's folders."""
+    spelled = [str(as_path(p)) if is_url(p) else os.path.abspath(p) for p in paths]
+    split = [[part for part in s.split("/") if part] for s in spelled]
+    for k in range(1, max(len(parts) for parts in split) + 1):
+        labels = ["/".join(parts[-k:]) for parts in split]
+        if len(set(labels)) == len(labels):
+            return [display(label) for label in labels]
+    return [display(s) for s in spelled]
+
+
+def qualified_id(source: RunSource, root: Path, label: str) -> str:
+    """A run's id within a report of several inputs: its input's label, then the run's id under it
+    (a run that is the input itself is the label alone)."""
+    return label if str(source.root) == str(root) else f"{label}/{source.id}"
 
 
 def process_source(source: RunSource, fn: Callable[[Run], T], aliases: dict[str, str] | None) -> tuple[list[T], list[ReadIssue]]:

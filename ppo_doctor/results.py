@@ -245,6 +245,7 @@ class RunReport:
     not_applicable: list[NotApplicable] = field(default_factory=list)
     verdict_reason: str = ""
     cost: Cost | None = None  # unhealthy runs: what training on after the onset cost
+    known: int = 0  # findings a baseline knows (check --baseline): not listed, still the run's
 
     @property
     def symptoms(self) -> list[str]:

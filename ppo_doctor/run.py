@@ -62,6 +62,9 @@ class Run:
     planned_from: str = ""
     warmup_steps: int = 0
     live: bool = False
+    # "path: why" of each of the run's log files that could not be read: the run is judged on
+    # the others, and never reported as if it had been read in full
+    unread: list[str] = field(default_factory=list)
 
     @property
     def standing(self) -> Standing:

@@ -8,24 +8,32 @@ whatever ``select`` says, as in ruff.
 
 A **baseline** (``check --write-baseline FILE`` / ``check --baseline FILE``, like pylint's and
 detekt's) records the findings a team accepts today so that CI fails only on new ones.  A
-finding is identified by (run id, rule code, metric) -- the same identity as SARIF's
-``partialFingerprints`` -- not by its onset step, which moves when a run is re-logged.
+finding is identified by (run path, run id, rule code, metric) -- the id and rule as in SARIF's
+``partialFingerprints`` -- not by its onset step, which moves when a run is re-logged.  The run
+path (:func:`run_place`: relative to the working directory when the run is under it, as CI
+runs from the checkout) keeps a baseline to its own runs: two projects each with a ``logs/``
+run have the same run id under their own roots, and a baseline written for one must not hide
+the other's findings.  Version 1 files, which have no paths, still match by id alone.
 The file is plain JSON (read with ``json``, nothing executed).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePath
 from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import ConfigError
+from .ingest.storage import is_url
 from .results import Finding, Report
 from .run import Run
 
-BASELINE_VERSION = 1
-FindingKey = tuple[str, str, str]
+BASELINE_VERSION = 2
+BASELINE_VERSIONS = (1, 2)  # version 1: no run paths (match by run id alone)
+# (run path, run id, rule code, metric); the path is None for an entry of a version 1 file
+FindingKey = tuple["str | None", str, str, str]
 
 
 def ignored_codes(run: Run, per_run_ignores: Mapping[str, Sequence[str]] | None) -> list[str]:
@@ -40,16 +48,27 @@ def ignored_codes(run: Run, per_run_ignores: Mapping[str, Sequence[str]] | None)
     return out
 
 
-def finding_key(run_id: str, f: Finding) -> FindingKey:
-    return (run_id, f.code, f.metric)
+def run_place(run: Run) -> str:
+    """Where a run is, as a baseline records it: a URL as it is; a local path relative to the
+    working directory when it is under it (the same from every checkout), else absolute."""
+    if is_url(run.path) or run.path.startswith("<"):  # a URL, or a run given as data ("<dataframe>")
+        return run.path
+    absolute = os.path.abspath(run.path)
+    here = os.getcwd()
+    inside = os.path.commonpath([absolute, here]) == here
+    return PurePath(os.path.relpath(absolute, here) if inside else absolute).as_posix()
+
+
+def finding_key(run: Run, f: Finding) -> FindingKey:
+    return (run_place(run), run.id, f.code, f.metric)
 
 
 def baseline_document(report: Report) -> dict[str, Any]:
     """The baseline file's content for every finding of ``report``."""
-    keys = sorted({finding_key(rr.run.id, f) for rr in report.runs for f in rr.findings})
+    keys = sorted({finding_key(rr.run, f) for rr in report.runs for f in rr.findings}, key=lambda k: (k[0] or "", *k[1:]))
     return {
         "ppo_doctor_baseline": BASELINE_VERSION,
-        "findings": [{"run": run, "code": code, "metric": metric} for run, code, metric in keys],
+        "findings": [{"path": path, "run": run, "code": code, "metric": metric} for path, run, code, metric in keys],
     }
 
 
@@ -72,10 +91,11 @@ def read_baseline(path: str | Path) -> set[FindingKey]:
         raise ConfigError(f"{path}: cannot read baseline ({exc.strerror or exc})") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: not a baseline file (invalid JSON: {exc})") from None
-    entries = doc.get("findings") if isinstance(doc, dict) and doc.get("ppo_doctor_baseline") == BASELINE_VERSION else None
+    version = doc.get("ppo_doctor_baseline") if isinstance(doc, dict) else None
+    entries = doc.get("findings") if isinstance(doc, dict) and version in BASELINE_VERSIONS else None
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise ConfigError(f"{path}: not a ppo-doctor baseline (write one with check --write-baseline)")
-    return {(str(e.get("run")), str(e.get("code")), str(e.get("metric"))) for e in entries}
+    return {(None if version == 1 else str(e.get("path")), str(e.get("run")), str(e.get("code")), str(e.get("metric"))) for e in entries}
 
 
 def drop_baselined(report: Report, known: Iterable[FindingKey]) -> int:
@@ -87,7 +107,13 @@ def drop_baselined(report: Report, known: Iterable[FindingKey]) -> int:
     known = set(known)
     removed = 0
     for rr in report.runs:
-        keep = [f for f in rr.findings if finding_key(rr.run.id, f) not in known]
+        keep = [f for f in rr.findings if not _known(finding_key(rr.run, f), known)]
+        rr.known += len(rr.findings) - len(keep)
         removed += len(rr.findings) - len(keep)
         rr.findings = keep
     return removed
+
+
+def _known(key: FindingKey, known: set[FindingKey]) -> bool:
+    """Whether the baseline holds the finding: for its own run, or by id alone (version 1)."""
+    return key in known or (None, *key[1:]) in known

@@ -46,8 +46,13 @@ def calls(monkeypatch, tmp_path):
     seen: list[dict] = []
 
     def fake_analyze(path, config=None, *, jobs=1):
-        seen.append({"path": str(path), "config": config.to_dict(), "jobs": jobs})
-        return REPORTS[Path(path).name]()
+        combined = Report()
+        for p in path if isinstance(path, list) else [path]:  # several paths come in one call
+            seen.append({"path": str(p), "config": config.to_dict(), "jobs": jobs})
+            part = REPORTS[Path(p).name]()
+            combined.runs.extend(part.runs)
+            combined.errors.extend(part.errors)
+        return combined
 
     monkeypatch.setattr(ANALYZE, "analyze", fake_analyze)
     monkeypatch.chdir(tmp_path)
@@ -82,9 +87,21 @@ def test_check_exit_codes(calls, path, fail_on, code):
 def test_check_fails_if_any_of_several_paths_fails(calls):
     assert run("check", "ok", "warn").exit_code == 0
     assert run("check", "ok", "err").exit_code == 1
-    # one unreadable path does not hide the readable ones
-    assert run("check", "broken", "ok").exit_code == 0
-    assert [c["path"] for c in calls[-2:]] == ["broken", "ok"]
+    # one unreadable path does not hide the readable ones, and the gate does not pass on it
+    # (issue 28: exit 2, unreadable input, where it was 0)
+    both = CliRunner().invoke(cli, ["check", "broken", "ok"])
+    assert both.exit_code == 2 and [c["path"] for c in calls[-2:]] == ["broken", "ok"]
+    assert both.stderr.splitlines()[-1] == (
+        "ppo-doctor: exit 2: not read: broken/events at byte 0: not a TFRecord file; "
+        "in what was read: no finding at or above error in 1 run(s)"
+    )
+    # a note or a warning of a reader is not an unreadable log
+    calls.clear()
+    REPORTS["noted"] = lambda: Report(runs=[healthy_report()], errors=[ReadIssue("t.csv", "sweep table: skipped", level="info"), ReadIssue("e", "x", level="warning")])
+    try:
+        assert run("check", "noted").exit_code == 0
+    finally:
+        del REPORTS["noted"]
 
 
 def test_nothing_readable_explains_why(calls):

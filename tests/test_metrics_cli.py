@@ -173,9 +173,11 @@ def test_every_corpus_folder_loads(corpus_dir):
             notes = sorted(Path(e.path).name for e in result.errors if "sweep table" in e.message)
             assert notes == ["summary.csv", "sweep_results.csv"]
         if name == "sb3-chess-ppo-reddyn12":  # PPO_7 and PPO_8 are 40-byte event files
-            assert sorted(Path(e.path).name for e in errors) == ["PPO_7", "PPO_8"]
-        else:
-            assert not errors, (name, [str(e) for e in errors])
+            # read in full, with no metric in them: a warning, not an unreadable log (issue 28:
+            # an error there makes check exit 2)
+            empty = [e for e in result.errors if "no metric values found" in e.message]
+            assert sorted(Path(e.path).name for e in empty) == ["PPO_7", "PPO_8"] and {e.level for e in empty} == {"warning"}
+        assert not errors, (name, [str(e) for e in errors])
         render = CliRunner().invoke(cli, ["metrics", str(corpus_dir / name), "--format", "json"], catch_exceptions=False)
         assert render.exit_code == 0 and len(json.loads(render.output)["runs"]) == len(got)
 

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from benchmarks.gen_sweep import write_sweep
+from moto_s3 import moto_s3
 from ppo_doctor.cli import cli
 from ppo_doctor.ingest.storage import RemotePath, as_path, is_url
 from ppo_doctor.sweep import sweep
@@ -63,28 +64,11 @@ def http_url(tree):
 
 @pytest.fixture(scope="module")
 def s3_url(tree):
-    pytest.importorskip("s3fs")
-    moto_server = pytest.importorskip("moto.server")
-    import fsspec
-    import s3fs
-
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    options = {"endpoint_url": f"http://{host}:{port}", "key": "testing", "secret": "testing"}
-    saved = fsspec.config.conf.get("s3")
-    fsspec.config.conf["s3"] = options  # how a user points s3fs at another endpoint (or FSSPEC_S3_ENDPOINT_URL)
-    fs = s3fs.S3FileSystem(**options)
-    fs.mkdir("logs")
-    fs.put(str(tree), "logs/sweep", recursive=True)
-    s3fs.S3FileSystem.clear_instance_cache()
-    yield "s3://logs/sweep"
-    s3fs.S3FileSystem.clear_instance_cache()
-    if saved is None:
-        fsspec.config.conf.pop("s3", None)
-    else:
-        fsspec.config.conf["s3"] = saved
-    server.stop()
+    with moto_s3() as fs:
+        fs.mkdir("logs")
+        fs.put(str(tree), "logs/sweep", recursive=True)
+        fs.clear_instance_cache()
+        yield "s3://logs/sweep"
 
 
 def test_urls_become_remote_paths():

@@ -2,7 +2,8 @@
 and write what was found.
 
 Exit codes (:mod:`ppo_doctor.exits`): 0 no finding at or above ``--fail-on``; 1 there is one
-(``check`` only); 2 usage, configuration or unreadable input (no run could be read).
+(``check`` only); 2 usage, configuration or unreadable input (no run could be read; for
+``check``, also a log under the paths that could not be read).
 ``check`` closes with one line on stderr saying why it exits as it does; ``--extend-select`` /
 ``--extend-ignore``, ``--statistics`` and ``--show-settings`` follow ruff's.
 """
@@ -43,19 +44,16 @@ from .common import (
 )
 
 def _analyze(paths: tuple[str, ...], settings: Config, *, quiet: bool = False) -> Report:
-    """Analyse every path, with a progress line on a TTY; bad input never raises here."""
-    report = Report()
-    for path in paths:
-        with Progress(f"reading {path}", quiet=quiet):
-            try:
-                run_on: dict[str, Any] = {k: v for k, v in (("executor", settings.executor), ("dask", settings.dask)) if v}
-                part = analyze(path, settings, jobs=settings.jobs, **run_on)
-            except PPODoctorError as exc:
-                fail(str(exc))
-        report.runs.extend(part.runs)
-        report.errors.extend(part.errors)
-        report.rules = part.rules  # one configuration: the same rules for every path
-    return report
+    """Analyse every path, with a progress line on a TTY; bad input never raises here.
+
+    The paths are analysed together, so that run ids are unique within the report (several
+    inputs qualify them, :func:`ppo_doctor.pipeline.root_labels`)."""
+    with Progress(f"reading {', '.join(paths)}", quiet=quiet):
+        try:
+            run_on: dict[str, Any] = {k: v for k, v in (("executor", settings.executor), ("dask", settings.dask)) if v}
+            return analyze(list(paths) if len(paths) > 1 else paths[0], settings, jobs=settings.jobs, **run_on)
+        except PPODoctorError as exc:
+            fail(str(exc))
 
 
 def _check_readable(report: Report, paths: tuple[str, ...], *, errors_shown: bool = False) -> None:
@@ -140,6 +138,11 @@ def _run_and_render(ctx: click.Context, opts: dict[str, Any]) -> tuple[Report, C
             known = read_baseline(opts["baseline"])
         except PPODoctorError as exc:
             fail(str(exc))
+        if quiet < 2 and any(path is None for path, *_ in known):
+            click.echo(
+                f"ppo-doctor: warning: {plain(opts['baseline'])} is a version 1 baseline (no run paths): its findings "
+                "hide those of any run with the same id; write it again with --write-baseline", err=True,
+            )
         baselined = drop_baselined(report, known)
     fmt = settings.format
     color = fmt == "text" and use_color(opts["color"], to_stdout(output) and sys.stdout.isatty())
@@ -168,22 +171,30 @@ def report(ctx: click.Context, **opts: Any) -> None:
 
 def exit_line(report: Report, fail_on: str, baselined: int = 0) -> tuple[int, str]:
     """``check``'s exit code and the one line that says why."""
+    code, why = _findings_verdict(report, fail_on, baselined)
+    unread = [e for e in report.errors if e.level == "error"]
+    if unread:
+        # a gate must not pass on logs it never read, whatever was found in the others
+        more = f" and {len(unread) - 1} more log(s)" if len(unread) > 1 else ""
+        code, why = EXIT_ERROR, f"not read: {plain(str(unread[0]))}{more}; in what was read: {why}"
+    return code, f"ppo-doctor: exit {code}: {why}"
+
+
+def _findings_verdict(report: Report, fail_on: str, baselined: int) -> tuple[int, str]:
+    """The exit code the findings alone give, and why."""
     known = f"; {baselined} known finding(s) from the baseline not counted" if baselined else ""
     total = sum(len(rr.findings) for rr in report.runs)
     if fail_on == "never":
-        return EXIT_OK, f"ppo-doctor: exit 0: --fail-on never ({total} finding(s) reported){known}"
+        return EXIT_OK, f"--fail-on never ({total} finding(s) reported){known}"
     floor = SEVERITY_RANK[fail_on]
     failing = [(i, f) for i, rr in enumerate(report.runs) for f in rr.findings if SEVERITY_RANK[f.severity] >= floor]
     if not failing:
         below = f" ({total} below it)" if total else ""
-        return EXIT_OK, f"ppo-doctor: exit 0: no finding at or above {fail_on} in {len(report.runs)} run(s){below}{known}"
+        return EXIT_OK, f"no finding at or above {fail_on} in {len(report.runs)} run(s){below}{known}"
     runs = {i for i, _ in failing}
     codes = Counter(f.code for _, f in failing)
     top = ", ".join(f"{c} x{n}" if n > 1 else c for c, n in codes.most_common(5))
-    return EXIT_FINDINGS, (
-        f"ppo-doctor: exit 1: {len(failing)} finding(s) at or above {fail_on} in {len(runs)} of "
-        f"{len(report.runs)} run(s): {top}{known}"
-    )
+    return EXIT_FINDINGS, f"{len(failing)} finding(s) at or above {fail_on} in {len(runs)} of {len(report.runs)} run(s): {top}{known}"
 
 
 @click.command()
@@ -195,7 +206,8 @@ def check(ctx: click.Context, **opts: Any) -> None:
     """Gate CI on the runs under PATHS.
 
     Exits 0 when no finding is at or above --fail-on, 1 when one is, 2 on a usage or
-    configuration error or when no run could be read.  The last line on stderr says why.
+    configuration error, when no run could be read, or when a log under PATHS could not be
+    read.  The last line on stderr says why.
     """
     result = _run_and_render(ctx, opts)
     if result is None:

@@ -126,6 +126,8 @@ def _read_source(source: Any, aliases: dict[str, str] | None, read_file: ReadFil
     if len(sessions) > 1:  # several runs in one folder: one run per session, named by its first event file
         first = [(f"{source.id}/{as_path(items[0][1]).name}", as_path(source.root), items) for items in sessions]
 
+    # the files of this run that could not be read: the run is judged on the others only
+    unread = list(getattr(source, "unread", [])) + [str(e) for e in errors if e.level == "error"]
     runs: list[Run] = []
     for rid, root, items in first + separate:
         parts = _assemble(items)
@@ -135,12 +137,14 @@ def _read_source(source: Any, aliases: dict[str, str] | None, read_file: ReadFil
                 if not filled:  # a metric-less side file (checkpoint list ...) next to real logs is fine
                     damage = [i for i in raw.issues if i.level == "error"]
                     # the damage says why nothing was read; otherwise say that nothing was found
-                    errors.extend(damage or [ReadIssue(path=str(root), message="no metric values found in " + ", ".join(as_path(f).name for f in files))])
+                    # read in full with nothing to judge: nothing was lost, so not an error
+                    errors.extend(damage or [ReadIssue(path=str(root), message="no metric values found in " + ", ".join(as_path(f).name for f in files), level="warning")])
                 continue
             run_id = f"{rid}/{name}" if name else rid
             _printable(raw)
             try:
                 runs.append(build_run(run_id, display(root), "+".join(formats), [display(f) for f in files], raw, aliases))
+                runs[-1].unread = list(unread)
             except Exception as exc:  # noqa: BLE001 - like a reader bug: it must not hide the other runs
                 log.debug("building run %s failed", run_id, exc_info=True)
                 errors.append(ReadIssue(path=display(root), message=f"internal error while building the run ({type(exc).__name__}: {exc})"))

@@ -92,6 +92,8 @@ class RunSource:
     root: Path
     files: list[tuple[str, Path]] = field(default_factory=list)
     subruns: dict[str, str] = field(default_factory=dict)
+    # "path: why" of the files in the run's folder that discovery could not read
+    unread: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -313,7 +315,21 @@ class _Walker:
             rid = display(self.root.resolve().name if rel == "." else rel)
             out.append(RunSource(id=rid, root=g.root, files=sorted(g.files, key=_file_order), subruns=dict(g.subruns)))
         out.sort(key=lambda s: s.id)
+        self._attach_unread(out)
         return out
+
+    def _attach_unread(self, sources: list[RunSource]) -> None:
+        """Give each file discovery could not read to the run whose folder holds it (the deepest
+        one): that run is then not reported as if it had been read in full."""
+        by_root = {display(s.root): s for s in sources}
+        for issue in self.issues:
+            if issue.level != "error":
+                continue
+            folder = issue.path.rpartition("/")[0]  # display strings: local paths and URLs alike
+            while folder and folder not in by_root:
+                folder = folder.rpartition("/")[0]
+            if folder:
+                by_root[folder].unread.append(str(issue))
 
     def _within(self, p: Path) -> bool:
         # comparing parts, not ``self.root in p.parents``: one Path comparison per ancestor

@@ -16,9 +16,11 @@ never copied to local disk first:
   discovery call instead of ``open``, ``os.fstat(fh.fileno())``, ``os.scandir`` and
   ``os.path.realpath``; on local paths they are exactly those calls.
 
-Opened remote files are fsspec's buffered files: a reader that seeks and reads a few KiB (a
-sniffer's head, a TFRecord header) fetches those byte ranges, one that reads everything streams
-the object into memory once.  Filesystem options come from fsspec's own configuration
+Opened remote files are fsspec's buffered files behind an :class:`io.BufferedReader`
+(:mod:`ppo_doctor.ingest.remote_file`): a reader that seeks and reads a few KiB (a sniffer's
+head, a TFRecord header) fetches those byte ranges, one that reads everything streams the object
+into memory once; where a server refuses ranges the file is streamed once into a bounded
+temporary copy instead.  Filesystem options come from fsspec's own configuration
 (``fsspec.config.conf``, or ``FSSPEC_<PROTOCOL>_<OPTION>`` environment variables such as
 ``FSSPEC_S3_ENDPOINT_URL``), so credentials stay where the user keeps them.
 """
@@ -31,7 +33,10 @@ import stat as stat_mod
 from pathlib import Path, PurePosixPath
 from types import SimpleNamespace
 from typing import IO, Any, Iterator, cast
+from urllib.parse import quote, unquote
+
 from ..errors import PPODoctorError
+from .remote_file import io_errors, open_remote
 
 LOCAL_SCHEMES = ("file",)
 
@@ -54,7 +59,7 @@ def as_path(path: str | os.PathLike[str]) -> Path:
     if isinstance(path, str) and path.startswith("file://"):
         return Path(path[len("file://") :])
     if isinstance(path, str) and is_url(path):
-        return RemotePath(path)  # type: ignore[return-value]
+        return RemotePath(_decoded(path))  # type: ignore[return-value]
     return Path(path)
 
 
@@ -76,17 +81,26 @@ class RemotePath(PurePosixPath):
         return str(self)
 
     def _fs(self) -> tuple[Any, str]:
-        return _filesystem(self.url)
+        if not self._http():
+            return _filesystem(self.url)
+        # the parts are names as they are on the server; the request spells each one
+        # percent-encoded, and fsspec is told not to encode the URL again
+        scheme, host, *names = self.parts
+        return _filesystem(f"{scheme}//{host}/" + "/".join(quote(n, safe="") for n in names), encoded=True)
 
     def open(self, mode: str = "rb", **kw: Any) -> IO[Any]:
+        if mode.replace("t", "") not in ("r", "rb"):
+            raise io.UnsupportedOperation(f"{self}: remote logs are only read (mode {mode!r})")
         fs, p = self._fs()
+        binary = open_remote(fs, p)
         if "b" not in mode:
-            return io.TextIOWrapper(fs.open(p, mode.replace("t", "") + "b"), encoding=kw.get("encoding") or "utf-8", errors=kw.get("errors") or "strict")
-        return fs.open(p, mode)
+            return io.TextIOWrapper(binary, encoding=kw.get("encoding") or "utf-8", errors=kw.get("errors") or "strict", newline=kw.get("newline"))
+        return binary
 
     def read_bytes(self) -> bytes:
         fs, p = self._fs()
-        return bytes(fs.cat_file(p))
+        with io_errors(str(self)):
+            return bytes(fs.cat_file(p))
 
     def read_text(self, encoding: str | None = None, errors: str | None = None) -> str:
         return self.read_bytes().decode(encoding or "utf-8", errors or "strict")
@@ -94,7 +108,8 @@ class RemotePath(PurePosixPath):
     def stat(self) -> SimpleNamespace:
         fs, p = self._fs()
         try:
-            info = fs.info(p)
+            with io_errors(str(self)):
+                info = fs.info(p)
         except FileNotFoundError as exc:
             raise FileNotFoundError(2, "No such file or directory", str(self)) from exc
         is_dir = info.get("type") == "directory"
@@ -108,7 +123,8 @@ class RemotePath(PurePosixPath):
     def exists(self) -> bool:
         fs, p = self._fs()
         try:
-            return bool(fs.exists(p))
+            with io_errors(str(self)):
+                return bool(fs.exists(p))
         except OSError:
             return False
 
@@ -116,7 +132,8 @@ class RemotePath(PurePosixPath):
         fs, p = self._fs()
         try:
             # on HTTP every URL that answers is a "file", a folder's index page too
-            return bool(fs.isfile(p)) and not (self._http() and self.is_dir())
+            with io_errors(str(self)):
+                return bool(fs.isfile(p)) and not (self._http() and self.is_dir())
         except OSError:
             return False
 
@@ -125,7 +142,8 @@ class RemotePath(PurePosixPath):
         try:
             # HTTP has no folders: a URL is one when ``<url>/`` serves an index of links (a file
             # answers 404 there, so this never downloads a log)
-            return bool(fs.isdir(_listing(self, p)))
+            with io_errors(str(self)):
+                return bool(fs.isdir(_listing(self, p)))
         except OSError:
             return False
 
@@ -144,9 +162,11 @@ class RemotePath(PurePosixPath):
 
     def glob(self, pattern: str) -> Iterator["RemotePath"]:
         fs, p = self._fs()
-        for hit in sorted(fs.glob(p.rstrip("/") + "/" + pattern)):
+        with io_errors(str(self)):
+            hits = sorted(fs.glob(p.rstrip("/") + "/" + pattern))
+        for hit in hits:
             # fsspec gives paths without the scheme (s3: "bucket/key"), whole URLs for http
-            yield RemotePath(hit if "://" in hit else f"{self.parts[0]}//{hit.lstrip('/')}")
+            yield RemotePath(_decoded(hit) if "://" in hit else f"{self.parts[0]}//{hit.lstrip('/')}")
 
     def rglob(self, pattern: str) -> Iterator["RemotePath"]:
         return self.glob("**/" + pattern)
@@ -177,10 +197,14 @@ def scandir(folder: Path | RemotePath | str) -> Iterator[Any]:
         return iter(os.scandir(folder))
     fs, p = folder._fs()
     entries = []
-    for info in fs.ls(_listing(folder, p), detail=True):
+    with io_errors(str(folder)):
+        listing = fs.ls(_listing(folder, p), detail=True)
+    for info in listing:
         name = str(info["name"]).rstrip("/").rsplit("/", 1)[-1]
-        if not name or name in (".", ".."):
-            continue
+        if folder._http():
+            name = unquote(name)  # an index page links to percent-encoded names
+        if not name or name in (".", "..") or "/" in name:
+            continue  # no file in this folder has such a name
         child = folder / name
         if str(child).rstrip("/") == str(folder).rstrip("/"):
             continue  # some servers list the folder itself
@@ -195,8 +219,8 @@ def _listing(folder: RemotePath, p: str) -> str:
 
 
 def open_binary(path: Path | RemotePath | str) -> io.BufferedIOBase:
-    """``open(path, "rb")`` for a local path or a remote one (fsspec's buffered files are
-    ``io.IOBase`` objects with the same read/seek/readinto methods)."""
+    """``open(path, "rb")`` for a local path or a remote one (an :class:`io.BufferedReader` over
+    the fsspec file: the same methods, ``readline(size)`` and ``peek`` included)."""
     if isinstance(path, RemotePath):
         return cast(io.BufferedIOBase, path.open("rb"))
     return open(path, "rb")
@@ -232,14 +256,23 @@ def realpath(path: Path | str) -> str:
     return os.path.realpath(path)
 
 
-def _filesystem(url: str) -> tuple[Any, str]:
+def _decoded(url: str) -> str:
+    """An HTTP(S) URL with its path percent-decoded (the names :class:`RemotePath` holds); other
+    URLs unchanged (an S3 key is not percent-encoded)."""
+    scheme, _, rest = url.partition("://")
+    if scheme.lower() not in ("http", "https"):
+        return url
+    return f"{scheme}://{unquote(rest)}"
+
+
+def _filesystem(url: str, **options: Any) -> tuple[Any, str]:
     """The fsspec filesystem of ``url`` and the path inside it (fsspec caches the instances)."""
     try:
         from fsspec.core import url_to_fs
     except ImportError as exc:
         raise PPODoctorError(f"{url}: reading URLs needs fsspec and its protocol package: the [remote] extra (in a checkout of ppo-doctor: pip install -e '.[remote]')") from exc
     try:
-        return url_to_fs(url)
+        return url_to_fs(url, **options)
     except (ImportError, ValueError) as exc:  # the protocol's package is missing, or an unknown protocol
 
         raise PPODoctorError(f"{url}: {exc}") from exc

@@ -124,7 +124,8 @@ def _parquet_has_step(path: Path) -> bool:
     except ImportError:  # still claim likely history files so the user hears what is missing
         return "history" in path.name.lower()
     try:
-        return "_step" in pq.read_schema(path).names
+        with open_binary(path) as fh:  # pyarrow opens a local path, never a RemotePath itself
+            return "_step" in pq.read_schema(fh).names
     except Exception:  # noqa: BLE001 - any unreadable footer: not ours to claim
         return False
 

@@ -17,8 +17,11 @@ from ..results import Report
 from . import RenderOptions
 from .escape import plain, step_span
 from .sarif import finding_locations
+from .workspace import in_workspace
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+# a read problem's title says what its level says: a skipped sweep table is a note, not an unreadable log
+READ_TITLE = {"error": "ppo-doctor: unreadable log", "warning": "ppo-doctor: read warning", "info": "ppo-doctor: note"}
 
 
 def escape_data(text: str) -> str:
@@ -33,11 +36,7 @@ def escape_property(text: str) -> str:
 
 def _rel(path: str) -> str:
     """Annotations are matched to repository files by a path relative to the workspace."""
-    p = Path(path)
-    try:
-        return p.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except (ValueError, OSError):
-        return p.as_posix()
+    return in_workspace(path, Path.cwd().resolve()) or Path(path).as_posix()
 
 
 def command(kind: str, message: str, *, file: str | None = None, line: int | None = None, title: str | None = None) -> str:
@@ -63,6 +62,6 @@ def render(report: Report, options: RenderOptions) -> str:
             msg = f"{f.message}\n{f.metric}, steps {step_span(f.start_step, f.end_step)}; verdict: {rr.verdict}"
             lines.append(command(COMMAND[f.severity], msg, file=_rel(path), line=line, title=title))
     for e in report.errors:
-        kind = "error" if e.level == "error" else "warning"
-        lines.append(command(kind, str(e), file=_rel(e.path), title="ppo-doctor: unreadable log"))
+        kind = COMMAND.get(e.level, "warning")
+        lines.append(command(kind, str(e), file=_rel(e.path), title=READ_TITLE.get(e.level, READ_TITLE["warning"])))
     return "".join(line + "\n" for line in lines)

@@ -29,6 +29,7 @@ from . import RenderOptions
 from .json_out import dumps, finite_json
 from .locate import step_lines
 from .rulemeta import RuleMeta, catalog
+from .workspace import in_workspace
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -49,13 +50,14 @@ class _Bases:
 
     def __init__(self, root: Path, paths: list[str]):
         self.root = root
-        outside = [a for a in (_absolute(p) for p in paths) if not _is_under(a, root)]
+        outside = [_absolute(p) for p in paths if in_workspace(p, root) is None]
         self.logroot = Path(os.path.commonpath([str(a.parent) for a in outside])) if outside else None
 
     def location(self, path: str) -> dict[str, Any]:
+        inside = in_workspace(path, self.root)
+        if inside is not None:
+            return {"uri": quote(inside, safe="/"), "uriBaseId": SRCROOT}
         absolute = _absolute(path)
-        if _is_under(absolute, self.root):
-            return {"uri": quote(absolute.relative_to(self.root).as_posix(), safe="/"), "uriBaseId": SRCROOT}
         if self.logroot is not None and _is_under(absolute, self.logroot):
             return {"uri": quote(absolute.relative_to(self.logroot).as_posix(), safe="/"), "uriBaseId": LOGROOT}
         return {"uri": quote(absolute.name)}
@@ -205,14 +207,14 @@ def _notifications(report: Report, bases: _Bases) -> list[dict[str, Any]]:
     for e in report.errors:
         out.append(
             {
-                "level": "error" if e.level == "error" else "warning",
+                "level": LEVEL.get(e.level, "warning"),
                 "message": {"text": str(e)},
                 "locations": [{"physicalLocation": {"artifactLocation": bases.location(e.path)}}],
             }
         )
     for rr in report.runs:
         for issue in rr.run.issues:
-            out.append({"level": "warning", "message": {"text": f"[{rr.run.id}] {issue}"}})
+            out.append({"level": LEVEL.get(issue.level, "warning"), "message": {"text": f"[{rr.run.id}] {issue}"}})
     return out
 
 

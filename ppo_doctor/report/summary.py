@@ -53,9 +53,12 @@ def ordered_findings(rr: RunReport) -> list[Finding]:
 
 
 def severity_counts(rr: RunReport) -> str:
-    """``2 error, 1 warning`` (empty when there is no finding)."""
+    """``2 error, 1 warning``, and ``3 known (baseline)`` for the findings a baseline left out,
+    so that a run whose findings are all known never reads UNHEALTHY with none (empty when
+    there is no finding at all)."""
     counts = Counter(f.severity for f in rr.findings)
-    return ", ".join(f"{counts[s]} {s}" for s in ("error", "warning", "info") if counts[s])
+    known = [f"{rr.known} known (baseline)"] if rr.known else []
+    return ", ".join([f"{counts[s]} {s}" for s in ("error", "warning", "info") if counts[s]] + known)
 
 
 def verdict_tally(report: Report) -> str:

@@ -15,6 +15,7 @@ recolour the screen, and documentation text through :func:`escape.prose` (no RST
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import click
@@ -31,6 +32,8 @@ VERDICT_STYLE: dict[str, dict[str, Any]] = {
     "unknown": {"fg": "yellow"},
 }
 MAX_EVIDENCE = 3
+# read problems: an info note (a sweep table skipped) is coloured as a note, not as a warning
+READ_STYLE: dict[str, dict[str, Any]] = {"error": {"fg": "red"}, "warning": {"fg": "yellow"}, "info": {"fg": "cyan"}}
 SEVERITY_STYLE: dict[str, dict[str, Any]] = {
     "error": {"fg": "red", "bold": True},
     "warning": {"fg": "yellow"},
@@ -79,6 +82,8 @@ def _finding_full(w: _Writer, f: Finding) -> None:
 def _header(w: _Writer, rr: RunReport) -> None:
     # the verdict and its one-sentence reason (summary.verdict_line, the same in every output)
     w(w.style(f"run {plain(rr.run.id)}", bold=True) + "  " + w.style(verdict_line(rr, findings_listed=True), **VERDICT_STYLE[rr.verdict]))
+    if rr.known:  # the verdict stands on them: say why no finding is listed under it
+        w(w.style(f"  {rr.known} known finding(s) from the baseline not listed", dim=True))
 
 
 def _run_short(w: _Writer, rr: RunReport) -> None:
@@ -102,8 +107,11 @@ def _run_short(w: _Writer, rr: RunReport) -> None:
         left.append(f"{len(rr.causes) - 1} less likely cause(s)")
     if missing:
         left.append(f"{len(missing)} rule(s) not applicable (metrics not logged)")
-    if rr.run.warnings:
-        left.append(f"{len(rr.run.warnings)} reader warning(s)")
+    levels = Counter(i.level for i in rr.run.issues)
+    if levels["error"] + levels["warning"]:
+        left.append(f"{levels['error'] + levels['warning']} reader warning(s)")
+    if levels["info"]:
+        left.append(f"{levels['info']} reader note(s)")
     if left:
         w(w.style(f"  ({'; '.join(left)}: -v for detail)", dim=True))
 
@@ -137,8 +145,8 @@ def _run_full(w: _Writer, rr: RunReport) -> None:
     if missing:
         na = "; ".join(f"{plain(n.code)} ({plain(', '.join(n.missing))})" for n in missing)
         w(f"  not applicable, missing metrics: {na}")
-    for warning in run.warnings:
-        w(w.style(f"  warning: {plain(warning)}", fg="yellow"))
+    for issue in run.issues:  # each at its level: a routine reader note is not a warning
+        w(w.style(f"  {issue.level}: {plain(str(issue))}", **READ_STYLE.get(issue.level, READ_STYLE["warning"])))
 
 
 def _summary_table(w: _Writer, report: Report) -> None:
@@ -169,5 +177,5 @@ def render(report: Report, options: RenderOptions) -> str:
         w()
         w(w.style("read problems", bold=True))
         for e in report.errors:
-            w(w.style(f"  {e.level}: {plain(str(e))}", fg="red" if e.level == "error" else "yellow"))
+            w(w.style(f"  {e.level}: {plain(str(e))}", **READ_STYLE.get(e.level, READ_STYLE["warning"])))
     return "\n".join(w.lines) + "\n"
