@@ -171,7 +171,8 @@ def simulate(
         from ..reference.ppo import LiveCheck
 
         wanted = [s.strip() for item in stop_on for s in item.split(",") if s.strip()]
-        live = LiveCheck(Monitor(resolve(), run_id=args.exp_name, path=out), wanted, check_every)
+        # the loop's plan is its number of updates: a trend is judged once they are done
+        live = LiveCheck(Monitor(resolve(), run_id=args.exp_name, path=out, planned_steps=args.steps), wanted, check_every)
     t0 = time.time()
     history = run(args, out, live)
     click.echo(f"{args.exp_name}: {len(history.get('objective/kl', []))} steps in {time.time() - t0:.0f}s -> {out}")
