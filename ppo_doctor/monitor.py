@@ -44,7 +44,7 @@ from .config import Config
 from .frame import RawRun, RawSeries, TextSample
 from .frameworks import is_eval_key
 from .metrics import build_run
-from .results import SEVERITY_RANK, Finding, RankedCause, Report, RunReport
+from .results import SEVERITY_RANK, SYMPTOMS, Finding, RankedCause, Report, RunReport
 from .rules import registry
 from .run import Run
 
@@ -185,6 +185,28 @@ def matches(finding: Finding, stop_on: StopOn) -> bool:
         elif want in (finding.symptom, finding.name) or (want.upper().startswith("PD") and finding.code.startswith(want.upper())):
             return True
     return False
+
+
+def check_stop_on(stop_on: StopOn) -> None:
+    """Raise ``ValueError`` for a ``stop_on`` entry that :func:`matches` could never match (a
+    misspelt symptom, ``"Error"`` for ``"error"``, a code no rule has): a stop condition that
+    cannot fire would let a broken run train to the end without a word.  Accepted: a severity, a
+    symptom, a rule code or code prefix (``PD1``), a rule name, or a list of these."""
+    if stop_on is None:
+        return
+    items = [stop_on] if isinstance(stop_on, str) else list(stop_on)
+    rules = registry.all_rules()
+    for item in items:
+        want = str(item).strip()
+        if want in SEVERITY_RANK or want in SYMPTOMS or any(want == r.name for r in rules):
+            continue
+        if want.upper().startswith("PD") and any(r.code.startswith(want.upper()) for r in rules):
+            continue
+        hint = next((c for c in (*SEVERITY_RANK, *SYMPTOMS, *(r.name for r in rules)) if c.lower() == want.lower()), None)
+        raise ValueError(
+            f"stop_on: {item!r} matches no finding (a severity: {', '.join(SEVERITY_RANK)}; a symptom; a rule code or "
+            "prefix such as 'PD1'; a rule name)" + (f"; did you mean {hint!r}?" if hint else "")
+        )
 
 
 def describe(finding: Finding, causes: Sequence[RankedCause] = ()) -> str:
@@ -462,4 +484,4 @@ def _text_sample(step: int, item: Any, source: str) -> TextSample | None:
     return None
 
 
-__all__ = ["Announcer", "Monitor", "replay", "StopOn", "as_number", "describe", "matches", "top_fix"]
+__all__ = ["Announcer", "Monitor", "replay", "StopOn", "as_number", "check_stop_on", "describe", "matches", "top_fix"]

@@ -187,3 +187,20 @@ def test_a_linear_decay_that_has_not_reached_0_gives_the_plan() -> None:
     assert planned_from_lr(steps, done) is None
     noisy = hf * (1 + np.random.default_rng(0).normal(0, 0.01, 80))
     assert planned_from_lr(steps, noisy) is None  # a schedule is computed, not noisy
+
+
+# -- stop conditions that could never fire --------------------------------------------------
+@pytest.mark.parametrize("good", ["error", "warning", "nan", "kl_blowup", "PD1", "PD601", "reward-not-improving", ["error", "PD6"]])
+def test_a_stop_condition_that_can_fire_is_accepted(good) -> None:
+    from ppo_doctor.monitor import check_stop_on
+
+    check_stop_on(good)
+
+
+@pytest.mark.parametrize(("bad", "hint"), [("Error", "did you mean 'error'?"), ("kl_blow_up", ""), ("PD999", ""), (["error", "NaN"], "did you mean 'nan'?")])
+def test_a_stop_condition_that_can_never_fire_is_refused(bad, hint) -> None:
+    from ppo_doctor.monitor import check_stop_on
+
+    with pytest.raises(ValueError, match="matches no finding") as exc:
+        check_stop_on(bad)
+    assert hint in str(exc.value)

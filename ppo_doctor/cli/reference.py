@@ -17,7 +17,7 @@ import click
 
 from ..config import resolve
 from ..exits import EXIT_ERROR, EXIT_FINDINGS
-from ..monitor import Monitor
+from ..monitor import Monitor, check_stop_on
 from ..reference import scenarios as scenario_registry
 from ..reference.logwriters import FORMATS
 from ..reference.trl_scenarios import TRL_SCENARIOS
@@ -171,6 +171,10 @@ def simulate(
         from ..reference.ppo import LiveCheck
 
         wanted = [s.strip() for item in stop_on for s in item.split(",") if s.strip()]
+        try:
+            check_stop_on(wanted)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--stop-on") from None
         # the loop's plan is its number of updates: a trend is judged once they are done
         live = LiveCheck(Monitor(resolve(), run_id=args.exp_name, path=out, planned_steps=args.steps), wanted, check_every)
     t0 = time.time()

@@ -46,7 +46,7 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 
 from ..config import Config, resolve
 from ..ingest.trainer_state import DOCTOR_ROW_KEY, SUMMARY_MARKERS
-from ..monitor import Monitor, StopOn, describe, matches
+from ..monitor import Monitor, StopOn, check_stop_on, describe, matches
 from ..report import RenderOptions, render
 from ..results import Finding
 
@@ -122,6 +122,7 @@ class DoctorCallback(TrainerCallback):
     ) -> None:
         if check_every is not None and check_every < 1:
             raise ValueError(f"check_every must be >= 1, got {check_every}")
+        check_stop_on(stop_on)  # before training starts, as a bad config file is
         self.stop_on = stop_on
         self.check_every = check_every
         self.config = resolve() if config is None else Config.coerce(config)
