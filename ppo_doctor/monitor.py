@@ -290,7 +290,7 @@ class Monitor:
         pair or a dict with ``completion``/``text``/``response`` and optional ``prompt`` and
         ``reward``.
         """
-        step = int(step)
+        step = _step_of(step)
         numbers = {str(k): v for k, v in ((k, as_number(v)) for k, v in metrics.items()) if v is not None}
         if numbers:
             row = self._row_for(step, numbers, time.time() if wall_time is None else float(wall_time))
@@ -460,6 +460,22 @@ def _calls(run: Run) -> Iterable[tuple[int, dict[str, float], float]]:
         call[tag] = v
     if call:
         yield step, call, t0
+
+
+_INT64 = np.iinfo(np.int64)
+
+
+def _step_of(step: Any) -> int:
+    """``step`` as an int64 step, or ``ValueError`` naming it (the readers skip such a line with
+    a note; a caller of the API gets told at once, never a silently wrapped or cast step)."""
+    try:
+        value = int(step)
+        exact = value == step
+    except (TypeError, ValueError, OverflowError):
+        value, exact = 0, False
+    if isinstance(step, bool) or not exact or not _INT64.min <= value <= _INT64.max:
+        raise ValueError(f"step {step!r} is not an integer within int64")
+    return value
 
 
 def _text_sample(step: int, item: Any, source: str) -> TextSample | None:

@@ -204,3 +204,13 @@ def test_a_stop_condition_that_can_never_fire_is_refused(bad, hint) -> None:
     with pytest.raises(ValueError, match="matches no finding") as exc:
         check_stop_on(bad)
     assert hint in str(exc.value)
+
+
+@pytest.mark.parametrize("step", [2**63, -(2**63) - 1, 1.5, float("nan"), float("inf"), "x", True])
+def test_the_monitor_refuses_a_step_that_is_not_an_int64(step) -> None:
+    mon = Monitor()
+    with pytest.raises(ValueError, match="is not an integer within int64"):
+        mon.log(step, {"loss": 1.0})
+    mon.log(np.int64(3), {"loss": 1.0})
+    mon.log(4.0, {"loss": 1.0})  # an integral float is a step
+    assert mon.last_step == 4
