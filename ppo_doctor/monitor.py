@@ -19,7 +19,8 @@ live verdict and the offline report of the same points are one computation.
 Storage is columnar and lossless: one row per ``log`` call (a call for the step of the previous
 row that logs none of its metrics joins that row, as the HF Trainer's separate train / eval
 ``log`` calls do), a shared int64 step and float64 wall-time column, and per tag a float64 value
-column with a presence mask, all grown geometrically by 1.5x (amortised O(1) per point).  A check costs
+column with a presence mask, each grown geometrically by 1.5x as far as its own rows (amortised
+O(1) per point; memory follows the points, not names x rows), behind one lock.  A check costs
 one pass over the points plus the offline rules; it never grows faster than they do.
 
 Announcements are stable (:class:`Announcer`, shared with ``ppo-doctor watch``): a finding is
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 from numbers import Real
@@ -51,6 +53,7 @@ from .run import Run
 log = logging.getLogger(__name__)
 
 _INITIAL_ROWS = 64
+_INITIAL_COLUMN = 8
 # Geometric growth by 1.5x (amortised O(1) a point, as Java's ArrayList): a row of 30 metrics costs
 # 30 x 9 + 16 bytes of capacity, 1.19x its 8-byte values, so the columns stay under 1.5 x 1.19 = 1.8x
 # the raw float64 size right after a growth; doubling would reach 2.4x there (budget: 2x).
@@ -61,15 +64,31 @@ StopOn = str | Sequence[str] | None
 
 @dataclass
 class _Column:
-    """One tag's values from row ``start`` on; ``present[i]`` says whether row ``start + i`` logged it."""
+    """One tag's values from row ``start`` on; ``present[i]`` says whether row ``start + i`` logged
+    it.  A column grows on its own (geometrically, as far as its own last row): a tag logged once
+    holds a few slots, not one per row of the run (per-prompt evaluation names logged once each
+    would otherwise cost names x rows)."""
 
     start: int
     values: np.ndarray
     present: np.ndarray
     count: int = 0
+    extent: int = 0  # rows covered: the last row written, + 1, - start
 
-    def grow(self, rows_capacity: int) -> None:
-        size = rows_capacity - self.start
+    def put(self, row: int, value: float) -> None:
+        i = row - self.start
+        if i >= len(self.values):
+            self._grow(max(i + 1, len(self.values) * GROWTH_NUM // GROWTH_DEN))
+        self.values[i] = value
+        self.present[i] = True
+        self.count += 1
+        self.extent = max(self.extent, i + 1)
+
+    def has(self, row: int) -> bool:
+        i = row - self.start
+        return 0 <= i < self.extent and bool(self.present[i])
+
+    def _grow(self, size: int) -> None:
         values = np.empty(size, dtype=np.float64)
         present = np.zeros(size, dtype=bool)
         values[: len(self.values)] = self.values
@@ -270,6 +289,9 @@ class Monitor:
         self._wall = np.empty(_INITIAL_ROWS, dtype=np.float64)
         self._cols: dict[str, _Column] = {}
         self._texts: list[TextSample] = []
+        # one writer at a time: a trainer's logging thread and the main loop may both call log(),
+        # and a check reads the columns while they grow (never a lost point or a torn row)
+        self._lock = threading.Lock()
         self._announcer = Announcer()
         self.last_findings: list[Finding] = []
         self.last_causes: list[RankedCause] = []
@@ -292,17 +314,17 @@ class Monitor:
         """
         step = _step_of(step)
         numbers = {str(k): v for k, v in ((k, as_number(v)) for k, v in metrics.items()) if v is not None}
+        with self._lock:
+            self._log(step, numbers, texts, wall_time)
+
+    def _log(self, step: int, numbers: Mapping[str, float], texts: Iterable[Any] | None, wall_time: float | None) -> None:
         if numbers:
             row = self._row_for(step, numbers, time.time() if wall_time is None else float(wall_time))
             for tag, value in numbers.items():
                 col = self._cols.get(tag)
                 if col is None:
-                    size = len(self._steps) - row
-                    col = self._cols[tag] = _Column(row, np.empty(size, dtype=np.float64), np.zeros(size, dtype=bool))
-                i = row - col.start
-                col.values[i] = value
-                col.present[i] = True
-                col.count += 1
+                    col = self._cols[tag] = _Column(row, np.empty(_INITIAL_COLUMN, dtype=np.float64), np.zeros(_INITIAL_COLUMN, dtype=bool))
+                col.put(row, value)
         for t in texts or ():
             sample = _text_sample(step, t, self.source)
             if sample is not None:
@@ -322,7 +344,7 @@ class Monitor:
 
     def _has(self, tag: str, row: int) -> bool:
         col = self._cols.get(tag)
-        return col is not None and row >= col.start and bool(col.present[row - col.start])
+        return col is not None and col.has(row)
 
     def _grow(self) -> None:
         cap = len(self._steps) * GROWTH_NUM // GROWTH_DEN
@@ -331,8 +353,6 @@ class Monitor:
         steps[: self._rows] = self._steps[: self._rows]
         wall[: self._rows] = self._wall[: self._rows]
         self._steps, self._wall = steps, wall
-        for col in self._cols.values():
-            col.grow(cap)
 
     # -- sizes ----------------------------------------------------------------------------
     @property
@@ -351,13 +371,19 @@ class Monitor:
 
     # -- analysis -------------------------------------------------------------------------
     def raw_run(self) -> RawRun:
-        """The points as the readers would return them: one RawSeries per tag, in log order."""
+        """The points as the readers would return them: one RawSeries per tag, in log order
+        (taken under the lock, so a check never sees a row half written; its views cover rows
+        already written, which later calls never change)."""
+        with self._lock:
+            return self._raw_run()
+
+    def _raw_run(self) -> RawRun:
         raw = RawRun(config=dict(self.hparams), texts=list(self._texts))
         for tag, col in self._cols.items():
-            n = self._rows - col.start
+            n = col.extent
             present = col.present[:n]
-            if col.count == n:  # logged on every row since it appeared: views, no copy
-                rows = slice(col.start, self._rows)
+            if col.count == n:  # logged on every row it covers: views, no copy
+                rows = slice(col.start, col.start + n)
                 values = col.values[:n]
             else:
                 idx = np.flatnonzero(present)

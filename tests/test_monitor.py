@@ -120,3 +120,37 @@ def test_report_equals_analyze_of_the_same_points(tmp_path: Path) -> None:
     got = mon.report().runs[0].to_dict()
     want = ppo_doctor.analyze(tmp_path / "r").runs[0].to_dict()
     assert {k: got[k] for k in COMPARED} == {k: want[k] for k in COMPARED}
+
+
+def test_memory_follows_the_points_not_names_times_rows() -> None:
+    """Per-prompt evaluation names logged once each (issue 28): a column is as long as its own
+    rows, so 5,000 once-logged names beside two dense metrics stay a few bytes a point."""
+    mon = Monitor()
+    for step in range(5000):
+        mon.log(step, {"loss": 0.5, "reward": 1.0, f"eval/prompt_{step}/score": 0.1})
+    assert mon.points == 15000
+    assert mon.nbytes <= 12 * 8 * mon.points  # was names x rows: ~110 MB here, ~0.5 MB now
+    raw = mon.raw_run()
+    assert sum(len(s) for s in raw.series + raw.eval_series) == 15000
+
+
+def test_two_threads_logging_lose_no_point() -> None:
+    import threading
+
+    mon = Monitor()
+
+    def feed(offset: int) -> None:
+        for step in range(offset, offset + 4000):
+            mon.log(step, {f"t{offset}": float(step)})
+
+    threads = [threading.Thread(target=feed, args=(k * 100_000,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for _ in range(3):
+        mon.raw_run()  # reads while the columns grow
+    for t in threads:
+        t.join()
+    assert mon.points == 8000
+    by_tag = {s.tag: s for s in mon.raw_run().series}
+    assert sorted(by_tag) == ["t0", "t100000"]
+    assert all(len(s) == 4000 and np.array_equal(s.values, s.steps.astype(float)) for s in by_tag.values())
