@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -58,12 +59,28 @@ EXEC_TIMEOUT_S = 60.0
 
 @dataclass
 class _RunState:
-    """One discovered run folder: its files' tails and when one last changed."""
+    """One discovered run folder: its files' tails, their last size/time/identity, and how long
+    it has been idle (waiting time only: see :meth:`Watcher.all_idle`)."""
 
     id: str
     path: str
     tails: dict[str, Tail] = field(default_factory=dict)
-    last_change: float = 0.0
+    stats: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
+    idle_for: float = 0.0
+
+    def touched(self, files: list[str]) -> bool:
+        """Whether any file grew, changed or was replaced since the last poll (a record being
+        written slowly is activity before it is complete)."""
+        moved = False
+        for f in files:
+            try:
+                st = os.stat(f)
+            except OSError:
+                continue
+            now = (st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino)
+            moved |= self.stats.get(f) != now
+            self.stats[f] = now
+        return moved
 
 
 class Watcher:
@@ -87,25 +104,44 @@ class Watcher:
         # per run id (a file holding several runs gives ids "<folder>/<part>"): what was said
         self.announcers: dict[str, Announcer] = {}
         self.started = clock()
+        # the idle clock counts waiting, not work: a first poll of many runs, an analysis or a
+        # slow --exec notifier is time the watcher spent, not time the writers were quiet
+        self._polled_at: float | None = None
+        self._idle_without_runs = 0.0
 
     def poll(self) -> None:
         """Discover, read what is new, analyse the runs that changed, emit their new findings."""
 
         now = self.clock()
+        waited = 0.0 if self._polled_at is None else max(0.0, now - self._polled_at)
+        try:
+            self._poll(now, waited)
+        finally:
+            self._polled_at = self.clock()
+
+    def _poll(self, now: float, waited: float) -> None:
         sources, _ = discover(self.path)  # a file not recognisable yet (half its first record) comes later
+        if not sources:
+            self._idle_without_runs += waited
+        seen = {source.id for source in sources}
+        for state in self.runs.values():
+            if state.id not in seen:
+                state.idle_for += waited  # gone from the folder: nothing more is coming from it
         for source in sources:
+            files = [str(f) for _, f in source.files]
             state = self.runs.get(source.id)
             if state is None:
-                state = self.runs[source.id] = self._adopt(source.id, str(source.root), [str(f) for _, f in source.files], now)
+                state = self.runs[source.id] = self._adopt(source.id, str(source.root), files, now)
+            touched = state.touched(files)
             changed = False
             for fmt, fpath in source.files:
                 tail = state.tails.get(str(fpath))
                 if tail is None:
                     tail = state.tails[str(fpath)] = tail_for(Path(fpath), fmt)
                 changed |= tail.poll()
+            state.idle_for = 0.0 if (touched or changed) else state.idle_for + waited
             if not changed:
                 continue
-            state.last_change = now
 
             def read_file(fmt: str, fpath: Path, errors: list[ReadIssue], tails: dict[str, Tail] = state.tails) -> list[RawRun] | None:
                 tail = tails.get(str(fpath))
@@ -120,11 +156,12 @@ class Watcher:
         """The state of a run seen for the first time: it takes over the followers and the
         announcements of the runs whose files it now holds (the same training, regrouped); a run
         that holds none of them is announced as new."""
-        state = _RunState(run_id, root, last_change=now)
+        state = _RunState(run_id, root)
         wanted = set(files)
         for old_id in [k for k, old in self.runs.items() if wanted.intersection(old.tails)]:
             old = self.runs.pop(old_id)
             state.tails.update(old.tails)
+            state.stats.update(old.stats)
             for key in [k for k in self.announcers if k == old_id or k.startswith(old_id + "/")]:
                 self.announcers.setdefault(run_id + key[len(old_id) :], self.announcers.pop(key))
             log.debug("watch: run %s continues as %s", old_id, run_id)
@@ -151,11 +188,16 @@ class Watcher:
         }
 
     def all_idle(self) -> bool:
-        """True when every run has been idle ``idle`` seconds (or none appeared in that time)."""
+        """True when every run has been idle ``idle`` seconds (or none appeared in that time).
+
+        Idle time is waiting time: the time between polls in which no file of the run grew,
+        changed or was replaced, plus the wait since the last poll; the time spent inside a
+        poll (discovery, reading, analysis, ``--exec``) never counts."""
         now = self.clock()
+        since = now - (self.started if self._polled_at is None else self._polled_at)
         if not self.runs:
-            return now - self.started >= self.idle
-        return all(now - s.last_change >= self.idle for s in self.runs.values())
+            return self._idle_without_runs + since >= self.idle
+        return all(s.idle_for + since >= self.idle for s in self.runs.values())
 
     def finish(self, reason: str, fail_on: str) -> int:
         """The closing report (offline ``analyze`` of the folder), its events and the exit code."""

@@ -269,3 +269,82 @@ def test_one_training_is_one_run_when_its_trainer_state_appears(tmp_path: Path, 
     again = [(e["finding"]["code"], e["finding"]["metric"]) for e in events if e["event"] == "finding"]
     assert again.count(("PD101", "kl/ref")) == 1
     assert list(watcher.runs) == ["out"]
+
+
+# -- issue 28: what the idle clock counts, files followed from a new start, names escaped ----------
+def _watcher(root: Path, events: list[dict[str, Any]], clock: list[float], idle: float = 5.0) -> Watcher:
+    return Watcher(root, {"select": [], "ignore": [], "rules": {}, "aliases": {}}, events.append, idle=idle, clock=lambda: clock[0])
+
+
+def test_a_record_written_slowly_is_activity(tmp_path: Path) -> None:
+    path = tmp_path / "run" / "metrics.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps({"step": s, "objective/kl": 0.1}) + "\n" for s in range(1, 30)))
+    now = [0.0]
+    watcher = _watcher(tmp_path, [], now)
+    watcher.poll()
+    line = json.dumps({"step": 30, "objective/kl": 0.1}) + "\n"
+    with open(path, "a") as fh:
+        for ch in line[:-1]:  # one byte every 2 s: 20+ s for a record, idle is 5 s
+            fh.write(ch)
+            fh.flush()
+            now[0] += 2.0
+            watcher.poll()
+            assert not watcher.all_idle()
+    now[0] += 6.0
+    assert watcher.all_idle()
+
+
+def test_time_spent_inside_a_poll_is_not_idleness(tmp_path: Path) -> None:
+    """A slow --exec notifier, or a first poll of many runs, takes longer than --idle."""
+    path = tmp_path / "run" / "metrics.jsonl"
+    path.parent.mkdir()
+    rows = [{"step": s, "objective/kl": 0.5 + (3.0 * (s - 20) if s > 20 else 0.0), "objective/scores": 0.2} for s in range(1, 80)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    now = [0.0]
+    events: list[dict[str, Any]] = []
+
+    def slow(event: dict[str, Any]) -> None:
+        events.append(event)
+        now[0] += 60.0  # the notifier takes a minute
+
+    watcher = Watcher(tmp_path, {"select": [], "ignore": [], "rules": {}, "aliases": {}}, slow, idle=5.0, clock=lambda: now[0])
+    watcher.poll()
+    assert [e for e in events if e["event"] == "finding"] and now[0] >= 60.0
+    assert not watcher.all_idle()  # the minute was spent notifying, not waiting
+    now[0] += 6.0
+    assert watcher.all_idle()
+
+
+def test_a_truncated_and_rewritten_log_is_followed_from_its_new_start(tmp_path: Path) -> None:
+    path = tmp_path / "run" / "metrics.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps({"step": s, "objective/kl": 0.1, "objective/scores": 0.5}) + "\n" for s in range(1, 60)))
+    tail = JsonlTail(path)
+    assert tail.poll()
+    path.write_text("".join(json.dumps({"step": s, "objective/kl": 9.0, "objective/scores": 0.1}) + "\n" for s in range(1, 11)))
+    assert tail.poll()
+    (run,) = tail.raw_runs() or []
+    kl = next(s for s in run.series if s.tag == "objective/kl")
+    assert kl.steps.tolist() == list(range(1, 11)) and set(kl.values.tolist()) == {9.0}
+    # rotated: a new file under the same name, as large as the old one
+    rotated = tmp_path / "new.jsonl"
+    rotated.write_text("".join(json.dumps({"step": s, "objective/kl": 4.0, "objective/scores": 0.1}) + "\n" for s in range(100, 160)))
+    os.replace(rotated, path)
+    assert tail.poll()
+    (run,) = tail.raw_runs() or []
+    assert next(s for s in run.series if s.tag == "objective/kl").steps[0] == 100
+
+
+def test_watch_escapes_names_as_report_does() -> None:
+    from ppo_doctor.cli.watch import terminal_line
+
+    evil = "run\x1b]0;pwned\x07\nFORGED: healthy"
+    for event in (
+        {"event": "run", "run": evil, "path": "/x/" + evil},
+        {"event": "finding", "run": evil, "step": 3, "status": "new", "text": "ERROR on tag\x1b[2J" + evil},
+        {"event": "end", "runs": [{"run": evil, "verdict": "healthy", "verdict_reason": evil}], "errors": [{"path": evil, "message": evil}], "reason": "idle", "exit_code": 0},
+    ):
+        line = terminal_line(event) or ""
+        assert "\x1b" not in line and "\x07" not in line
+        assert all(not ln.startswith("FORGED") for ln in line.split("\n"))

@@ -17,18 +17,22 @@ import click
 from ..config import FAIL_ON, resolve
 from ..errors import PPODoctorError
 from ..exits import EXIT_ERROR
+from ..report.escape import plain
 from ..report.json_out import finite_json
 from ..watch import Watcher, run_exec
 
 def terminal_line(event: dict[str, Any]) -> str | None:
-    """The terminal form of an event (None: nothing to print)."""
+    """The terminal form of an event (None: nothing to print).  Every log-derived string (run
+    folder names, paths, tag names inside messages) goes through :func:`report.escape.plain`, as in
+    ``report``: no control byte, escape sequence or newline of a name reaches the terminal (a
+    folder named with ``\x1b]0;`` would set the terminal's title, one with a newline forge a line)."""
     if event["event"] == "run":
-        return f"watching run {event['run']} ({event['path']})"
+        return f"watching run {plain(event['run'])} ({plain(event['path'])})"
     if event["event"] == "finding":
         step = f" at step {event['step']}" if event.get("step") is not None else ""
-        return f"[{event['run']}{step}] {'changed: ' if event['status'] == 'changed' else ''}{event['text']}"
-    lines = [f"run {r['run']}: {r['verdict']} ({r['verdict_reason']})" for r in event["runs"]]
-    lines += [f"error: {e['path']}: {e['message']}" for e in event["errors"]]
+        return f"[{plain(event['run'])}{step}] {'changed: ' if event['status'] == 'changed' else ''}{plain(event['text'])}"
+    lines = [f"run {plain(r['run'])}: {r['verdict']} ({plain(r['verdict_reason'])})" for r in event["runs"]]
+    lines += [f"error: {plain(e['path'])}: {plain(e['message'])}" for e in event["errors"]]
     return "\n".join(lines + [f"watch ended ({event['reason']}), exit code {event['exit_code']}"])
 
 

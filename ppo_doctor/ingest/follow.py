@@ -54,6 +54,7 @@ _U32 = struct.Struct("<I")
 class _Stat:
     size: int
     mtime_ns: int
+    inode: tuple[int, int] = (0, 0)  # (st_dev, st_ino): a file replaced or rotated under its name is another file
 
     @classmethod
     def of(cls, path: Path) -> "_Stat | None":
@@ -61,15 +62,29 @@ class _Stat:
             st = os.stat(path)
         except OSError:
             return None
-        return cls(st.st_size, st.st_mtime_ns)
+        return cls(st.st_size, st.st_mtime_ns, (st.st_dev, st.st_ino))
 
 
 class Tail:
-    """One followed file: :meth:`poll` reads what is new; :meth:`raw_runs` is the file so far."""
+    """One followed file: :meth:`poll` reads what is new; :meth:`raw_runs` is the file so far.
+
+    A file that shrinks below what was read (truncated and rewritten) or that is another file
+    under the same name (rotated, replaced by a rename) is followed from its new start:
+    :meth:`restarted` says so and the reading tails forget what they had read.
+    """
 
     def __init__(self, path: Path, fmt: str) -> None:
         self.path = Path(path)
         self.fmt = fmt
+        self._seen: _Stat | None = None
+
+    def restarted(self, offset: int) -> bool:
+        """True when the file is no longer the one read up to ``offset`` (see the class docstring)."""
+        st = _Stat.of(self.path)
+        before, self._seen = self._seen, st
+        if st is None or before is None:
+            return False
+        return st.inode != before.inode or st.size < offset
 
     def poll(self) -> bool:
         """Read what the writer added; True when something new was read."""
@@ -122,7 +137,14 @@ class JsonlTail(Tail):
         self._line_count = 0
         self._fallback: RereadTail | None = None
 
+    def _reset(self) -> None:
+        self._offset, self._line_count, self._fallback = 0, 0, None
+        self._records, self._lines, self._issues = [], [], []
+
     def poll(self) -> bool:
+        if self.restarted(self._offset):
+            log.info("%s was truncated or replaced: following it from its new start", self.path)
+            self._reset()
         if self._fallback is not None:
             return self._fallback.poll()
 
@@ -172,6 +194,9 @@ class TensorBoardTail(Tail):
         self._fallback: RereadTail | None = None
 
     def poll(self) -> bool:
+        if self.restarted(self._offset):
+            log.info("%s was truncated or replaced: following it from its new start", self.path)
+            self._offset, self._chunks, self._fallback = 0, [], None
         if self._fallback is not None:
             return self._fallback.poll()
         chunk = _read_from(self.path, self._offset)
