@@ -14,7 +14,8 @@ into ``output_dir`` at the end), the new run takes over their followers and what
 them, so nothing is announced twice.  The runs are analysed as live (:mod:`ppo_doctor.standing`:
 a rule that judges an absence of progress waits for the run's fair share of its plan).
 
-It ends when every run has been idle (no file changed) for ``--idle`` seconds, or on Ctrl-C.
+It ends when every run has been idle for ``--idle`` seconds (waiting time in which no file grew
+or changed: :meth:`Watcher.all_idle`), or on Ctrl-C.
 The closing verdicts are :func:`ppo_doctor.analyze` of the folder (the offline report, which
 also reports any damage that remained), and the exit code is ``check``'s: 0 when no finding is
 at or above ``--fail-on``, 1 when one is, 2 on a usage or configuration error or when no run
