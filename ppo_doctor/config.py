@@ -35,12 +35,13 @@ which they validate and coerce through :meth:`Config.coerce`).
 from __future__ import annotations
 
 import math
+import reprlib
 import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from .errors import ConfigError
+from .errors import ConfigError, too_big
 from .metrics import CANONICAL
 from .report import FORMATS
 from .results import SEVERITIES
@@ -95,6 +96,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read config file ({exc.strerror or exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except (RecursionError, ValueError) as exc:
+        # valid TOML that the parser cannot hold: arrays or tables nested past Python's stack,
+        # an integer past int()'s digit limit
+        raise ConfigError(f"{path}: cannot read config file ({too_big(exc)})") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
@@ -164,7 +169,10 @@ def coerce_param(default: Any, value: Any) -> Any:
                 pass
     elif isinstance(default, float):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
+            try:
+                return float(value)
+            except OverflowError:
+                pass  # an integer past a float's range: not a value this parameter can take
         if text is not None:
             try:
                 number = float(text)
@@ -178,7 +186,8 @@ def coerce_param(default: Any, value: Any) -> Any:
             return value
     elif isinstance(value, type(default)):
         return value
-    raise TypeError(f"expected {type(default).__name__}, got {type(value).__name__} {value!r}")
+    # reprlib: a 10,000-digit integer is named in a line, not spelled out
+    raise TypeError(f"expected {type(default).__name__}, got {type(value).__name__} {reprlib.repr(value)}")
 
 
 def _rule_options(rules_cfg: Any, errors: list[str]) -> dict[str, dict[str, Any]]:
