@@ -19,6 +19,7 @@ from ..sweep import sweep as run_sweep
 from ..sweep.progress import ProgressBar
 from ..sweep.render import FORMATS, render
 from .common import emit, fail, resolve_settings, run_on_options, split
+from .outputs import refuse_overwriting_inputs
 
 
 def _options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -46,6 +47,7 @@ def sweep(roots, fmt, output, select, ignore, config_file, isolated, jobs, execu
     onset) and the config values that separate the unhealthy runs from the healthy ones."""
     cli = {"select": split(select), "ignore": split(ignore), "jobs": jobs, "executor": executor, "dask": dask_address}
     settings = resolve_settings(cli, config_file, isolated)
+    refuse_overwriting_inputs([output], roots, [settings.config_file])
     try:
         schedule = Schedule.choose(executor=settings.executor, jobs=settings.jobs, dask=settings.dask)
         with ProgressBar() as bar:
