@@ -19,6 +19,7 @@ Keys (``fail-on`` and ``fail_on`` spellings are both accepted)::
     jobs    = 4              # read runs in N processes (or N Dask workers)
     executor = "processes"   # local | processes | dask (ppo_doctor.pipeline)
     dask    = "tcp://scheduler:8786"   # an existing Dask cluster (implies executor = "dask")
+    dask_timeout = 60        # seconds to wait for the cluster and its first worker
     aliases = {"custom/kl_to_ref" = "kl/ref"}
     [rules.kl-runaway]       # "<code or name>" = {param = value}
     min_steps = 5
@@ -286,6 +287,13 @@ def _address(value: Any, errors: list[str]) -> str | None:
     return None
 
 
+def _seconds(value: Any, errors: list[str]) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < math.inf:
+        return float(value)
+    errors.append(f"dask_timeout: expected a number of seconds > 0, got {reprlib.repr(value)}")
+    return None
+
+
 VALIDATORS: dict[str, Callable[[Any, list[str]], Any]] = {
     "fail_on": lambda v, e: _choice("fail_on", v, FAIL_ON, e),
     "format": lambda v, e: _choice("format", v, FORMATS, e),
@@ -297,6 +305,7 @@ VALIDATORS: dict[str, Callable[[Any, list[str]], Any]] = {
     "jobs": _int_jobs,
     "executor": lambda v, e: _choice("executor", v, EXECUTORS, e),
     "dask": _address,
+    "dask_timeout": _seconds,
     "aliases": _aliases,
     "rules": _rules,
 }
@@ -355,6 +364,7 @@ class Config:
     jobs: int = 1
     executor: str | None = None
     dask: str | None = None
+    dask_timeout: float = 60.0
     aliases: dict[str, str] = field(default_factory=dict)
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)
     config_file: str | None = None

@@ -52,7 +52,9 @@ def _analyze(paths: tuple[str, ...], settings: Config, *, quiet: bool = False) -
     with Progress(f"reading {', '.join(paths)}", quiet=quiet):
         try:
             run_on: dict[str, Any] = {k: v for k, v in (("executor", settings.executor), ("dask", settings.dask)) if v}
-            return analyze(list(paths) if len(paths) > 1 else paths[0], settings, jobs=settings.jobs, **run_on)
+            return analyze(
+                list(paths) if len(paths) > 1 else paths[0], settings, jobs=settings.jobs, dask_timeout=settings.dask_timeout, **run_on
+            )
         except PPODoctorError as exc:
             fail(str(exc))
 
@@ -109,6 +111,7 @@ def _cli_settings(opts: dict[str, Any]) -> dict[str, Any]:
         "fail_on": opts.get("fail_on"),
         "executor": opts["executor"],
         "dask": opts["dask_address"],
+        "dask_timeout": opts["dask_timeout"],
     }
 
 
