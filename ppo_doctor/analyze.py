@@ -55,6 +55,7 @@ def analyze(
     jobs: int = 1,
     executor: str | None = None,
     dask: str | None = None,
+    dask_timeout: float = 60.0,
     hparams: dict[str, Any] | None = None,
     name: str = "dataframe",
 ) -> Report:
@@ -66,7 +67,8 @@ def analyze(
     Runs are scheduled by :mod:`ppo_doctor.pipeline`: in this process, in ``jobs`` local processes
     (``executor="processes"``, the default when ``jobs > 1``: the rules cost as much as the reading,
     so each worker reads *and* analyses its run), or on Dask (``executor="dask"``, ``dask`` = a
-    scheduler address, or a LocalCluster of ``jobs`` workers when None).
+    scheduler address, or a LocalCluster of ``jobs`` workers when None; ``dask_timeout``: seconds to
+    wait for the cluster and a worker before failing).
     """
 
     cfg = Config.coerce(config)  # validated and coerced once, for every run
@@ -79,7 +81,7 @@ def analyze(
     if bad:
         raise PPODoctorError(f"cannot analyse a {type(bad[0]).__name__}: expected {ACCEPTED}")
     report = Report(rules=registry.metadata(cfg.select, cfg.ignore))
-    schedule = Schedule.choose(executor=executor, jobs=jobs, dask=dask)
+    schedule = Schedule.choose(executor=executor, jobs=jobs, dask=dask, dask_timeout=dask_timeout)
     for run_reports, errors in map_runs(paths, partial(analyze_run, config=cfg), schedule, aliases=cfg.aliases):
         report.errors.extend(errors)
         report.runs.extend(run_reports)

@@ -19,6 +19,7 @@ Keys (``fail-on`` and ``fail_on`` spellings are both accepted)::
     jobs    = 4              # read runs in N processes (or N Dask workers)
     executor = "processes"   # local | processes | dask (ppo_doctor.pipeline)
     dask    = "tcp://scheduler:8786"   # an existing Dask cluster (implies executor = "dask")
+    dask_timeout = 60        # seconds to wait for the cluster and its first worker
     aliases = {"custom/kl_to_ref" = "kl/ref"}
     [rules.kl-runaway]       # "<code or name>" = {param = value}
     min_steps = 5
@@ -35,12 +36,13 @@ which they validate and coerce through :meth:`Config.coerce`).
 from __future__ import annotations
 
 import math
+import reprlib
 import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from .errors import ConfigError
+from .errors import ConfigError, too_big
 from .metrics import CANONICAL
 from .report import FORMATS
 from .results import SEVERITIES
@@ -95,6 +97,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read config file ({exc.strerror or exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except (RecursionError, ValueError) as exc:
+        # valid TOML that the parser cannot hold: arrays or tables nested past Python's stack,
+        # an integer past int()'s digit limit
+        raise ConfigError(f"{path}: cannot read config file ({too_big(exc)})") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
@@ -164,7 +170,10 @@ def coerce_param(default: Any, value: Any) -> Any:
                 pass
     elif isinstance(default, float):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
+            try:
+                return float(value)
+            except OverflowError:
+                pass  # an integer past a float's range: not a value this parameter can take
         if text is not None:
             try:
                 number = float(text)
@@ -178,7 +187,8 @@ def coerce_param(default: Any, value: Any) -> Any:
             return value
     elif isinstance(value, type(default)):
         return value
-    raise TypeError(f"expected {type(default).__name__}, got {type(value).__name__} {value!r}")
+    # reprlib: a 10,000-digit integer is named in a line, not spelled out
+    raise TypeError(f"expected {type(default).__name__}, got {type(value).__name__} {reprlib.repr(value)}")
 
 
 def _rule_options(rules_cfg: Any, errors: list[str]) -> dict[str, dict[str, Any]]:
@@ -277,6 +287,13 @@ def _address(value: Any, errors: list[str]) -> str | None:
     return None
 
 
+def _seconds(value: Any, errors: list[str]) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < math.inf:
+        return float(value)
+    errors.append(f"dask_timeout: expected a number of seconds > 0, got {reprlib.repr(value)}")
+    return None
+
+
 VALIDATORS: dict[str, Callable[[Any, list[str]], Any]] = {
     "fail_on": lambda v, e: _choice("fail_on", v, FAIL_ON, e),
     "format": lambda v, e: _choice("format", v, FORMATS, e),
@@ -288,6 +305,7 @@ VALIDATORS: dict[str, Callable[[Any, list[str]], Any]] = {
     "jobs": _int_jobs,
     "executor": lambda v, e: _choice("executor", v, EXECUTORS, e),
     "dask": _address,
+    "dask_timeout": _seconds,
     "aliases": _aliases,
     "rules": _rules,
 }
@@ -346,6 +364,7 @@ class Config:
     jobs: int = 1
     executor: str | None = None
     dask: str | None = None
+    dask_timeout: float = 60.0
     aliases: dict[str, str] = field(default_factory=dict)
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)
     config_file: str | None = None

@@ -27,3 +27,11 @@ class LogReadError(PPODoctorError):
 
 class ConfigError(PPODoctorError):
     """Bad configuration: an unknown key, a bad value, or a malformed config file."""
+
+
+def too_big(exc: RecursionError | ValueError) -> str:
+    """What a parser's ``RecursionError`` or digit-limit ``ValueError`` means, in one line (a
+    config or baseline file that is valid TOML or JSON but that the parser cannot hold)."""
+    if isinstance(exc, RecursionError):
+        return "values nested too deeply"
+    return f"a number too large: {str(exc).split(':', 1)[0]}"

@@ -58,6 +58,9 @@ class Schedule:
     jobs: int = 1
     dask: str | None = None  # scheduler address of an existing cluster (tcp://host:8786)
     retries: int = 1  # extra tries of a run whose worker died
+    # seconds to wait for the Dask cluster to answer and to have a worker: a cluster with none
+    # (what a nanny that gives up leaves) would otherwise hold every task forever
+    dask_timeout: float = 60.0
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
@@ -66,7 +69,7 @@ class Schedule:
             raise ConfigError(f"jobs must be >= 1, got {self.jobs}")
 
     @classmethod
-    def choose(cls, *, executor: str | None = None, jobs: int | None = None, dask: str | None = None) -> "Schedule":
+    def choose(cls, *, executor: str | None = None, jobs: int | None = None, dask: str | None = None, dask_timeout: float = 60.0) -> "Schedule":
         """The schedule the command-line flags ask for: ``--dask ADDRESS`` means the Dask executor,
         ``--jobs N`` (N > 1) alone means local processes, nothing means this process."""
         n = jobs or 1
@@ -74,7 +77,7 @@ class Schedule:
             executor = "dask" if dask else ("processes" if n > 1 else "local")
         if dask and executor != "dask":
             raise ConfigError(f"--dask {dask} needs the dask executor, not {executor!r}")
-        return cls(executor=executor, jobs=n, dask=dask)
+        return cls(executor=executor, jobs=n, dask=dask, dask_timeout=dask_timeout)
 
 
 @dataclass
@@ -198,12 +201,13 @@ def load(
     aliases: dict[str, str] | None = None,
     executor: str | None = None,
     dask: str | None = None,
+    dask_timeout: float = 60.0,
 ) -> LoadResult:
     """Discover and read every run under ``path`` (a folder, a file or an fsspec URL), in ``jobs``
     processes or on Dask as :meth:`Schedule.choose` decides; nothing is analysed."""
 
     result = LoadResult()
-    for runs, errors in map_runs(path, _identity, Schedule.choose(executor=executor, jobs=jobs, dask=dask), aliases=aliases):
+    for runs, errors in map_runs(path, _identity, Schedule.choose(executor=executor, jobs=jobs, dask=dask, dask_timeout=dask_timeout), aliases=aliases):
         result.runs.extend(runs)
         result.errors.extend(errors)
     return result
@@ -342,13 +346,14 @@ def _on_dask(
     cluster = None
     with dask.config.set(dask_settings(schedule)):
         if schedule.dask:
-            client = Client(schedule.dask)
+            client = _connect(Client, schedule)
         else:
             cluster = LocalCluster(
                 n_workers=schedule.jobs, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.WARNING
             )
             client = Client(cluster)
     try:
+        _wait_for_a_worker(client, schedule)
         workers = max(1, len(client.scheduler_info().get("workers", {})) or schedule.jobs)
         todo = [[(i, sources[i]) for i in r] for r in _dask_batches(len(sources), workers)][::-1]  # a stack
         # unique keys: on a shared cluster, equal keys from two clients would be taken for one task
@@ -386,6 +391,25 @@ def _on_dask(
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _connect(client_class: Any, schedule: Schedule) -> Any:
+    """A client of the cluster at ``schedule.dask``, within ``schedule.dask_timeout`` seconds."""
+    try:
+        return client_class(schedule.dask, timeout=schedule.dask_timeout)
+    except (OSError, TimeoutError) as exc:
+        raise PPODoctorError(f"cannot reach the Dask scheduler at {schedule.dask} within {schedule.dask_timeout:g} s (dask-timeout): {exc}") from None
+
+
+def _wait_for_a_worker(client: Any, schedule: Schedule) -> None:
+    """Fail, instead of waiting forever, when the cluster has no worker within the timeout."""
+    try:
+        client.wait_for_workers(1, timeout=schedule.dask_timeout)
+    except TimeoutError:
+        where = f"at {schedule.dask}" if schedule.dask else "started for this command"
+        raise PPODoctorError(
+            f"the Dask cluster {where} has no worker after {schedule.dask_timeout:g} s (dask-timeout): start workers or raise the timeout"
+        ) from None
 
 
 def _displayed(errors: list[ReadIssue]) -> list[ReadIssue]:

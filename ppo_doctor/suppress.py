@@ -25,7 +25,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path, PurePath
 from typing import Any, Iterable, Mapping, Sequence
 
-from .errors import ConfigError
+from .errors import ConfigError, too_big
 from .ingest.storage import is_url
 from .results import Finding, Report
 from .run import Run
@@ -91,6 +91,10 @@ def read_baseline(path: str | Path) -> set[FindingKey]:
         raise ConfigError(f"{path}: cannot read baseline ({exc.strerror or exc})") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: not a baseline file (invalid JSON: {exc})") from None
+    except (RecursionError, ValueError) as exc:
+        # valid JSON that json cannot hold: nested past Python's stack, or an integer past
+        # int()'s digit limit
+        raise ConfigError(f"{path}: not a ppo-doctor baseline ({too_big(exc)})") from None
     version = doc.get("ppo_doctor_baseline") if isinstance(doc, dict) else None
     entries = doc.get("findings") if isinstance(doc, dict) and version in BASELINE_VERSIONS else None
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):

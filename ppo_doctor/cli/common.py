@@ -97,10 +97,14 @@ def quiet_logging(quiet: int) -> None:
 
 
 def run_on_options() -> list[Callable]:
-    """``--executor`` and ``--dask``: where runs are processed (:mod:`ppo_doctor.pipeline`)."""
+    """``--executor``, ``--dask`` and ``--dask-timeout``: where runs are processed (:mod:`ppo_doctor.pipeline`)."""
     return [
         click.option("--executor", type=click.Choice(EXECUTORS), help="local (this process), processes (--jobs N), or dask."),
         click.option("--dask", "dask_address", metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS (tcp://host:8786)."),
+        click.option(
+            "--dask-timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+            help="Fail when the Dask cluster has no worker within SECONDS (default: 60, or the config's).",
+        ),
     ]
 
 

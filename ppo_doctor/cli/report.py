@@ -42,6 +42,7 @@ from .common import (
     use_color,
     verbosity,
 )
+from .outputs import refuse_overwriting_inputs
 
 def _analyze(paths: tuple[str, ...], settings: Config, *, quiet: bool = False) -> Report:
     """Analyse every path, with a progress line on a TTY; bad input never raises here.
@@ -51,7 +52,9 @@ def _analyze(paths: tuple[str, ...], settings: Config, *, quiet: bool = False) -
     with Progress(f"reading {', '.join(paths)}", quiet=quiet):
         try:
             run_on: dict[str, Any] = {k: v for k, v in (("executor", settings.executor), ("dask", settings.dask)) if v}
-            return analyze(list(paths) if len(paths) > 1 else paths[0], settings, jobs=settings.jobs, **run_on)
+            return analyze(
+                list(paths) if len(paths) > 1 else paths[0], settings, jobs=settings.jobs, dask_timeout=settings.dask_timeout, **run_on
+            )
         except PPODoctorError as exc:
             fail(str(exc))
 
@@ -108,6 +111,7 @@ def _cli_settings(opts: dict[str, Any]) -> dict[str, Any]:
         "fail_on": opts.get("fail_on"),
         "executor": opts["executor"],
         "dask": opts["dask_address"],
+        "dask_timeout": opts["dask_timeout"],
     }
 
 
@@ -127,6 +131,7 @@ def _run_and_render(ctx: click.Context, opts: dict[str, Any]) -> tuple[Report, C
     quiet_logging(quiet)
     settings, sources = resolve_settings_and_sources(_cli_settings(opts), opts["config_file"], opts["isolated"])
     output = opts["output"]
+    refuse_overwriting_inputs([output, opts.get("write_baseline")], opts["paths"], [settings.config_file, opts.get("baseline")])
     if opts["show_settings"]:
         emit(show_settings(settings, sources), output)
         return None
@@ -285,6 +290,7 @@ def plot(
 
     verbosity(ctx, verbose)
     settings = resolve_settings({}, config_file, isolated)
+    refuse_overwriting_inputs([out_dir], [path, *([baseline] if baseline else [])], [settings.config_file])
     base = _single_run(baseline, settings, "--baseline").run if baseline else None
     rep = _analyze((path,), settings)
     _check_readable(rep, (path,))
@@ -316,6 +322,7 @@ def compare(
     causes and core metrics."""
     verbosity(ctx, verbose)
     settings = resolve_settings({}, config_file, isolated)
+    refuse_overwriting_inputs([output], [run_a, run_b], [settings.config_file])
     a = _single_run(run_a, settings, "RUN_A")
     b = _single_run(run_b, settings, "RUN_B")
     emit(RENDERERS[fmt](compare_runs(a, b)), output)

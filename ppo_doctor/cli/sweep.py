@@ -19,6 +19,7 @@ from ..sweep import sweep as run_sweep
 from ..sweep.progress import ProgressBar
 from ..sweep.render import FORMATS, render
 from .common import emit, fail, resolve_settings, run_on_options, split
+from .outputs import refuse_overwriting_inputs
 
 
 def _options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -41,13 +42,14 @@ def _options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.command()
 @_options
-def sweep(roots, fmt, output, select, ignore, config_file, isolated, jobs, executor, dask_address) -> None:  # type: ignore[no-untyped-def]
+def sweep(roots, fmt, output, select, ignore, config_file, isolated, jobs, executor, dask_address, dask_timeout) -> None:  # type: ignore[no-untyped-def]
     """One row per run under ROOTS (verdict, symptoms, onset, top cause, steps wasted after the
     onset) and the config values that separate the unhealthy runs from the healthy ones."""
-    cli = {"select": split(select), "ignore": split(ignore), "jobs": jobs, "executor": executor, "dask": dask_address}
+    cli = {"select": split(select), "ignore": split(ignore), "jobs": jobs, "executor": executor, "dask": dask_address, "dask_timeout": dask_timeout}
     settings = resolve_settings(cli, config_file, isolated)
+    refuse_overwriting_inputs([output], roots, [settings.config_file])
     try:
-        schedule = Schedule.choose(executor=settings.executor, jobs=settings.jobs, dask=settings.dask)
+        schedule = Schedule.choose(executor=settings.executor, jobs=settings.jobs, dask=settings.dask, dask_timeout=settings.dask_timeout)
         with ProgressBar() as bar:
             report = run_sweep(list(roots), settings, schedule, progress=bar)
     except PPODoctorError as exc:
