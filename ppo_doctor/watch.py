@@ -125,9 +125,9 @@ class Watcher:
         if not sources:
             self._idle_without_runs += waited
         seen = {source.id for source in sources}
-        for state in self.runs.values():
-            if state.id not in seen:
-                state.idle_for += waited  # gone from the folder: nothing more is coming from it
+        for gone in self.runs.values():
+            if gone.id not in seen:
+                gone.idle_for += waited  # gone from the folder: nothing more is coming from it
         for source in sources:
             files = [str(f) for _, f in source.files]
             state = self.runs.get(source.id)
