@@ -52,9 +52,9 @@ def _analyze(paths: tuple[str, ...], settings: Config, *, quiet: bool = False) -
     with Progress(f"reading {', '.join(paths)}", quiet=quiet):
         try:
             run_on: dict[str, Any] = {k: v for k, v in (("executor", settings.executor), ("dask", settings.dask)) if v}
-            return analyze(
-                list(paths) if len(paths) > 1 else paths[0], settings, jobs=settings.jobs, dask_timeout=settings.dask_timeout, **run_on
-            )
+            if settings.dask:
+                run_on["dask_timeout"] = settings.dask_timeout  # only a cluster is waited for
+            return analyze(list(paths) if len(paths) > 1 else paths[0], settings, jobs=settings.jobs, **run_on)
         except PPODoctorError as exc:
             fail(str(exc))
 
