@@ -20,7 +20,14 @@ configuration" instead of listing every value and KL rule as missing a metric
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from .hparams import scalar_float
+
+if TYPE_CHECKING:
+    from .run import Run
 
 # Canonical metrics only a critic (value model) produces.
 VALUE_METRICS = frozenset({"loss/value", "value/clipfrac", "value/explained_var", "value/mean", "value/error", "grad/norm_critic", "opt/lr_critic"})
@@ -71,7 +78,7 @@ def by_design(framework: str, config: dict[str, Any], has: Callable[[str], bool]
         elif est is None and framework in CRITIC_FREE_FRAMEWORKS:
             out["critic"] = f"critic-free ({CRITIC_FREE_FRAMEWORKS[framework]} has no value function)"
     if not has("kl/ref"):
-        beta = _number(config.get("kl_coef"))
+        beta = scalar_float(config.get("kl_coef"))
         if beta == 0:
             out["kl"] = "KL off by configuration (KL coefficient 0: no KL is computed)"
         elif beta is None and framework == "trl_grpo":
@@ -88,10 +95,17 @@ def family_of(group: str) -> str | None:
     return None
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
+def kl_coefficient(run: "Run") -> tuple[float | None, str]:
+    """The run's KL coefficient and where it was read: ``"config"`` (the canonical ``kl_coef``),
+    ``"logged"`` (the median of its finite ``kl/coef`` points, an adaptive controller's value),
+    or ``(None, "")``.  One reading for the rules (PD101's "no penalty pulls the KL back") and
+    the diagnosis (``kl-coef-too-low``)."""
+    beta = scalar_float(run.config.get("kl_coef"))
+    if beta is not None:
+        return beta, "config"
+    if run.frame.has("kl/coef"):
+        c = run.frame.arrays("kl/coef")[1]
+        c = c[np.isfinite(c)]
+        if len(c):
+            return float(np.median(c)), "logged"
+    return None, ""

@@ -18,6 +18,7 @@ This module is a leaf: it knows steps and numbers, nothing of rules or reports.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 # A run within this share of its plan has finished it: CleanRL's last global_step is
@@ -78,12 +79,14 @@ class Standing:
         known plan, an offline log is judged as finished and a live one is not judged."""
         if self.planned is None or self.done is None:
             return not self.live
-        if self.finished:
-            return True
+        return bool(self.finished) or self.done >= self.judged_from(share)
+
+    def judged_from(self, share: float = FAIR_SHARE) -> int:
+        """The step from which an absence of progress is judged: ``share`` of the plan after the
+        later of the warm-up and the first logged step (the plan's end when none is known)."""
+        planned = self.planned if self.planned is not None else (self.done or 0)
         start = max(self.warmup, self.first or 0)
-        if self.planned <= start:
-            return self.done >= self.planned
-        return (self.done - start) >= share * (self.planned - start)
+        return planned if planned <= start else start + int(math.ceil(share * (planned - start)))
 
     def describe(self) -> str:
         """"40 of 200 planned steps (20 %)", "step 40, plan unknown" or "" when nothing is known."""

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -48,7 +47,7 @@ from .exits import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from .frame import RawRun, ReadIssue
 from .ingest import _read_source
 from .ingest.discover import discover
-from .ingest.follow import Tail, fresh, tail_for
+from .ingest.follow import FileStat, Tail, fresh, tail_for
 from .monitor import Announcer, describe, top_fix
 from .report.json_out import finite_json
 from .results import Finding, RankedCause, Report, RunReport
@@ -66,7 +65,7 @@ class _RunState:
     id: str
     path: str
     tails: dict[str, Tail] = field(default_factory=dict)
-    stats: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
+    stats: dict[str, FileStat | None] = field(default_factory=dict)
     idle_for: float = 0.0
 
     def touched(self, files: list[str]) -> bool:
@@ -74,12 +73,8 @@ class _RunState:
         written slowly is activity before it is complete)."""
         moved = False
         for f in files:
-            try:
-                st = os.stat(f)
-            except OSError:
-                continue
-            now = (st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino)
-            moved |= self.stats.get(f) != now
+            now = FileStat.of(f)
+            moved |= now is not None and self.stats.get(f) != now
             self.stats[f] = now
         return moved
 

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..design import kl_coefficient
 from ..detect import held_at_max
 from ..frameworks import GRPO_FRAMEWORKS
 from ..frameworks import domain as framework_domain
@@ -110,13 +111,12 @@ def _lr(v: _View) -> tuple[float | None, str]:
 
 
 def _kl_coef(v: _View) -> tuple[float | None, str]:
-    beta = v.num("kl_coef")
-    if beta is not None:
+    beta, where = kl_coefficient(v.run)
+    if beta is None:
+        return None, ""
+    if where == "config":
         return beta, f"config kl_coef = {_fmt(beta)}"
-    med = v.median("kl/coef")
-    if med is not None:
-        return med, f"logged {v.raw('kl/coef')} median {_fmt(med)}"
-    return None, ""
+    return beta, f"logged {v.raw('kl/coef')} median {_fmt(beta)}"
 
 
 def kl_coef_too_low(v: _View) -> list[Evidence]:

@@ -50,14 +50,16 @@ _U64 = struct.Struct("<Q")
 _U32 = struct.Struct("<I")
 
 
-@dataclass
-class _Stat:
+@dataclass(frozen=True)
+class FileStat:
+    """What tells a followed file changed: its size, modification time and identity."""
+
     size: int
     mtime_ns: int
     inode: tuple[int, int] = (0, 0)  # (st_dev, st_ino): a file replaced or rotated under its name is another file
 
     @classmethod
-    def of(cls, path: Path) -> "_Stat | None":
+    def of(cls, path: str | Path) -> "FileStat | None":
         try:
             st = os.stat(path)
         except OSError:
@@ -76,11 +78,11 @@ class Tail:
     def __init__(self, path: Path, fmt: str) -> None:
         self.path = Path(path)
         self.fmt = fmt
-        self._seen: _Stat | None = None
+        self._seen: FileStat | None = None
 
     def restarted(self, offset: int) -> bool:
         """True when the file is no longer the one read up to ``offset`` (see the class docstring)."""
-        st = _Stat.of(self.path)
+        st = FileStat.of(self.path)
         before, self._seen = self._seen, st
         if st is None or before is None:
             return False
@@ -100,11 +102,11 @@ class RereadTail(Tail):
 
     def __init__(self, path: Path, fmt: str) -> None:
         super().__init__(path, fmt)
-        self._stat: _Stat | None = None
+        self._stat: FileStat | None = None
         self._runs: list[RawRun] | None = None
 
     def poll(self) -> bool:
-        st = _Stat.of(self.path)
+        st = FileStat.of(self.path)
         if st is None or st == self._stat:
             return False
         try:
@@ -113,7 +115,7 @@ class RereadTail(Tail):
             log.debug("%s: not readable yet (%s); waiting", self.path, exc)
             runs = None
         damaged = runs is None or any(i.level == "error" for r in runs for i in r.issues)
-        if damaged and _Stat.of(self.path) != st:
+        if damaged and FileStat.of(self.path) != st:
             return False  # it changed while we read it: a save in progress, read it at the next poll
         self._stat = st
         if damaged and self._runs is not None:
@@ -346,4 +348,4 @@ def tail_for(path: Path, fmt: str) -> Tail:
     return RereadTail(Path(path), fmt)
 
 
-__all__ = ["fresh", "JsonlTail", "RereadTail", "Tail", "TensorBoardTail", "complete_records", "decode_records", "join_chunks", "tail_for"]
+__all__ = ["FileStat", "fresh", "JsonlTail", "RereadTail", "Tail", "TensorBoardTail", "complete_records", "decode_records", "join_chunks", "tail_for"]

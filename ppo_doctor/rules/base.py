@@ -207,9 +207,7 @@ def watched(finding: Finding, standing: Standing, share: float) -> Finding:
     if finding.severity == "info":
         return finding
     if standing.planned is not None and standing.done is not None:
-        start = max(standing.warmup, standing.first or 0)
-        judged_from = start + int(round(share * (standing.planned - start)))
-        why = f"only {standing.done:,} of {standing.planned:,} planned steps so far; judged from step {judged_from:,}"
+        why = f"only {standing.done:,} of {standing.planned:,} planned steps so far; judged from step {standing.judged_from(share):,}"
     else:
         why = "the run is still being written and its planned length is unknown; judged when it ends"
     return replace(finding, severity="info", message=f"{finding.message} (watching: {why})")

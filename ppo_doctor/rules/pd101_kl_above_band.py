@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import numpy as np
-
+from ..design import kl_coefficient
 from ..detect import sustained_spans, theil_sen
 from ..results import Finding
 from .base import Example, RuleContext
-from .common import SEQ_KL_BAND, TOKEN_KL_BAND, KLView, cfg_float, first_kl, kl_view, per_token_kl, sustain_window, unclipped_causes
+from .common import SEQ_KL_BAND, TOKEN_KL_BAND, KLView, first_kl, kl_view, per_token_kl, sustain_window, unclipped_causes
 from .examples import ramp, saturating
 from .inputs import early_late
 from .messages import fmt_num
@@ -27,11 +26,8 @@ NO_PENALTY_BETA = 0.01
 
 
 def _no_penalty(ctx: RuleContext) -> bool:
-    """The run's KL coefficient (config ``kl_coef``, else the median logged ``kl/coef``) is ~0."""
-    beta = cfg_float(ctx.run, "kl_coef")
-    if beta is None and ctx.has("kl/coef"):
-        _, c = ctx.finite("kl/coef")
-        beta = float(np.median(c)) if len(c) else None
+    """The run's KL coefficient (:func:`ppo_doctor.design.kl_coefficient`) is ~0."""
+    beta, _ = kl_coefficient(ctx.run)
     return beta is not None and beta < NO_PENALTY_BETA
 
 
