@@ -14,7 +14,7 @@ from ppo_doctor.frame import RawRun, RawSeries, TextSample
 from ppo_doctor.ingest import csv_logs, jsonl
 from ppo_doctor import load_runs
 from ppo_doctor.metrics import build_run
-from ppo_doctor.rules.common import is_classic_rl, is_grpo, is_llm_rl
+from ppo_doctor.view import RunView
 
 
 def _run(tags: dict[str, list[float]], texts: bool = False, run_id: str = "r"):
@@ -57,15 +57,15 @@ def test_rules_and_diagnosis_classify_alike():
         got = frameworks.domain(run.framework, run.frame.has, texts=bool(run.texts))
         assert got == want[name], (name, run.framework, sorted(run.metric_info))
         assert diagnosis_domain(run) == got
-        assert is_classic_rl(run) == (got == "classic")
-        assert is_llm_rl(run) == (got == "llm")
+        assert RunView(run).is_classic_rl == (got == "classic")
+        assert RunView(run).is_llm_rl == (got == "llm")
 
 
 def test_grpo_is_told_by_id():
     run = _run({"reward": [1.0, 2.0]})
     for fw in frameworks.FRAMEWORKS:
         run.framework = fw
-        assert is_grpo(run) == (fw in ("trl_grpo", "trl_async_grpo"))
+        assert RunView(run).is_grpo == (fw in ("trl_grpo", "trl_async_grpo"))
 
 
 def test_a_run_folder_called_gymnastics_llm_is_not_classic_rl(tmp_path):
@@ -77,8 +77,8 @@ def test_a_run_folder_called_gymnastics_llm_is_not_classic_rl(tmp_path):
     (run,) = load_runs(folder)
     assert run.framework == "unknown"
     assert "gymnastics-llm" in run.id or "gymnastics-llm" in run.path
-    assert not is_classic_rl(run)
-    assert is_llm_rl(run)
+    assert not RunView(run).is_classic_rl
+    assert RunView(run).is_llm_rl
     assert diagnosis_domain(run) == "llm"
 
 

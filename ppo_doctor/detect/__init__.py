@@ -8,8 +8,9 @@ Modules: :mod:`.spans` (mask <-> spans), :mod:`.threshold`, :mod:`.sustained`,
 :mod:`.spike`, :mod:`.trend`, :mod:`.flatline`,
 :mod:`.oscillation`, :mod:`.peak_drop`, :mod:`.nonfinite`, :mod:`.onset`; robust statistics (``robust_sd``,
 ``noise_sd``, ``quantiles``, ``approx_median``, ``block_min``, ``smooth_level``) that subsample very long series,
-and the input helpers ``finite_xy`` (the finite points) and ``window_size`` (a share of a
-series clamped to bounds).
+the input helpers ``finite_xy`` (the finite points) and ``window_size`` (a share of a
+series clamped to bounds), ``early_late`` (first and last window medians) and ``align`` (the
+steps two series share).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from .onset import Onset, onset
 from .oscillation import Oscillation, oscillation
 from .peak_drop import PeakDrop, peak_drop
 from .spans import Span, longest, mask_to_spans, spans_to_mask
-from ._util import approx_median, block_min, finite_xy, noise_sd, quantiles, robust_sd, smooth_level, window_size
+from ._util import align, approx_median, block_min, early_late, finite_xy, noise_sd, quantiles, robust_sd, smooth_level, window_size
 from .spike import default_window, robust_z, spike_scores, spikes
 from .sustained import sustained_mask, sustained_spans
 from .threshold import above, below, outside
@@ -40,7 +41,9 @@ __all__ = [
     "spike_scores",
     "spikes",
     "default_window",
+    "align",
     "approx_median",
+    "early_late",
     "block_min",
     "smooth_level",
     "finite_xy",

@@ -162,6 +162,27 @@ def window_size(n: int, frac: float, lo: int, hi: int | None = None) -> int:
     return max(1, min(w, n)) if n else 0
 
 
+def early_late(values: np.ndarray, frac: float = 0.1, lo: int = 3) -> tuple[float, float, int]:
+    """Medians of the first and last windows (``frac`` of the points, at least ``lo``) and the
+    window's size; NaNs and 0 for an empty series."""
+    n = len(values)
+    if n == 0:
+        return float("nan"), float("nan"), 0
+    w = window_size(n, frac, lo)
+    return approx_median(values[:w]), approx_median(values[-w:]), w
+
+
+def align(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Steps common to two sorted unique step arrays, with the indices into each.
+
+    Metrics logged together share their steps; that case skips the sort of ``intersect1d``.
+    """
+    if len(a) == len(b) and np.array_equal(a, b):
+        idx = np.arange(len(a))
+        return a, idx, idx
+    return np.intersect1d(a, b, assume_unique=True, return_indices=True)
+
+
 def block_min(x: np.ndarray, block: int) -> tuple[int | None, float | None]:
     """The lowest block median of ``x`` and the index where that block starts (Nones if empty)."""
     if len(x) == 0:

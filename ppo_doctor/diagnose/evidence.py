@@ -24,13 +24,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..design import kl_coefficient
 from ..detect import held_at_max
-from ..frameworks import GRPO_FRAMEWORKS
-from ..frameworks import domain as framework_domain
 from ..hparams import temperature_regime
 from ..metrics import NONNEGATIVE_ESTIMATORS
 from ..run import Run
+from ..view import RunView
 
 
 @dataclass(frozen=True)
@@ -42,64 +40,12 @@ class Evidence:
         return self.text if self.weight >= 0 else f"against: {self.text}"
 
 
-class _View:
-    """Read-only helpers over a Run for the evidence functions."""
-
-    def __init__(self, run: Run):
-        self.run = run
-        self.config: dict[str, Any] = run.config or {}
-        self.domain = framework_domain(run.framework, run.frame.has, texts=bool(run.texts))
-
-    def has_cfg(self, key: str) -> bool:
-        return key in self.config
-
-    def cfg(self, key: str) -> Any:
-        return self.config.get(key)
-
-    def num(self, key: str) -> float | None:
-        v = self.config.get(key)
-        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-
-    def values(self, metric: str) -> np.ndarray:
-        if not self.run.frame.has(metric):
-            return np.empty(0)
-        v = self.run.frame.arrays(metric)[1]
-        return v[np.isfinite(v)]
-
-    def median(self, metric: str) -> float | None:
-        v = self.values(metric)
-        return float(np.median(v)) if len(v) else None
-
-    def informative_median(self, metric: str) -> float | None:
-        """The median, or None when the metric is exactly 0 throughout: a clip fraction or an
-        old-vs-new KL that never moves is what one update per batch logs (ratio 1 by
-        construction, e.g. GRPO's default ``num_iterations=1``), not a measured small update."""
-        vals = self.values(metric)
-        if not len(vals) or not np.any(vals):
-            return None
-        return float(np.median(vals))
-
-    def raw(self, metric: str) -> str:
-        info = self.run.metric_info.get(metric)
-        return info.raw_tag if info else metric
-
-    def has_critic(self) -> bool | None:
-        """True/False when the logs or config tell, None when they do not."""
-        if any(self.run.frame.has(m) for m in ("loss/value", "value/explained_var", "value/mean", "value/error", "value/clipfrac")):
-            return True
-        if self.has_cfg("value_lr") or self.has_cfg("vf_coef") or self.has_cfg("cliprange_value"):
-            return True
-        if self.run.critic_free or self.run.framework in ("trl_grpo", "trl_rloo", "other"):
-            return False  # critic-free algorithms (GRPO/RLOO/REINFORCE++, Tinker, prime-rl: ppo_doctor.design)
-        return None
-
-
 def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
 
-def _lr(v: _View) -> tuple[float | None, str]:
-    lr = v.num("lr")
+def _lr(v: RunView) -> tuple[float | None, str]:
+    lr = v.cfg_float("lr")
     if lr is not None:
         return lr, f"config lr = {_fmt(lr)}"
     vals = v.values("opt/lr")
@@ -110,8 +56,8 @@ def _lr(v: _View) -> tuple[float | None, str]:
     return None, ""
 
 
-def _kl_coef(v: _View) -> tuple[float | None, str]:
-    beta, where = kl_coefficient(v.run)
+def _kl_coef(v: RunView) -> tuple[float | None, str]:
+    beta, where = v.kl_coefficient()
     if beta is None:
         return None, ""
     if where == "config":
@@ -119,11 +65,11 @@ def _kl_coef(v: _View) -> tuple[float | None, str]:
     return beta, f"logged {v.raw('kl/coef')} median {_fmt(beta)}"
 
 
-def kl_coef_too_low(v: _View) -> list[Evidence]:
+def kl_coef_too_low(v: RunView) -> list[Evidence]:
     beta, where = _kl_coef(v)
     if beta is None or v.domain == "classic":
         return []
-    if beta == 0 and v.run.framework in GRPO_FRAMEWORKS:
+    if beta == 0 and v.is_grpo:
         # beta = 0 is GRPOTrainer's default since TRL 0.19 (after DAPO and Dr. GRPO found the KL
         # term unneeded; formats.md, GRPO table and gotcha 8): a choice many healthy runs make, so it can add to a
         # symptom's own causes but not outrank them
@@ -142,11 +88,11 @@ def kl_coef_too_low(v: _View) -> list[Evidence]:
     return [Evidence(-0.4, f"{where} is a firm KL penalty (recipes use 0.02-0.2)")]
 
 
-def adaptive_kl_target_too_high(v: _View) -> list[Evidence]:
+def adaptive_kl_target_too_high(v: RunView) -> list[Evidence]:
     adaptive = v.cfg("adaptive_kl")
     if adaptive is False:
         return [Evidence(-1.0, "the KL controller is fixed (adaptive_kl = False)")]
-    target = v.num("target_kl")
+    target = v.cfg_float("target_kl")
     if adaptive is None or target is None:
         return []
     if target > 10:
@@ -163,7 +109,7 @@ SMALL_UPDATE_KL = 0.01
 SMALL_UPDATE_CLIPFRAC = 0.1
 
 
-def small_updates(v: _View) -> Evidence | None:
+def small_updates(v: RunView) -> Evidence | None:
     """Evidence that the logged PPO updates stay small (against lr-too-high and too many epochs).
 
     A learning rate or an epoch count is "too high" through what it does to each update: the
@@ -172,7 +118,7 @@ def small_updates(v: _View) -> Evidence | None:
     is not what went wrong.  With one epoch and one minibatch the ratio is 1 by construction and
     the measurements say nothing (DAPO#11, verl#791).
     """
-    if (v.num("ppo_epochs") or 0) == 1 and (v.num("num_mini_batches") or 1) <= 1:
+    if (v.cfg_float("ppo_epochs") or 0) == 1 and (v.cfg_float("num_mini_batches") or 1) <= 1:
         return None
     kl, frac = v.informative_median("kl/old"), v.informative_median("policy/clipfrac")
     if kl is None and frac is None:
@@ -183,7 +129,7 @@ def small_updates(v: _View) -> Evidence | None:
     return Evidence(-0.6, f"the logged updates stay small ({', '.join(parts)})")
 
 
-def lr_too_high(v: _View) -> list[Evidence]:
+def lr_too_high(v: RunView) -> list[Evidence]:
     out = []
     lr, where = _lr(v)
     if lr is not None:
@@ -215,7 +161,7 @@ def lr_too_high(v: _View) -> list[Evidence]:
     return out
 
 
-def lr_too_low(v: _View) -> list[Evidence]:
+def lr_too_low(v: RunView) -> list[Evidence]:
     lr, where = _lr(v)
     if lr is None:
         return []
@@ -235,7 +181,7 @@ def lr_too_low(v: _View) -> list[Evidence]:
     return []
 
 
-def weak_learning_signal(v: _View) -> list[Evidence]:
+def weak_learning_signal(v: RunView) -> list[Evidence]:
     """Groups (or batches) whose samples all score alike leave no advantage to learn from.
 
     Not when they agree at the reward's top: in GRPO every sample of a group at a bounded
@@ -266,7 +212,7 @@ def weak_learning_signal(v: _View) -> list[Evidence]:
     return out
 
 
-def no_lr_annealing(v: _View) -> list[Evidence]:
+def no_lr_annealing(v: RunView) -> list[Evidence]:
     """A logged learning rate that never decays supports it, one that decays argues against it;
     a config ``anneal_lr`` flag (CleanRL) says so directly."""
     flag = v.cfg("anneal_lr")
@@ -283,16 +229,16 @@ def no_lr_annealing(v: _View) -> list[Evidence]:
     return []
 
 
-def too_many_ppo_epochs(v: _View) -> list[Evidence]:
+def too_many_ppo_epochs(v: RunView) -> list[Evidence]:
     small = small_updates(v)
     return ([small] if small is not None else []) + _epochs_config(v)
 
 
-def _epochs_config(v: _View) -> list[Evidence]:
-    epochs = v.num("ppo_epochs")
+def _epochs_config(v: RunView) -> list[Evidence]:
+    epochs = v.cfg_float("ppo_epochs")
     if epochs is None:
         return []
-    mb = v.num("num_mini_batches") or 1.0
+    mb = v.cfg_float("num_mini_batches") or 1.0
     steps = epochs * mb
     desc = f"ppo_epochs = {epochs:g}" + (f" x {mb:g} minibatches" if mb > 1 else "")
     if v.domain == "classic":
@@ -315,8 +261,8 @@ def _epochs_config(v: _View) -> list[Evidence]:
     return []
 
 
-def batch_too_large(v: _View) -> list[Evidence]:
-    bs = v.num("batch_size")
+def batch_too_large(v: RunView) -> list[Evidence]:
+    bs = v.cfg_float("batch_size")
     if bs is None or v.domain == "classic":
         return []
     if bs >= 1024:
@@ -326,7 +272,7 @@ def batch_too_large(v: _View) -> list[Evidence]:
     return []
 
 
-def no_grad_clipping(v: _View) -> list[Evidence]:
+def no_grad_clipping(v: RunView) -> list[Evidence]:
     if not v.has_cfg("max_grad_norm"):
         return []
     g = v.cfg("max_grad_norm")
@@ -342,7 +288,7 @@ def no_grad_clipping(v: _View) -> list[Evidence]:
     return []
 
 
-def policy_not_from_sft(v: _View) -> list[Evidence]:
+def policy_not_from_sft(v: RunView) -> list[Evidence]:
     init, ref = v.cfg("init_from"), v.cfg("ref_model")
     if not init or not ref:
         return []
@@ -351,14 +297,14 @@ def policy_not_from_sft(v: _View) -> list[Evidence]:
     return [Evidence(-0.6, f"policy and reference both start from {init!r}")]
 
 
-def reward_not_normalized(v: _View) -> list[Evidence]:
+def reward_not_normalized(v: RunView) -> list[Evidence]:
     out = []
     w = v.cfg("whiten_rewards")
     if w is True:
         out.append(Evidence(-0.6, "rewards are normalised (whiten_rewards/normalize_reward on)"))
     elif w is False:
         out.append(Evidence(0.2, "reward normalisation is off"))
-    scale = v.num("reward_scale")
+    scale = v.cfg_float("reward_scale")
     if scale is not None and abs(scale) >= 10:
         out.append(Evidence(0.6, f"reward_scale = {_fmt(scale)} multiplies the reward"))
     score = v.median("reward/score")
@@ -371,7 +317,7 @@ def reward_not_normalized(v: _View) -> list[Evidence]:
     return out
 
 
-def reward_model_flawed(v: _View) -> list[Evidence]:
+def reward_model_flawed(v: RunView) -> list[Evidence]:
     """A reward that varies within batches while its mean does not move over the run: the
     policy gets non-zero advantages at every step and learns nothing from them, so what the
     reward varies with is not something the policy can change (noise, a broken scorer)."""
@@ -397,7 +343,7 @@ def reward_model_flawed(v: _View) -> list[Evidence]:
 REWARD_STILL_SHARE = 0.1
 
 
-def reward_not_clipped(v: _View) -> list[Evidence]:
+def reward_not_clipped(v: RunView) -> list[Evidence]:
     out = []
     if v.has_cfg("reward_clip"):
         clip = v.cfg("reward_clip")
@@ -411,15 +357,15 @@ def reward_not_clipped(v: _View) -> list[Evidence]:
     return out
 
 
-def _no_critic(v: _View) -> list[Evidence]:
+def _no_critic(v: RunView) -> list[Evidence]:
     if v.has_critic() is False:
         return [Evidence(-1.5, f"{v.run.framework} trains without a critic")]
     return []
 
 
-def value_lr_mistuned(v: _View) -> list[Evidence]:
+def value_lr_mistuned(v: RunView) -> list[Evidence]:
     out = _no_critic(v)
-    lr, vlr = v.num("lr"), v.num("value_lr")
+    lr, vlr = v.cfg_float("lr"), v.cfg_float("value_lr")
     if lr and vlr:
         ratio = vlr / lr
         if ratio >= 50:
@@ -431,7 +377,7 @@ def value_lr_mistuned(v: _View) -> list[Evidence]:
     return out
 
 
-def value_undertrained(v: _View) -> list[Evidence]:
+def value_undertrained(v: RunView) -> list[Evidence]:
     out = _no_critic(v)
     ev = v.median("value/explained_var")
     if ev is not None:
@@ -439,15 +385,15 @@ def value_undertrained(v: _View) -> list[Evidence]:
             out.append(Evidence(0.6, f"{v.raw('value/explained_var')} median {_fmt(ev)}: the critic is worse than the mean"))
         elif ev > 0.5:
             out.append(Evidence(-0.5, f"{v.raw('value/explained_var')} median {_fmt(ev)}: the critic explains the returns"))
-    vf = v.num("vf_coef")
+    vf = v.cfg_float("vf_coef")
     if vf is not None and vf < 0.05:
         out.append(Evidence(0.3, f"vf_coef = {_fmt(vf)} gives the value loss little weight"))
     return out
 
 
-def gae_lambda(v: _View) -> list[Evidence]:
+def gae_lambda(v: RunView) -> list[Evidence]:
     out = _no_critic(v)
-    lam = v.num("lam")
+    lam = v.cfg_float("lam")
     if lam is not None:
         if lam < 0.9:
             out.append(Evidence(0.7, f"GAE lambda = {_fmt(lam)} is below the usual 0.9-1.0"))
@@ -459,20 +405,20 @@ def gae_lambda(v: _View) -> list[Evidence]:
 _SAMPLING_KEYS = ("top_k", "top_p", "min_length", "min_new_tokens", "do_sample")
 
 
-def generation_settings(v: _View) -> list[Evidence]:
+def generation_settings(v: RunView) -> list[Evidence]:
     out = []
-    top_k, top_p = v.num("top_k"), v.num("top_p")
+    top_k, top_p = v.cfg_float("top_k"), v.cfg_float("top_p")
     if top_k is not None and top_k > 0:
         out.append(Evidence(0.6, f"top_k = {top_k:g}: rollouts are not pure samples from the policy"))
     if top_p is not None and top_p < 1:
         out.append(Evidence(0.4, f"top_p = {_fmt(top_p)}: nucleus sampling truncates the distribution"))
     for key in ("min_length", "min_new_tokens"):
-        n = v.num(key)
+        n = v.cfg_float(key)
         if n is not None and n > 0:
             out.append(Evidence(0.8, f"{key} = {n:g} suppresses EOS until reached"))
     if v.cfg("do_sample") is False:
         out.append(Evidence(0.8, "do_sample = False: greedy/beam rollouts are not samples from the policy"))
-    temp = v.num("temperature")
+    temp = v.cfg_float("temperature")
     regime = temperature_regime(temp)
     if temp is not None and regime == "greedy":
         out.append(Evidence(0.8, f"temperature = {_fmt(temp)} is near-greedy: a group's samples are nearly all the same text"))
@@ -486,7 +432,7 @@ def generation_settings(v: _View) -> list[Evidence]:
     return out
 
 
-def implementation_bug(v: _View) -> list[Evidence]:
+def implementation_bug(v: RunView) -> list[Evidence]:
     out = []
     for metric in ("kl/ref", "kl/old"):
         info = v.run.metric_info.get(metric)
@@ -503,7 +449,7 @@ def implementation_bug(v: _View) -> list[Evidence]:
     return out
 
 
-def response_truncation(v: _View) -> list[Evidence]:
+def response_truncation(v: RunView) -> list[Evidence]:
     clip = v.median("len/response_clip_ratio")
     if clip is None:
         return []
@@ -514,7 +460,7 @@ def response_truncation(v: _View) -> list[Evidence]:
     return []
 
 
-EVIDENCE: dict[str, Callable[[_View], list[Evidence]]] = {
+EVIDENCE: dict[str, Callable[[RunView], list[Evidence]]] = {
     "kl-coef-too-low": kl_coef_too_low,
     "adaptive-kl-target-too-high": adaptive_kl_target_too_high,
     "lr-too-high": lr_too_high,
@@ -555,20 +501,20 @@ LLM_ONLY_CAUSES = frozenset(
 
 def domain(run: Run) -> str:
     """"llm", "classic" or "unknown": which recipes the run's knobs are judged against."""
-    return _View(run).domain
+    return RunView(run).domain
 
 
 def knob_value(run: Run, knob: str) -> float | None:
     """A knob's value: from the config, or for the learning rate its logged peak."""
-    view = _View(run)
+    view = RunView(run)
     if knob == "lr":
         return _lr(view)[0]
-    return view.num(knob)
+    return view.cfg_float(knob)
 
 
 def collect(run: Run, cause_ids: list[str] | None = None) -> dict[str, list[Evidence]]:
     """Evidence per cause id (only causes with something to say appear)."""
-    view = _View(run)
+    view = RunView(run)
     out: dict[str, list[Evidence]] = {}
     wanted = list(EVIDENCE) + sorted(LLM_ONLY_CAUSES - EVIDENCE.keys()) if cause_ids is None else cause_ids
     for cid in wanted:

@@ -30,16 +30,16 @@ A rule module defines one subclass of :class:`Rule` with:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Iterator, Mapping
 
 import numpy as np
 from ..results import Finding
 from ..run import Run
 from ..standing import FAIR_SHARE, Standing
-from .inputs import Input, finite_series, resolve
+from ..view import RunView
+from .inputs import Input, resolve
 from .messages import render
 
 if TYPE_CHECKING:
@@ -60,44 +60,54 @@ class Example:
 
 @dataclass
 class RuleContext:
-    """What a rule evaluates: the run, its parameters and its resolved ``requires``."""
+    """What a rule evaluates: the run seen through its :class:`~ppo_doctor.view.RunView`, the
+    rule's resolved parameters and its resolved ``requires``.
+
+    ``params_of(name)`` gives the resolved parameters of another rule, for a rule that applies
+    another's test (PD301 does not call a reward that collapsed "not improving", judged with
+    reward-collapse's settings): the engine passes the configured ones; without an engine the
+    caller's ``default`` is used.  Rules never import other rules.
+    """
 
     run: Run
     params: dict[str, Any]
     requires: tuple[str | tuple[str, ...], ...] = ()
+    view: RunView = field(default=None)  # type: ignore[assignment]  # set in __post_init__
+    resolver: Callable[[str], Mapping[str, Any] | None] | None = None
+
+    def __post_init__(self) -> None:
+        if self.view is None:
+            self.view = RunView(self.run)
 
     @cached_property
     def req(self) -> tuple[Input, ...]:
         """Each ``requires`` entry resolved once, in order (:func:`.inputs.resolve`)."""
         return resolve(self.run, self.requires)
 
+    def params_of(self, rule_name: str, default: Mapping[str, Any]) -> dict[str, Any]:
+        """The resolved parameters of the rule called ``rule_name`` (``default`` when no engine
+        resolves them, or the rule is unknown)."""
+        found = self.resolver(rule_name) if self.resolver is not None else None
+        return dict(default if found is None else found)
+
     def series(self, metric: str) -> pd.Series:
         return self.run.frame.series(metric)
 
     def planned_points(self, n: int) -> int:
-        """The points a series of ``n`` will have when the run reaches its plan (``n`` on a
-        finished run or one whose plan is unknown): "sustained over 5 % of the run" means 5 % of
-        the planned run, so that the first few points of a live prefix are not a sustained stretch."""
-        share = self.run.standing.share
-        if share is None or share >= 1.0 or share <= 0.0:
-            return n
-        return int(math.ceil(n / share))
+        return self.view.planned_points(n)
 
     def arrays(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
-        return self.run.frame.arrays(metric)
+        return self.view.arrays(metric)
 
     def has(self, metric: str) -> bool:
-        return self.run.frame.has(metric)
+        return self.view.has(metric)
 
     def finite(self, metric: str, signed: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Steps and finite values of ``metric``, sign convention undone when ``signed``."""
-        return finite_series(self.run, metric, signed)
+        return self.view.finite(metric, signed)
 
     def first_present(self, *metrics: str) -> str | None:
-        for m in metrics:
-            if self.has(m):
-                return m
-        return None
+        return self.view.first_present(*metrics)
 
 
 EVIDENCE = ("event", "trend")
@@ -189,9 +199,18 @@ class Rule:
     def bad_example(cls) -> Example | None:
         return None
 
-    def run(self, run: Run, overrides: dict[str, Any] | None = None) -> Iterator[Finding]:
+    def run(
+        self,
+        run: Run,
+        overrides: dict[str, Any] | None = None,
+        *,
+        view: RunView | None = None,
+        resolver: Callable[[str], Mapping[str, Any] | None] | None = None,
+    ) -> Iterator[Finding]:
+        """The rule's findings on ``run`` with ``overrides`` over its ``params``; ``view`` is the
+        run's shared view (one per analysis), ``resolver`` gives other rules' resolved params."""
         params = {**self.params, **(overrides or {})}
-        findings = self.evaluate(RuleContext(run=run, params=params, requires=self.requires))
+        findings = self.evaluate(RuleContext(run=run, params=params, requires=self.requires, view=view or RunView(run), resolver=resolver))
         if self.evidence == "trend":
             standing = run.standing
             share = float(params["fair_share"])

@@ -17,6 +17,7 @@ from ..design import family_of
 from ..results import SEVERITY_RANK, SYMPTOMS, Finding, NotApplicable
 from ..run import Run
 from ..suppress import ignored_codes
+from ..view import RunView
 from . import registry
 from .base import Rule
 
@@ -76,6 +77,16 @@ def run_rules(run: Run, config: Config | Mapping[str, Any] | None = None) -> tup
     per_run = ignored_codes(run, cfg.per_run_ignores)
     # per-run ignores win over any select entry (ruff's per-file-ignores): matched apart
     skipped = {r.code for r in registry.select(per_run)} if per_run else set()
+    view = RunView(run)
+
+    def resolver(name: str) -> dict[str, Any] | None:
+        """Another rule's parameters as configured (PD301 judges a collapse with reward-collapse's)."""
+        try:
+            other = registry.get(name)
+        except KeyError:
+            return None
+        return {**other.params, **_overrides_for(other, rules_cfg)}
+
     for rule_cls in registry.select(cfg.select, cfg.ignore):
         if rule_cls.code in skipped:
             continue
@@ -88,7 +99,7 @@ def run_rules(run: Run, config: Config | Mapping[str, Any] | None = None) -> tup
             # extreme logged values (1e300, Inf) overflow in intermediate sums; the detectors
             # treat the resulting Inf/NaN explicitly, so numpy's warnings would only be noise
             with np.errstate(all="ignore"):
-                findings.extend(rule.run(run, _overrides_for(rule_cls, rules_cfg)))
+                findings.extend(rule.run(run, _overrides_for(rule_cls, rules_cfg), view=view, resolver=resolver))
         except Exception as e:  # noqa: BLE001 - see docstring: one rule must not break the report
             log.error("rule %s %s failed on run %s: %s", rule_cls.code, rule_cls.name, run.id, e, exc_info=log.isEnabledFor(logging.DEBUG))
             not_applicable.append(NotApplicable(rule_cls.code, rule_cls.name, [f"internal error: {type(e).__name__}"]))

@@ -2,7 +2,7 @@
 
 The engine hands a rule ``ctx.req``: for every ``requires`` entry the first present metric of
 the group, its steps and its finite values with the logger's sign convention undone (SB3 logs
-``train/entropy_loss`` = -entropy: formats.md §7), and the early/late window medians that most
+``train/entropy_loss`` = -entropy: :mod:`ppo_doctor.view.series`), and the early/late window medians that most
 rules compare.  A rule no longer re-lists its metrics or repeats the filtering.
 """
 
@@ -13,39 +13,14 @@ from functools import cached_property
 
 import numpy as np
 
-from ..detect import approx_median, finite_xy, window_size
+from ..detect import early_late, window_size
 from ..run import Run
-
-
-def metric_sign(run: Run, metric: str) -> int:
-    """+1, or -1 when the framework logs the negation (SB3 ``train/entropy_loss``)."""
-    info = run.metric_info.get(metric)
-    if info is not None and info.sign in (1, -1):
-        return int(info.sign)
-    return 1
-
-
-def finite_series(run: Run, metric: str, signed: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """Steps and finite values of ``metric`` (sign convention applied when ``signed``)."""
-    steps, values = run.frame.arrays(metric)
-    s, v = finite_xy(steps, values)
-    if signed and metric_sign(run, metric) == -1:
-        v = -v
-    return s, v
+from ..view.series import finite_series
 
 
 def windows(n: int, frac: float = 0.1, lo: int = 3, hi: int | None = None) -> int:
     """Size of the early / late comparison windows for a series of ``n`` points."""
     return window_size(n, frac, lo, hi)
-
-
-def early_late(values: np.ndarray, frac: float = 0.1, lo: int = 3) -> tuple[float, float, int]:
-    """Medians of the first and last windows (``frac`` of the points, at least ``lo``)."""
-    n = len(values)
-    if n == 0:
-        return float("nan"), float("nan"), 0
-    w = windows(n, frac, lo)
-    return approx_median(values[:w]), approx_median(values[-w:]), w
 
 
 @dataclass

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..design import kl_coefficient
 from ..detect import sustained_spans, theil_sen
 from ..results import Finding
+from ..view import SEQ_KL_BAND, TOKEN_KL_BAND, KLView, first_kl, per_token_kl
 from .base import Example, RuleContext
-from .common import SEQ_KL_BAND, TOKEN_KL_BAND, KLView, first_kl, kl_view, per_token_kl, sustain_window, unclipped_causes
+from .clipping import unclipped_causes
 from .examples import ramp, saturating
-from .inputs import early_late
+from .incidents import sustain_window
+from ..detect import early_late
 from .messages import fmt_num
 from .shapes import Stretch, SustainedRule
 
@@ -27,7 +28,7 @@ NO_PENALTY_BETA = 0.01
 
 def _no_penalty(ctx: RuleContext) -> bool:
     """The run's KL coefficient (:func:`ppo_doctor.design.kl_coefficient`) is ~0."""
-    beta, _ = kl_coefficient(ctx.run)
+    beta, _ = ctx.view.kl_coefficient()
     return beta is not None and beta < NO_PENALTY_BETA
 
 
@@ -83,7 +84,7 @@ class KLAboveBand(SustainedRule[KLView]):
     )
 
     def points(self, ctx: RuleContext) -> KLView | None:
-        return kl_view(ctx, ctx.params["seq_band"], ctx.params["token_band"])
+        return ctx.view.kl_in(ctx.params["seq_band"], ctx.params["token_band"])
 
     def level(self, ctx: RuleContext, x: KLView) -> float:
         return x.band
@@ -105,7 +106,7 @@ class KLAboveBand(SustainedRule[KLView]):
         collapse = sustained_spans(s, v > p["collapse_factor"] * band, k, w, values=v)
         severe = late >= p["error_factor"] * band or (late > band and still_rising) or bool(collapse)
         observed = {"band": band, "peak": st.worst.peak_value, "late": late}
-        tok = per_token_kl(ctx, view)
+        tok = per_token_kl(ctx.view, view)
         evidence = [f"KL measured in {view.unit}" + (f" ({view.note})" if view.note else "")]
         if collapse:
             c = collapse[0]

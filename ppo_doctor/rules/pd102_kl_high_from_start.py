@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import mask_to_spans
+from ..view import SEQ_KL_BAND, TOKEN_KL_BAND, first_kl
 from .base import Example, Rule
-from .common import SEQ_KL_BAND, TOKEN_KL_BAND, first_kl, kl_view
 from .examples import flat, saturating
 from .messages import fmt_num
 
@@ -49,7 +49,7 @@ class KLHighFromStart(Rule):
 
     def evaluate(self, ctx):
         p = ctx.params
-        view = kl_view(ctx, p["seq_band"], p["token_band"])
+        view = ctx.view.kl_in(p["seq_band"], p["token_band"])
         if view is None or len(view.values) < p["min_points"]:
             return
         s, v, band = view.steps, view.values, view.band

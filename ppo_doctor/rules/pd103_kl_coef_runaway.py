@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ..detect import mask_to_spans, theil_sen
 from .base import Example, Rule
-from .common import incident
 from .examples import flat, ramp
+from .incidents import incident
 
 
 class KLCoefRunaway(Rule):

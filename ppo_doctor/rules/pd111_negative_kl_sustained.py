@@ -5,30 +5,30 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..results import Finding
-from ..run import Run
+
+from ..view import KLView, RunView
 from .base import Example, RuleContext
-from .common import KLView, cfg_float, cfg_value, kl_view
 from .examples import saturating
 from .shapes import Stretch, SustainedRule
 
 
-def generation_evidence(run: Run) -> list[str]:
+def generation_evidence(view: RunView) -> list[str]:
     """Generation settings that make samples not come from the policy (TRL FAQ)."""
     out = []
-    top_k = cfg_float(run, "top_k")
+    top_k = view.cfg_float("top_k")
     if top_k is not None and top_k > 0:
         out.append(f"config: top_k={top_k:g} (top-k sampling truncates the policy's distribution)")
-    top_p = cfg_float(run, "top_p")
+    top_p = view.cfg_float("top_p")
     if top_p is not None and top_p < 1:
         out.append(f"config: top_p={top_p:g} (nucleus sampling truncates the policy's distribution)")
     for key in ("min_length", "min_new_tokens"):
-        v = cfg_float(run, key)
+        v = view.cfg_float(key)
         if v is not None and v > 0:
             out.append(f"config: {key}={v:g} (EOS is suppressed until then)")
-    if cfg_value(run, "do_sample") is False:
+    if view.cfg("do_sample") is False:
         out.append("config: do_sample=False (greedy/beam search, not sampling from the policy)")
     for key in ("no_repeat_ngram_size", "repetition_penalty"):
-        v = cfg_value(run, key)
+        v = view.cfg(key)
         if v not in (None, 0, 1, 1.0, False):
             out.append(f"config: {key}={v} (sampling is not from the policy)")
     return out
@@ -74,7 +74,7 @@ class NegativeKLSustained(SustainedRule[KLView]):
     direction = "down"
 
     def points(self, ctx: RuleContext) -> KLView | None:
-        view = kl_view(ctx)
+        view = ctx.view.kl
         return view if view is not None and view.can_be_negative else None
 
     def level(self, ctx: RuleContext, x: KLView) -> float:
@@ -82,7 +82,7 @@ class NegativeKLSustained(SustainedRule[KLView]):
 
     def report(self, ctx: RuleContext, st: Stretch[KLView]) -> Iterator[Finding]:
         view = st.points
-        evidence = generation_evidence(ctx.run)
+        evidence = generation_evidence(ctx.view)
         evidence.append(f"{len(st.covered)} of {len(view.values)} points in negative stretches; estimator {view.estimator or 'unknown (k1 assumed)'}")
         causes = dict(self.causes)
         if any(e.startswith("config:") for e in evidence):

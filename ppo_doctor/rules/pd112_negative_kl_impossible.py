@@ -6,7 +6,6 @@ import numpy as np
 
 from ..detect import mask_to_spans
 from .base import Example, Rule
-from .common import kl_view
 from .examples import saturating, with_points
 from .inputs import Input
 from .shapes import Stretch, stretch_incident
@@ -46,7 +45,7 @@ class NegativeKLImpossible(Rule):
 
     def evaluate(self, ctx):
         p = ctx.params
-        view = kl_view(ctx)
+        view = ctx.view.kl
         if view is None or view.can_be_negative or len(view.values) == 0:
             return
         s, v = view.steps, view.values

@@ -8,8 +8,8 @@ import numpy as np
 
 from ..detect import Span, approx_median, default_window, quantiles, spans_to_mask, spike_scores, spikes
 from .base import Example, Rule, RuleContext
-from .common import incident
 from .examples import saturating, with_points
+from .incidents import incident
 from .messages import fmt_num
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import quantiles, summarize, sustained_spans
+from ..view import SEQ_KL_BAND, TOKEN_KL_BAND
 from .base import Example, Rule, RuleContext
-from .common import SEQ_KL_BAND, TOKEN_KL_BAND, entropy_view, incident, kl_view, sustain_window
 from .examples import ramp, saturating
-from .inputs import early_late
+from .incidents import incident, sustain_window
+from ..detect import early_late
 from .messages import fmt_num
 from .textstats import hacking_evidence
 
@@ -22,7 +23,7 @@ def supporting_evidence(ctx: RuleContext) -> list[str]:
         a, b, _ = early_late(ln)
         if len(ln) >= 5 and a > 0 and b / a >= 1.5:
             out.append(f"responses grew {b / a:.1f}x longer ({fmt_num(a)} -> {fmt_num(b)} tokens)")
-    ent = entropy_view(ctx)
+    ent = ctx.view.entropy
     if ent is not None and len(ent.values) >= 5:
         a, b, _ = early_late(ent.values)
         if a > 0 and b <= 0.5 * a:
@@ -84,7 +85,7 @@ class RewardHacking(Rule):
 
     def evaluate(self, ctx):
         p = ctx.params
-        view = kl_view(ctx, p["seq_band"], p["token_band"])
+        view = ctx.view.kl_in(p["seq_band"], p["token_band"])
         if view is None:
             return
         rmetric, rs, rv = ctx.req[0].metric, ctx.req[0].steps, ctx.req[0].values

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import held_at_max, mask_to_spans, summarize
+from ..detect import early_late, held_at_max, mask_to_spans, summarize
 from ..hparams import temperature_regime
 from .base import Example, Rule
-from .common import cfg_float, incident, kl_view, reward_arrays
 from .examples import decay, flat, ramp, saturating
-from .inputs import early_late
+from .incidents import incident
 from .messages import fmt_num
+from .reward_progress import reward_arrays
 
 
 class RewardStdCollapse(Rule):
@@ -95,7 +95,7 @@ class RewardStdCollapse(Rule):
                 # reached its top inside the first window and stayed (no early-vs-late change
                 # to measure): the spread vanished because every sample scores the top
                 trend = 1
-        temperature = cfg_float(ctx.run, "temperature")
+        temperature = ctx.view.cfg_float("temperature")
         if trend > 0 and temperature is not None and temperature_regime(temperature) == "greedy":
             symptom = "stagnation"
             meaning = (
@@ -104,7 +104,7 @@ class RewardStdCollapse(Rule):
             )
             causes = {"generation-settings": 0.9, "weak-learning-signal": 0.5}
         elif trend > 0:
-            view = kl_view(ctx)
+            view = ctx.view.kl
             if view is not None and len(view.values) >= p["min_points"]:
                 if early_late(view.values)[1] <= view.band:
                     return  # the reward reached its ceiling with the policy near the reference

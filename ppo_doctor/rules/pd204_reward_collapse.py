@@ -6,37 +6,11 @@ from typing import Iterator
 
 import numpy as np
 
-from ..detect import PeakDrop, peak_drop
 from ..results import Finding
 from .base import Example, Rule, RuleContext
-from .common import phase_starts
 from .examples import flat, saturating
 from .messages import fmt_num
-
-
-def collapsed(ctx: RuleContext, metric: str, min_gain: float, drop: float, min_points: int) -> tuple[np.ndarray, PeakDrop] | None:
-    """``(steps, PeakDrop)`` when ``metric`` fell far below an established peak level for good:
-    after climbing significantly, it lost at least ``drop`` of that gain; or, when its first
-    window already sat at the peak (a rise inside the first window, or a run started at its
-    best), it fell significantly by at least ``drop`` of the peak's magnitude.  None otherwise
-    (PD301 uses it too: a collapsed reward did improve once, or started high)."""
-    s, v = ctx.finite(metric)
-    if len(v) < min_points:
-        return None
-    pd = peak_drop(s, v)
-    if pd is None or pd.fall_idx is None or pd.recovered:
-        return None
-    floor = min_gain * max(pd.noise_se, 1e-12)
-    before_the_end = pd.fall_idx < len(v) - pd.window  # it fell, then stayed down for a window at least
-    if not (before_the_end and pd.fall >= floor):
-        return None
-    if pd.gain >= floor:
-        far = pd.lost_share >= drop
-    else:
-        # no gain to lose a share of: the fall is "far" against the level itself, so that a
-        # reward at 1.0 that ends at 0 collapses and one that ends at 0.99 does not
-        far = pd.fall >= drop * max(abs(pd.peak), abs(pd.late))
-    return (s, pd) if far else None
+from .reward_progress import COLLAPSE_DEFAULTS, collapsed, phase_starts
 
 
 class RewardCollapse(Rule):
@@ -59,7 +33,7 @@ class RewardCollapse(Rule):
     it follows a KL blow-up.  The best checkpoint is the one at the peak.
 
     When the fall begins where a new training call began on the same step axis (SB3's
-    ``time/iterations`` restarts at 1 while the timesteps go on: ``common.phase_starts``), between
+    ``time/iterations`` restarts at 1 while the timesteps go on: ``reward_progress.phase_starts``), between
     the peak's window and the point where the reward fell, the finding is an info note: a
     second ``learn()`` call is how curricula and environment changes are written, so the
     reward may measure a harder task from there, which the log cannot tell.
@@ -84,7 +58,7 @@ class RewardCollapse(Rule):
     severity = "warning"
     evidence = "trend"
     requires = (("reward/score", "reward/total"),)
-    params = {"min_gain": 4.0, "drop": 0.5, "error_drop": 0.8, "min_points": 30}
+    params = {"min_gain": COLLAPSE_DEFAULTS["min_gain"], "drop": COLLAPSE_DEFAULTS["drop"], "error_drop": 0.8, "min_points": COLLAPSE_DEFAULTS["min_points"]}
     causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.6, "no-lr-annealing": 0.6, "value-undertrained": 0.4, "kl-coef-too-low": 0.3}
     message = (
         "reward {rise}, then fell below {mark:num} at step {threshold_step} and stayed down, ending at {late:num} ({lost})"

@@ -9,7 +9,6 @@ import numpy as np
 from ..detect import finite_xy, noise_sd, smooth_level, window_size
 from ..results import Finding
 from .base import Example, Rule, RuleContext
-from .common import is_classic_rl
 from .examples import flat, ramp, saturating
 from .messages import fmt_num
 
@@ -117,7 +116,7 @@ class TrainEvalDivergence(Rule):
             return  # the training reward catches up with the evaluation: not ahead of it
         eval_first = float(level[0])
         fell = eval_best - eval_late >= p["min_change"] * max(se_eval, 1e-12) and eval_late <= eval_first
-        if is_classic_rl(ctx.run):
+        if ctx.view.is_classic_rl:
             meaning = "the policy over-fits its training environments (what it learns there does not carry over)"
         else:
             meaning = "the policy is learning the reward, not the task (reward hacking on the training prompts)"
@@ -130,7 +129,7 @@ class TrainEvalDivergence(Rule):
             peak_step=int(es[part]),
             end_step=int(max(train.steps[-1], es[-1])),
             severity="error" if fell else self.severity,
-            causes={"overfitting-to-training": 0.9} if is_classic_rl(ctx.run) else dict(self.causes),
+            causes={"overfitting-to-training": 0.9} if ctx.view.is_classic_rl else dict(self.causes),
             evidence=[
                 f"evaluation {metric}: {len(ev)} points from step {int(es[0])}; at its best level ({fmt_num(eval_best)}) from step {int(es[part])}, "
                 f"{len(ev) - 1 - part} evaluations after it",

@@ -9,9 +9,9 @@ import numpy as np
 from ..detect import sustained_spans
 from ..results import Finding
 from .base import Example, Rule, RuleContext
-from .common import incident, is_llm_rl, sustain_window
 from .examples import flat, ramp
-from .inputs import early_late
+from .incidents import incident, sustain_window
+from ..detect import early_late
 from .messages import fmt_num
 from .textstats import hacking_evidence
 
@@ -62,7 +62,7 @@ class RewardHackingKLOff(Rule):
 
     def evaluate(self, ctx: RuleContext) -> Iterator[Finding]:
         p = ctx.params
-        if not ctx.run.kl_off or not is_llm_rl(ctx.run):
+        if not ctx.view.kl_off or not ctx.view.is_llm_rl:
             return
         metric, s, v = ctx.req[0].metric, ctx.req[0].steps, ctx.req[0].values
         if len(v) < p["min_points"]:

@@ -7,17 +7,16 @@ import numpy as np
 from ..detect import summarize
 from ..hparams import temperature_regime
 from .base import Example, Rule, RuleContext
-from .common import cfg_float, kl_view
 from .examples import flat, saturating
-from .inputs import early_late
+from ..detect import early_late
 from .messages import fmt_num
-from .pd204_reward_collapse import RewardCollapse, collapsed
+from .reward_progress import COLLAPSE_DEFAULTS, collapsed
 
 
 def no_movement_evidence(ctx: RuleContext, kl_frac: float = 0.05) -> list[str]:
     """Signs that the policy is not being updated: tiny ref KL, approx KL, gradients or LR."""
     out = []
-    view = kl_view(ctx)
+    view = ctx.view.kl
     if view is not None and len(view.values) >= 3:
         _, late, _ = early_late(view.values)
         if abs(late) < kl_frac * view.band:
@@ -34,7 +33,7 @@ def no_movement_evidence(ctx: RuleContext, kl_frac: float = 0.05) -> list[str]:
     if ctx.has("opt/lr"):
         _, lrs = ctx.finite("opt/lr")
         lr = float(np.max(lrs)) if len(lrs) else None
-    lr = lr if lr is not None else cfg_float(ctx.run, "lr")
+    lr = lr if lr is not None else ctx.view.cfg_float("lr")
     if lr is not None and lr < 1e-8:
         out.append(f"learning rate is {fmt_num(lr)}")
     return out
@@ -105,14 +104,15 @@ class RewardNotImproving(Rule):
             return  # improving, or clearly falling (a different problem)
         if reached_ceiling(v, t.window, limit):
             return  # it rose to its plateau within the first window and stayed there: solved, not stuck
-        rc = RewardCollapse.params
+        # judged with reward-collapse's settings as configured, so [rules.reward-collapse] reaches it
+        rc = ctx.params_of("reward-collapse", COLLAPSE_DEFAULTS)
         if collapsed(ctx, metric, rc["min_gain"], rc["drop"], rc["min_points"]) is not None:
             return  # it did improve, then lost it: PD204 reward-collapse
         evidence = no_movement_evidence(ctx)
         causes = dict(self.causes)
         if evidence:
             causes.update({"lr-too-low": 0.9, "weak-learning-signal": 0.5})
-        if temperature_regime(cfg_float(ctx.run, "temperature")) is not None:
+        if temperature_regime(ctx.view.cfg_float("temperature")) is not None:
             # samples drawn far from the policy's own distribution (near-greedy or near-uniform)
             # carry little the policy can learn from (PD203, diagnose.evidence.generation_settings)
             causes["generation-settings"] = 0.6

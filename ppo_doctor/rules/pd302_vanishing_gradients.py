@@ -6,9 +6,10 @@ import numpy as np
 
 from ..detect import sustained_spans
 from .base import Example, Rule, RuleContext
-from .common import incident, reward_arrays, sustain_window
 from .examples import decay, flat
-from .inputs import early_late
+from .incidents import incident, sustain_window
+from ..detect import early_late
+from .reward_progress import reward_arrays
 
 
 class VanishingGradients(Rule):

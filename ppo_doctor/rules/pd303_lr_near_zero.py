@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import mask_to_spans
+from ..view import RunView
 from .base import Example, Rule
-from .common import cfg_float
 from .examples import flat
 
 
@@ -47,13 +47,13 @@ class LRNearZero(Rule):
 
     @classmethod
     def missing(cls, run):
-        if run.frame.has("opt/lr") or cfg_float(run, "lr") is not None:
+        if run.frame.has("opt/lr") or RunView(run).cfg_float("lr") is not None:
             return []
         return ["opt/lr|config lr"]
 
     def evaluate(self, ctx):
         p = ctx.params
-        config_lr = cfg_float(ctx.run, "lr")
+        config_lr = ctx.view.cfg_float("lr")
         standing = ctx.run.standing
         if standing.done is not None and standing.done <= standing.warmup:
             return  # still warming up: the logged rate has not reached its peak yet

@@ -6,7 +6,6 @@ import numpy as np
 
 from ..results import Finding
 from .base import Example, Rule, RuleContext
-from .common import cfg_int, entropy_view
 from .examples import flat
 from .messages import fmt_num
 from .pd301_reward_not_improving import no_movement_evidence
@@ -67,8 +66,8 @@ class PolicyNotUpdating(Rule):
         if frozen is not None:
             yield frozen
             return
-        epochs = cfg_int(ctx.run, "ppo_epochs")
-        minibatches = cfg_int(ctx.run, "num_mini_batches")
+        epochs = ctx.view.cfg_int("ppo_epochs")
+        minibatches = ctx.view.cfg_int("num_mini_batches")
         if epochs is None and minibatches is None:
             return
         updates = max(1, epochs or 1) * max(1, minibatches or 1)
@@ -116,7 +115,7 @@ class PolicyNotUpdating(Rule):
         least ``frozen_points`` updates: whatever the update schedule, a policy that changes
         between batches changes its entropy, so this one never moves."""
         p = ctx.params
-        ent = entropy_view(ctx)
+        ent = ctx.view.entropy
         if not ctx.has("kl/old") or ent is None:
             return None
         s, kl = ctx.finite("kl/old")

@@ -8,7 +8,6 @@ import numpy as np
 
 from ..detect import flat_spans
 from .base import Example, Rule
-from .common import entropy_view
 from .examples import flat, saturating
 
 
@@ -57,7 +56,7 @@ class EntropyFrozen(Rule):
 
     def evaluate(self, ctx):
         p = ctx.params
-        view = entropy_view(ctx)
+        view = ctx.view.entropy
         if view is None or len(view.values) < p["min_points"]:
             return
         s, v = view.steps, view.values

@@ -9,10 +9,10 @@ import numpy as np
 from ..detect import finite_xy, summarize
 from ..results import Finding
 from .base import Example, RuleContext
-from .common import LEARNING_RISE, reward_arrays
 from .examples import flat, saturating
 from .inputs import Input
 from .messages import fmt_num
+from .reward_progress import LEARNING_RISE, reward_arrays
 from .shapes import Stretch, SustainedRule
 
 

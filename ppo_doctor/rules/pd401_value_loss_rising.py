@@ -6,8 +6,8 @@ import numpy as np
 
 from ..detect import approx_median, block_min, mask_to_spans, theil_sen
 from .base import Example, Rule
-from .common import incident
 from .examples import decay, ramp, saturating
+from .incidents import incident
 from .inputs import windows
 from .messages import fmt_num
 from .value_scale import reward_scale, window_slices

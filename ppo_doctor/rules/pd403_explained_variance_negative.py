@@ -7,9 +7,9 @@ from typing import Iterator
 from ..detect import approx_median
 from ..results import Finding
 from .base import Example, RuleContext
-from .common import learning_despite_critic
 from .examples import ramp, saturating
 from .inputs import Input
+from .reward_progress import learning_despite_critic
 from .shapes import Stretch, SustainedRule
 
 
@@ -32,7 +32,7 @@ class ExplainedVarianceNegative(SustainedRule[Input]):
     **While the policy learns.** When the mean reward rises clearly over the run (3 noise
     standard errors), the finding is an info note, not a symptom: a weak critic has not stopped
     the policy, and once a task is solved the returns sit at a cap with little variance left to
-    explain (``common.learning_despite_critic``).
+    explain (``reward_progress.learning_despite_critic``).
 
     **Known false positives.** Sparse-reward or saturated-reward tasks whose returns have
     almost no variance: EV divides by that variance and swings to -10 or -40 on a critic whose

@@ -7,10 +7,11 @@ import math
 import numpy as np
 
 from .base import Example, Rule, RuleContext
-from .common import learning_despite_critic
 from .examples import flat, ramp, saturating
-from .inputs import early_late, windows
+from .inputs import windows
+from ..detect import early_late
 from .messages import fmt_num
+from .reward_progress import learning_despite_critic
 
 
 class CriticNotLearning(Rule):
@@ -41,7 +42,7 @@ class CriticNotLearning(Rule):
     **While the policy learns.** When the mean reward rises clearly over the run (3 noise
     standard errors), the finding is an info note, not a symptom: a weak critic has not stopped
     the policy, and once a task is solved the returns sit at a cap with little variance left to
-    explain (``common.learning_despite_critic``).
+    explain (``reward_progress.learning_despite_critic``).
 
     **Known false positives.** Sparse-reward tasks whose returns carry almost no learnable
     variance; a critic that was pre-trained, so its first loss is already its best.

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import sustained_spans
+from ..detect import align, early_late, sustained_spans
 from .base import Example, Rule
-from .common import align, incident, sustain_window
 from .examples import flat, saturating
-from .inputs import early_late
+from .incidents import incident, sustain_window
 from .messages import fmt_num
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..view import KLView
 from .base import Example, RuleContext
-from .common import KLView, kl_view
 from .examples import saturating, sine
 from .shapes import OscillationRule
 
@@ -43,7 +43,7 @@ class KLOscillation(OscillationRule[KLView]):
     message = "KL to the reference oscillates: {swings} swings of about +-{amplitude:num} {unit} (period ~{period:num} steps)"
 
     def points(self, ctx: RuleContext) -> KLView | None:
-        return kl_view(ctx)
+        return ctx.view.kl
 
     def fmt(self, ctx: RuleContext, x: KLView) -> dict[str, Any]:
         return {"unit": x.unit}

@@ -6,8 +6,10 @@ import numpy as np
 
 from ..detect import NonFinite, nonfinite, onset
 from .base import Example, Rule
-from .common import NAN_CAUSES, describe, reward_nan_causes, unclipped_causes
+from .clipping import unclipped_causes
 from .examples import ramp, saturating
+from .incidents import describe
+from .nan_causes import NAN_CAUSES, reward_nan_causes
 
 CANONICAL = frozenset(
     "reward/score reward/total reward/kl_penalty reward/std kl/ref kl/coef kl/old policy/entropy "

@@ -5,22 +5,24 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import mask_to_spans, sustained_mask
-from ..run import Run
+
+from ..view import RunView
 from .base import Example, Rule
-from .common import EXPLODE_FACTOR, cfg_float, clipping_off
+from .clipping import EXPLODE_FACTOR, clipping_off
 from .examples import flat, with_points
-from .inputs import Input, early_late
+from .inputs import Input
+from ..detect import early_late
 from .messages import fmt_num
 from .shapes import Stretch, stretch_incident
 
 CRITIC_CAUSES = {"value-lr-mistuned": 0.8, "reward-not-normalized": 0.5, "reward-not-clipped": 0.4, "no-grad-clipping": 0.4}
 
 
-def clipping_evidence(run: Run) -> tuple[list[str], float]:
+def clipping_evidence(view: RunView) -> tuple[list[str], float]:
     """Evidence about gradient clipping in the config, and the weight of no-grad-clipping."""
-    if clipping_off(run):
-        return [f"config: max_grad_norm={run.config.get('max_grad_norm')} (clipping off)"], 1.0
-    mgn = cfg_float(run, "max_grad_norm")
+    if clipping_off(view):
+        return [f"config: max_grad_norm={view.cfg('max_grad_norm')} (clipping off)"], 1.0
+    mgn = view.cfg_float("max_grad_norm")
     if mgn is None:
         return [], 0.5
     return [f"config: max_grad_norm={mgn:g} (the logged norm is measured before clipping)"], 0.1
@@ -76,7 +78,7 @@ class GradientExplosion(Rule):
             if not base > 0:
                 continue
             limit = p["factor"] * base
-            clip = cfg_float(ctx.run, "max_grad_norm")
+            clip = ctx.view.cfg_float("max_grad_norm")
             if clip is not None and clip > 0:
                 # a pre-clip norm a few times the clip value is clipping at work (HF Trainer and
                 # TRL log the norm before clipping)
@@ -87,14 +89,14 @@ class GradientExplosion(Rule):
             st = Stretch(Input(metric, s, v), mask_to_spans(s, over, v), "up", limit)
             ratio = st.worst.peak_value / base
             sustained = bool(sustained_mask(over, 3, 5).any())
-            unclipped = clipping_off(ctx.run)
+            unclipped = clipping_off(ctx.view)
             if ratio >= p["error_factor"] or (sustained and unclipped):
                 severity = "error"
             elif sustained or unclipped:
                 severity = "warning"
             else:
                 severity = "info"  # isolated spikes the configured clipping cut down
-            evidence, no_clip = clipping_evidence(ctx.run)
+            evidence, no_clip = clipping_evidence(ctx.view)
             causes = dict(CRITIC_CAUSES if metric == "grad/norm_critic" else self.causes)
             causes["no-grad-clipping"] = no_clip if metric == "grad/norm" else min(no_clip, causes["no-grad-clipping"])
             evidence.append(f"{int(over.sum())} of {len(v)} points over {fmt_num(limit)}" + ("; sustained" if sustained else ""))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..view import RunView
 from .base import Example, Rule
-from .common import cfg_float
 from .examples import flat
 
 
@@ -51,14 +51,14 @@ class GradClipSaturated(Rule):
     @classmethod
     def missing(cls, run):
         out = super().missing(run)
-        mgn = cfg_float(run, "max_grad_norm")
+        mgn = RunView(run).cfg_float("max_grad_norm")
         if mgn is None or mgn <= 0:
             out.append("config max_grad_norm")
         return out
 
     def evaluate(self, ctx):
         p = ctx.params
-        mgn = cfg_float(ctx.run, "max_grad_norm")
+        mgn = ctx.view.cfg_float("max_grad_norm")
         s, v = ctx.req[0].steps, ctx.req[0].values
         if mgn is None or mgn <= 0 or len(v) < p["min_points"]:
             return

@@ -8,8 +8,8 @@ import numpy as np
 
 from ..results import Finding
 from .base import Example, Rule, RuleContext
-from .common import NAN_CAUSES, reward_nan_causes
 from .examples import flat, saturating
+from .nan_causes import NAN_CAUSES, reward_nan_causes
 
 # Training metrics whose value every logged step has; one that stops while the others go on
 # could not be computed.  The losses, reward and KL are the run itself (error); a gradient norm

@@ -7,11 +7,12 @@ from typing import Iterator
 import numpy as np
 
 from ..results import Finding
+from ..view import EntropyView
 from .base import Example, RuleContext
-from .common import EntropyView, entropy_view, is_classic_rl, kl_view, solved
 from .examples import decay, saturating
-from .inputs import early_late
+from ..detect import early_late
 from .messages import fmt_num
+from .reward_progress import solved
 from .shapes import Stretch, SustainedRule
 
 
@@ -29,7 +30,7 @@ class EntropyCollapse(SustainedRule[EntropyView]):
     its absolute fall, at least ``abs_drop`` nats (4.6 = ln 100: the action std shrank 100-fold
     in one dimension, or 10-fold in each of two), and is a warning at most.
 
-    When the reward rose clearly and ends at the top of its range (``common.solved``), the
+    When the reward rose clearly and ends at the top of its range (``reward_progress.solved``), the
     fall is an info note: a policy that solved its task (a math answer, a game) should become
     confident.  Not when the KL to the reference ends above its healthy band (the band of
     PD101): a reward ceiling reached by leaving the reference far behind is the policy
@@ -66,7 +67,7 @@ class EntropyCollapse(SustainedRule[EntropyView]):
     direction = "down"
 
     def points(self, ctx: RuleContext) -> EntropyView | None:
-        return entropy_view(ctx)
+        return ctx.view.entropy
 
     def level(self, ctx: RuleContext, x: EntropyView) -> float | None:
         drop = self._drop(ctx, x)
@@ -82,7 +83,7 @@ class EntropyCollapse(SustainedRule[EntropyView]):
         first, late, _ = early_late(view.values)
         differential = min(first, late) < 0
         severe = not differential and (drop >= p["error_drop"] or late < p["floor"])
-        if is_classic_rl(ctx.run):
+        if ctx.view.is_classic_rl:
             severe = False  # a deterministic policy at convergence is normal in classic RL
         done = solved(ctx)
         away = _far_from_reference(ctx) if done else None
@@ -124,7 +125,7 @@ class EntropyCollapse(SustainedRule[EntropyView]):
 
 def _far_from_reference(ctx: RuleContext) -> str | None:
     """Evidence text when ``kl/ref``'s last window (its median) is above its healthy band."""
-    view = kl_view(ctx)
+    view = ctx.view.kl
     if view is None or len(view.values) < 3:
         return None
     _, late, _ = early_late(view.values)

@@ -8,9 +8,10 @@ import numpy as np
 
 from ..results import Finding
 from .base import Example, RuleContext
-from .common import learning_despite_critic
 from .examples import decay, saturating
-from .inputs import Input, early_late
+from .inputs import Input
+from ..detect import early_late
+from .reward_progress import learning_despite_critic
 from .shapes import Stretch, SustainedRule
 
 

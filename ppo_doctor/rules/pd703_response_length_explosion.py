@@ -6,9 +6,9 @@ import numpy as np
 
 from ..detect import sustained_spans
 from .base import Example, Rule
-from .common import incident, sustain_window
 from .examples import flat, ramp
-from .inputs import early_late
+from .incidents import incident, sustain_window
+from ..detect import early_late
 from .messages import fmt_num
 
 

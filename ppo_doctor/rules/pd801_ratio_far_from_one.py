@@ -6,8 +6,9 @@ import numpy as np
 
 from ..detect import mask_to_spans, outside, sustained_spans
 from .base import Example, Rule
-from .common import sustain_window, unclipped_causes
+from .clipping import unclipped_causes
 from .examples import flat, with_points
+from .incidents import sustain_window
 from .inputs import Input
 from .messages import fmt_num
 from .shapes import Stretch, stretch_incident

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..results import Finding
 from .base import Example, RuleContext
-from .common import cfg_int, unclipped_causes
+from .clipping import unclipped_causes
 from .examples import flat, saturating
 from .inputs import Input
 from .shapes import Stretch, SustainedRule
@@ -48,7 +48,7 @@ class ClipfracHigh(SustainedRule[Input]):
 
     def report(self, ctx: RuleContext, st: Stretch[Input]) -> Iterator[Finding]:
         causes, evidence = unclipped_causes(ctx, self.causes)
-        epochs = cfg_int(ctx.run, "ppo_epochs")
+        epochs = ctx.view.cfg_int("ppo_epochs")
         if epochs is not None:
             evidence.insert(0, f"config: ppo_epochs={epochs}")
         yield self.incident(ctx, st, causes=causes, evidence=evidence)

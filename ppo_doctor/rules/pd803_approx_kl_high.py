@@ -8,7 +8,7 @@ import numpy as np
 
 from ..results import Finding
 from .base import Example, RuleContext
-from .common import cfg_float, unclipped_causes
+from .clipping import unclipped_causes
 from .examples import flat, saturating
 from .inputs import Input
 from .shapes import Stretch, SustainedRule
@@ -48,12 +48,12 @@ class ApproxKLHigh(SustainedRule[Input]):
 
     def level(self, ctx: RuleContext, x: Input) -> float:
         # the old-vs-new early-stop threshold, not the adaptive controller's ref-KL target_kl
-        target = cfg_float(ctx.run, "early_stop_kl")
+        target = ctx.view.cfg_float("early_stop_kl")
         return ctx.params["target_factor"] * target if target is not None and target > 0 else float(ctx.params["max_kl"])
 
     def report(self, ctx: RuleContext, st: Stretch[Input]) -> Iterator[Finding]:
         p = ctx.params
-        target = cfg_float(ctx.run, "early_stop_kl")
+        target = ctx.view.cfg_float("early_stop_kl")
         source = f"{p['target_factor']:g} x early-stop KL {target:g}" if target is not None and target > 0 else "no early-stop KL configured"
         causes, evidence = unclipped_causes(ctx, self.causes)
         severity = "error" if st.median >= p["error_factor"] * st.level else "warning"

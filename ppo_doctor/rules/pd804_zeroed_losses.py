@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import mask_to_spans
+from ..detect import align, mask_to_spans
 from .base import Example, Rule
-from .common import align, describe, framework
 from .examples import decay, with_points
+from .incidents import describe
 
 LOSSES = ("loss/policy", "loss/value", "loss/total")
 
@@ -49,7 +49,7 @@ class ZeroedLosses(Rule):
 
     def evaluate(self, ctx):
         p = ctx.params
-        if framework(ctx.run) != "trl_legacy":
+        if ctx.view.framework != "trl_legacy":
             return
         present = [m for m in LOSSES if ctx.has(m)]
         steps: np.ndarray | None = None

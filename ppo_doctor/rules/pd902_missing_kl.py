@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .base import Example, Rule
-from .common import cfg_float, is_classic_rl, is_grpo, is_llm_rl
 from .examples import flat, ramp
 
 
@@ -38,16 +37,16 @@ class MissingKL(Rule):
 
     def evaluate(self, ctx):
         run = ctx.run
-        if ctx.has("kl/ref") or is_classic_rl(run) or len(run.frame) == 0:
+        if ctx.has("kl/ref") or ctx.view.is_classic_rl or len(run.frame) == 0:
             return
-        beta = cfg_float(run, "kl_coef", "beta")
+        beta = ctx.view.cfg_float("kl_coef", "beta")
         if beta == 0:
-            severity, why = "info", f": KL coefficient is 0 ({'GRPO ' if is_grpo(run) else ''}beta=0), so no KL is computed by design"
-        elif is_grpo(run) and beta is None:
+            severity, why = "info", f": KL coefficient is 0 ({'GRPO ' if ctx.view.is_grpo else ''}beta=0), so no KL is computed by design"
+        elif ctx.view.is_grpo and beta is None:
             severity, why = "info", ": GRPO logs no KL when beta=0 (TRL's default since 0.19)"
         elif ctx.has("reward/kl_penalty"):
             severity, why = "info", ": only the KL penalty term (reward/kl_penalty) is logged; KL health judged only through it"
-        elif not is_llm_rl(run):
+        elif not ctx.view.is_llm_rl:
             severity, why = "info", ": nothing marks this log as LLM RL (classic RL has no reference policy); KL health not judged"
         else:
             severity, why = "warning", ": KL blow-up, negative KL and reward hacking were not judged"

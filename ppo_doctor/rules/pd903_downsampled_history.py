@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from .base import Example, Rule
-from .common import describe
+from .incidents import describe
 
 # Point counts that down-sampling readers produce: TensorBoard UI 1,000, EventAccumulator's
 # default 10,000 per tag (plugin accumulator 500), wandb run.history() ~500 (formats.md §12.1).

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Example, Rule
-from .common import describe
 from .examples import ramp
+from .incidents import describe
 
 
 class RestartedLog(Rule):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .base import Example
-from .common import TextSampleRule
 from .examples import PLAIN_SAMPLES
+from .shapes import TextSampleRule
 from .textstats import near_duplicate_share, split_early_late
 
 

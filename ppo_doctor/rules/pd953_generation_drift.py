@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .base import Example
-from .common import TextSampleRule
 from .examples import PLAIN_SAMPLES
+from .shapes import TextSampleRule
 from .textstats import js_divergence, mean, split_early_late, unusual_char_share
 
 SPAM = [

@@ -2,7 +2,7 @@
 metadata and the lines that are its own.
 
 * :class:`SustainedRule`: a metric beyond a level for a sustained stretch (60 % of a window of
-  5 % of the run: :func:`.common.sustain_window`), the level fixed or taken from the series'
+  5 % of the run: :func:`.incidents.sustain_window`), the level fixed or taken from the series'
   own early window ("fell below 40 % of its early level").  The rule names the parameter of
   its level (``level_param``) and of its error level (``error_param``), or says how it gets
   them (``level``, ``points``: default its first ``requires`` entry); by default it reports
@@ -27,18 +27,24 @@ import numpy as np
 
 from ..detect import Oscillation, Span, oscillation, sustained_spans
 from ..results import Finding
+from ..run import Run
 from .base import Rule, RuleContext
-from .common import incident, sustain_window
+from .incidents import incident, sustain_window
 from .messages import fmt_num
 
 
 class Points(Protocol):
     """A judged series: the metric it comes from, its steps and finite values (an
-    :class:`.inputs.Input`, a :class:`.common.KLView`, an :class:`.common.EntropyView`)."""
+    :class:`.inputs.Input`, a :class:`ppo_doctor.view.KLView`, an :class:`ppo_doctor.view.EntropyView`)."""
 
-    metric: str
-    steps: np.ndarray
-    values: np.ndarray
+    @property
+    def metric(self) -> str: ...
+
+    @property
+    def steps(self) -> np.ndarray: ...
+
+    @property
+    def values(self) -> np.ndarray: ...
 
 
 P = TypeVar("P", bound=Points)
@@ -89,7 +95,7 @@ class Stretch(Generic[P]):
 
 
 def stretch_incident(rule: Rule, ctx: RuleContext, st: Stretch[Any], *, observed: dict[str, float] | None = None, **kw: Any) -> Finding:
-    """The finding for the spans of ``st`` (:func:`.common.incident`): onset before the first
+    """The finding for the spans of ``st`` (:func:`.incidents.incident`): onset before the first
     span, threshold step at its start, peak at the worst span's worst point, end at the last
     span's end (each overridable), message filled from ``observed`` (default
     :attr:`Stretch.summary`) and ``fmt``."""
@@ -225,3 +231,14 @@ def _highest_between(steps: np.ndarray, values: np.ndarray, o: Oscillation) -> i
     if not inside.any():
         return o.start_step
     return int(steps[inside][int(np.argmax(values[inside]))])
+
+
+class TextSampleRule(Rule):
+    """Base for rules that read ``run.texts``: not applicable when no text samples were logged;
+    their findings observe the texts (``Finding.observes``), not a metric."""
+
+    observes = "texts"
+
+    @classmethod
+    def missing(cls, run: Run) -> list[str]:
+        return super().missing(run) + ([] if run.texts else ["text samples"])

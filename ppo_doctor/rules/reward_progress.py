@@ -1,0 +1,133 @@
+"""How the mean reward progressed: clearly rising, solved, collapsed after a peak, or restarted.
+
+Rules that judge another metric read the reward beside it: a weak critic or shorter answers are
+no trouble while the policy learns well (:func:`learning_despite_critic`), a falling entropy is
+confidence on a solved task (:func:`solved`), a reward that did improve and lost it is a collapse
+(:func:`collapsed`, PD204), not an absence of progress (PD301), and a new training call on a
+continuing step axis can change what the reward measures (:func:`phase_starts`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..detect import PeakDrop, TrendSummary, finite_xy, peak_drop, summarize
+from .base import RuleContext
+from .messages import fmt_num
+
+# How many noise standard errors of a window median the reward must rise by for "the policy
+# learns well" (PD203 and PD202 use 3 for a significant reward change).
+LEARNING_RISE = 3.0
+
+
+def reward_arrays(ctx: RuleContext, min_points: int) -> tuple[str, np.ndarray, np.ndarray] | None:
+    """``(metric, steps, values)`` of the mean reward (``reward/score``, else ``reward/total``),
+    finite, when it has at least ``min_points`` points; else None.  For rules that read the
+    reward beside their own metric."""
+    metric = ctx.first_present("reward/score", "reward/total")
+    if metric is None:
+        return None
+    s, v = ctx.finite(metric)
+    return (metric, s, v) if len(v) >= min_points else None
+
+
+def _rising_reward(ctx: RuleContext, min_points: int) -> tuple[TrendSummary, np.ndarray] | None:
+    """The reward's trend summary and finite values when it rose clearly (by at least
+    :data:`LEARNING_RISE` noise standard errors over at least ``min_points`` points), else None."""
+    reward = reward_arrays(ctx, min_points)
+    if reward is None:
+        return None
+    _, s, v = reward
+    t = summarize(s, v)
+    if not (t.change > 0 and t.change_in_noise >= LEARNING_RISE):
+        return None
+    return t, v
+
+
+def learning_despite_critic(ctx: RuleContext, min_points: int = 20) -> str | None:
+    """Evidence text when the mean reward rose clearly over the run, else None.
+
+    A critic that explains little of the returns while the reward rises well is a note, not a
+    symptom (value rules PD403 and PD405 then report at info level, as PD702 does for answers
+    that got shorter but are more than EOS): the policy learns
+    regardless, and once a task is solved the returns sit at a cap, where they have almost no
+    variance left to explain (explained variance = 1 - Var(returns - values) / Var(returns)).
+    """
+    rising = _rising_reward(ctx, min_points)
+    if rising is None:
+        return None
+    t, _ = rising
+    return f"the reward rose {fmt_num(t.first)} -> {fmt_num(t.last)} ({fmt_num(t.change_in_noise)} noise s.e.): the policy learns despite the critic"
+
+
+# A reward that kept this share of its way up to its 95th percentile ends "at the top": a noisy
+# bounded reward (accuracy over a small batch) wanders below its best points by chance.
+TOP_SHARE = 0.8
+
+
+def solved(ctx: RuleContext, min_points: int = 20) -> str | None:
+    """Evidence text when the reward rose clearly and its last window sits at the top of the run's
+    range (within two standard errors of its 95th percentile, or at least :data:`TOP_SHARE` of
+    the way from its first window to it), else None: a task the policy solved, where becoming
+    confident (lower entropy) is what learning looks like."""
+    rising = _rising_reward(ctx, min_points)
+    if rising is None:
+        return None
+    t, v = rising
+    se = t.noise * math.sqrt(2.0 / max(1, t.window))
+    top = float(np.percentile(v, 95))
+    if not (t.last >= top - 2 * se or t.last - t.first >= TOP_SHARE * (top - t.first)):
+        return None
+    return f"the reward rose {fmt_num(t.first)} -> {fmt_num(t.last)} and ends at the top of its range: the policy solved its task"
+
+
+# Counters that a trainer resets at the start of each training call while the step axis goes on:
+# SB3's ``time/iterations`` is a local of ``OnPolicyAlgorithm.learn`` (``iteration = 0``, logged by
+# ``_dump_logs``), so a second ``learn(..., reset_num_timesteps=False)`` restarts it at 1 while
+# ``time/total_timesteps``, the step, continues.  Curricula and environment swaps are written so
+# (``model.set_env(harder); model.learn(...)``).
+PHASE_COUNTERS = ("time/iterations",)
+
+
+def phase_starts(ctx: RuleContext) -> list[int]:
+    """Steps where a new training call began on a continuing step axis: a phase counter
+    (:data:`PHASE_COUNTERS`) fell back.  What the reward measures may change there."""
+    out: list[int] = []
+    for metric in PHASE_COUNTERS:
+        if ctx.has(metric):
+            s, v = finite_xy(*ctx.arrays(metric))
+            out += [int(x) for x in s[1:][np.diff(v) < 0]]
+    return sorted(set(out))
+
+
+# reward-collapse's (PD204) defaults for :func:`collapsed`; PD301 applies the same test with
+# PD204's configured values (``RuleContext.params_of``), falling back to these.
+COLLAPSE_DEFAULTS = {"min_gain": 4.0, "drop": 0.5, "min_points": 30}
+
+
+def collapsed(ctx: RuleContext, metric: str, min_gain: float, drop: float, min_points: int) -> tuple[np.ndarray, PeakDrop] | None:
+    """``(steps, PeakDrop)`` when ``metric`` fell far below an established peak level for good:
+    after climbing significantly, it lost at least ``drop`` of that gain; or, when its first
+    window already sat at the peak (a rise inside the first window, or a run started at its
+    best), it fell significantly by at least ``drop`` of the peak's magnitude.  None otherwise
+    (PD204 reports it; PD301 does not call such a reward "not improving": it did improve once, or
+    started high)."""
+    s, v = ctx.finite(metric)
+    if len(v) < min_points:
+        return None
+    pd = peak_drop(s, v)
+    if pd is None or pd.fall_idx is None or pd.recovered:
+        return None
+    floor = min_gain * max(pd.noise_se, 1e-12)
+    before_the_end = pd.fall_idx < len(v) - pd.window  # it fell, then stayed down for a window at least
+    if not (before_the_end and pd.fall >= floor):
+        return None
+    if pd.gain >= floor:
+        far = pd.lost_share >= drop
+    else:
+        # no gain to lose a share of: the fall is "far" against the level itself, so that a
+        # reward at 1.0 that ends at 0 collapses and one that ends at 0.99 does not
+        far = pd.fall >= drop * max(abs(pd.peak), abs(pd.late))
+    return (s, pd) if far else None
