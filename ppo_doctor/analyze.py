@@ -3,28 +3,30 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Mapping
 
-from .config import Config
+from .config import coerce
 from .cost import failure_cost
 from .diagnose import rank_causes
 from .errors import PPODoctorError
 from .ingest.dataframe import ACCEPTED, is_table, raw_run
 from .metrics import build_run
-from .pipeline import Schedule, map_runs
+from .pipeline import map_runs
 from .results import Report, RunReport
 from .rules import registry
 from .rules.engine import run_rules, verdict_for
 from .run import Run
+from .settings import Config
 
 log = logging.getLogger(__name__)
 
 
 def analyze_run(run: Run, config: Config | Mapping[str, Any] | None = None) -> RunReport:
-    """Rules and diagnosis for one already-loaded run (``config``: see :meth:`Config.coerce`)."""
-    findings, not_applicable = run_rules(run, Config.coerce(config))
+    """Rules and diagnosis for one already-loaded run (``config``: see :func:`ppo_doctor.config.coerce`)."""
+    findings, not_applicable = run_rules(run, coerce(config))
     verdict, reason = not_read_in_full(run, *verdict_for(run, findings, not_applicable))
     # causes explain symptoms: a run with none (healthy, or unknown) is not given "likely causes"
     # built from its info notes alone, which would contradict its verdict
@@ -52,10 +54,10 @@ def analyze(
     path: Any,
     config: Config | Mapping[str, Any] | None = None,
     *,
-    jobs: int = 1,
+    jobs: int | None = None,
     executor: str | None = None,
     dask: str | None = None,
-    dask_timeout: float = 60.0,
+    dask_timeout: float | None = None,
     hparams: dict[str, Any] | None = None,
     name: str = "dataframe",
 ) -> Report:
@@ -68,10 +70,12 @@ def analyze(
     (``executor="processes"``, the default when ``jobs > 1``: the rules cost as much as the reading,
     so each worker reads *and* analyses its run), or on Dask (``executor="dask"``, ``dask`` = a
     scheduler address, or a LocalCluster of ``jobs`` workers when None; ``dask_timeout``: seconds to
-    wait for the cluster and a worker before failing).
+    wait for the cluster and a worker before failing).  These are the settings' own keys
+    (``Config.schedule``, the one way they reach the pipeline): a keyword argument given here
+    overrides the one in ``config``.
     """
 
-    cfg = Config.coerce(config)  # validated and coerced once, for every run
+    cfg = coerce(config)  # validated and coerced once, for every run
     if is_table(path):
         run = run_from_data(path, hparams=hparams, name=name, aliases=cfg.aliases)
         return Report(runs=[analyze_run(run, cfg)], rules=registry.metadata(cfg.select, cfg.ignore))
@@ -81,8 +85,15 @@ def analyze(
     if bad:
         raise PPODoctorError(f"cannot analyse a {type(bad[0]).__name__}: expected {ACCEPTED}")
     report = Report(rules=registry.metadata(cfg.select, cfg.ignore))
-    schedule = Schedule.choose(executor=executor, jobs=jobs, dask=dask, dask_timeout=dask_timeout)
-    for run_reports, errors in map_runs(paths, partial(analyze_run, config=cfg), schedule, aliases=cfg.aliases):
+    # keyword arguments win over the settings' own executor keys
+    cfg = replace(
+        cfg,
+        jobs=cfg.jobs if jobs is None else jobs,
+        executor=cfg.executor if executor is None else executor,
+        dask=cfg.dask if dask is None else dask,
+        dask_timeout=cfg.dask_timeout if dask_timeout is None else dask_timeout,
+    )
+    for run_reports, errors in map_runs(paths, partial(analyze_run, config=cfg), cfg.schedule, aliases=cfg.aliases):
         report.errors.extend(errors)
         report.runs.extend(run_reports)
     return report

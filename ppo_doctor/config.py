@@ -30,7 +30,8 @@ case (``"Warning"``), ``jobs`` and numeric rule parameters written as strings (`
 parameter given an integer, a boolean one given ``"true"``/``"false"``.  :func:`resolve` returns
 a :class:`Config`, the frozen, typed settings that :func:`ppo_doctor.analyze`, the rule engine
 and :class:`~ppo_doctor.monitor.Monitor` take (they also accept a mapping of the same keys,
-which they validate and coerce through :meth:`Config.coerce`).
+which they validate and coerce through :func:`coerce`); the frozen settings themselves are
+:mod:`ppo_doctor.settings`, a leaf that imports nothing of the rules or the renderers.
 """
 
 from __future__ import annotations
@@ -38,15 +39,14 @@ from __future__ import annotations
 import math
 import reprlib
 import sys
-from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .errors import ConfigError, too_big
 from .metrics import CANONICAL
 from .report import FORMATS
-from .results import SEVERITIES
 from .rules import registry
+from .settings import DEFAULTS, EXECUTORS, FAIL_ON, Config
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -57,8 +57,6 @@ CONFIG_FILE = "ppo-doctor.toml"
 PYPROJECT = "pyproject.toml"
 TOOL_TABLE = "ppo-doctor"
 
-FAIL_ON = (*SEVERITIES, "never")  # the lowest severity that fails check / watch, or never
-EXECUTORS = ("local", "processes", "dask")  # how ppo_doctor.pipeline schedules runs
 
 
 # where a value came from, for ``--show-settings``
@@ -342,73 +340,15 @@ def validate(raw: dict[str, Any], source: str = "configuration") -> dict[str, An
     return out
 
 
-@dataclass(frozen=True)
-class Config:
-    """The resolved settings (see the module docstring for each key), validated and coerced once.
-
-    Built by :func:`resolve` (defaults < file < command line) or, from a mapping of the same
-    keys, by :meth:`coerce`; every consumer reads attributes, never a dict.  ``select`` already
-    holds ``extend_select`` (and ``ignore`` ``extend_ignore``) when :func:`resolve` built it;
-    ``config_file`` names the file that was read.  The tables (``aliases``, ``rules``,
-    ``per_run_ignores``) are plain dicts so that the object pickles to worker processes; treat
-    them as read-only (:meth:`to_dict` returns copies).
-    """
-
-    fail_on: str = "error"
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    extend_select: tuple[str, ...] = ()
-    extend_ignore: tuple[str, ...] = ()
-    per_run_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    format: str = "text"
-    jobs: int = 1
-    executor: str | None = None
-    dask: str | None = None
-    dask_timeout: float = 60.0
-    aliases: dict[str, str] = field(default_factory=dict)
-    rules: dict[str, dict[str, Any]] = field(default_factory=dict)
-    config_file: str | None = None
-
-    @classmethod
-    def coerce(cls, value: Config | Mapping[str, Any] | None, source: str = "configuration") -> Config:
-        """``value`` itself when it is a Config; else its keys validated and coerced (None: the
-        defaults).  Raises :class:`~ppo_doctor.errors.ConfigError` naming ``source`` and every
-        bad key or value."""
-        if isinstance(value, Config):
-            return value
-        raw = dict(value or {})
-        config_file = raw.pop("config_file", None)
-        return cls._of(validate(raw, source), config_file=None if config_file is None else str(config_file))
-
-    @classmethod
-    def _of(cls, checked: Mapping[str, Any], config_file: str | None = None) -> Config:
-        """A Config from already validated values."""
-        values: dict[str, Any] = {}
-        for key, value in checked.items():
-            if key in ("select", "ignore", "extend_select", "extend_ignore"):
-                value = tuple(value)
-            elif key == "per_run_ignores":
-                value = {str(k): tuple(v) for k, v in value.items()}
-            elif key in ("aliases", "rules"):
-                value = {str(k): (dict(v) if isinstance(v, dict) else v) for k, v in value.items()}
-            values[key] = value
-        return cls(**values, config_file=config_file)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Every setting as plain lists and dicts (``--show-settings``, JSON)."""
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, tuple):
-                value = list(value)
-            elif isinstance(value, dict):
-                value = {k: (list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, dict) else v) for k, v in value.items()}
-            out[f.name] = value
-        return out
-
-
-# every key a config file or the command line may set, with its default
-DEFAULTS: dict[str, Any] = {k: v for k, v in Config().to_dict().items() if k != "config_file"}
+def coerce(value: Config | Mapping[str, Any] | None, source: str = "configuration") -> Config:
+    """``value`` itself when it is a Config; else its keys validated and coerced (None: the
+    defaults).  Raises :class:`~ppo_doctor.errors.ConfigError` naming ``source`` and every
+    bad key or value."""
+    if isinstance(value, Config):
+        return value
+    raw = dict(value or {})
+    config_file = raw.pop("config_file", None)
+    return Config.from_checked(validate(raw, source), config_file=None if config_file is None else str(config_file))
 
 
 def resolve(
@@ -478,4 +418,4 @@ def resolve_with_sources(
         settings["ignore"] = [*settings["ignore"], *extend["ignore"]]
         sources["ignore"] += " + extend-ignore"
     sources["config_file"] = DEFAULT_SOURCE if path is None else ("--config" if config_file is not None else "found from the current directory")
-    return Config._of(settings, config_file=None if path is None else str(path)), sources
+    return Config.from_checked(settings, config_file=None if path is None else str(path)), sources

@@ -42,7 +42,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .analyze import analyze_run
-from .config import Config
+from .config import coerce
+from .settings import Config
 from .frame import RawRun, RawSeries, TextSample
 from .frameworks import is_eval_key
 from .metrics import build_run
@@ -279,7 +280,7 @@ class Monitor:
             raise ValueError(f"planned_steps must be >= 1, got {planned_steps}")
         self.planned_steps = planned_steps
         self.warmup_steps = warmup_steps
-        self.config = Config.coerce(config)
+        self.config = coerce(config)
         self.hparams: dict[str, Any] = dict(hparams or {})
         self.run_id = run_id
         self.path = path

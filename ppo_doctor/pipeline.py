@@ -37,47 +37,17 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
-from .config import EXECUTORS
 from .errors import ConfigError, PPODoctorError
 from .frame import ReadIssue
 from .ingest import LoadResult, _read_source, display
 from .ingest.discover import RunSource, discover
 from .ingest.storage import as_path, is_url
+from .settings import Schedule
 from .run import Run
 
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Schedule:
-    """Where and how runs are processed; see the module docstring for each executor."""
-
-    executor: str = "local"
-    jobs: int = 1
-    dask: str | None = None  # scheduler address of an existing cluster (tcp://host:8786)
-    retries: int = 1  # extra tries of a run whose worker died
-    # seconds to wait for the Dask cluster to answer and to have a worker: a cluster with none
-    # (what a nanny that gives up leaves) would otherwise hold every task forever
-    dask_timeout: float = 60.0
-
-    def __post_init__(self) -> None:
-        if self.executor not in EXECUTORS:
-            raise ConfigError(f"unknown executor {self.executor!r}; choose from {', '.join(EXECUTORS)}")
-        if self.jobs < 1:
-            raise ConfigError(f"jobs must be >= 1, got {self.jobs}")
-
-    @classmethod
-    def choose(cls, *, executor: str | None = None, jobs: int | None = None, dask: str | None = None, dask_timeout: float = 60.0) -> "Schedule":
-        """The schedule the command-line flags ask for: ``--dask ADDRESS`` means the Dask executor,
-        ``--jobs N`` (N > 1) alone means local processes, nothing means this process."""
-        n = jobs or 1
-        if executor is None:
-            executor = "dask" if dask else ("processes" if n > 1 else "local")
-        if dask and executor != "dask":
-            raise ConfigError(f"--dask {dask} needs the dask executor, not {executor!r}")
-        return cls(executor=executor, jobs=n, dask=dask, dask_timeout=dask_timeout)
 
 
 @dataclass

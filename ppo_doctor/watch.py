@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .analyze import analyze, analyze_run
-from .config import Config
+from .config import coerce
+from .settings import Config
 from .exits import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from .frame import RawRun, ReadIssue
 from .ingest import _read_source
@@ -92,7 +93,7 @@ class Watcher:
 
     def __init__(self, path: str | Path, config: Config | Mapping[str, Any] | None, emit: Callable[[dict[str, Any]], None], *, idle: float = 120.0, clock: Callable[[], float] = time.time) -> None:
         self.path = Path(path)
-        self.config = Config.coerce(config)
+        self.config = coerce(config)
         self.emit = emit
         self.idle = idle
         self.clock = clock

@@ -45,10 +45,11 @@ def calls(monkeypatch, tmp_path):
     """Stub ``analyze``: the last path component picks a report; the config is recorded."""
     seen: list[dict] = []
 
-    def fake_analyze(path, config=None, *, jobs=1):
+    def fake_analyze(path, config=None):
         combined = Report()
         for p in path if isinstance(path, list) else [path]:  # several paths come in one call
-            seen.append({"path": str(p), "config": config.to_dict(), "jobs": jobs})
+            # the settings are the one way the executor keys arrive (Config.schedule)
+            seen.append({"path": str(p), "config": config.to_dict(), "jobs": config.schedule.jobs})
             part = REPORTS[Path(p).name]()
             combined.runs.extend(part.runs)
             combined.errors.extend(part.errors)

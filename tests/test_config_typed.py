@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import ppo_doctor
-from ppo_doctor.config import Config, coerce_param, resolve, resolve_with_sources
+from ppo_doctor.config import Config, coerce, coerce_param, resolve, resolve_with_sources
 from ppo_doctor.errors import ConfigError
 from ppo_doctor.rules import registry
 from ppo_doctor.rules.engine import _overrides_for
@@ -27,11 +27,11 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_config_is_frozen_and_typed():
-    cfg = Config.coerce({"select": ["PD1"], "per_run_ignores": {"legacy-*": ["PD9"]}, "jobs": 2})
+    cfg = coerce({"select": ["PD1"], "per_run_ignores": {"legacy-*": ["PD9"]}, "jobs": 2})
     assert cfg.select == ("PD1",) and cfg.per_run_ignores == {"legacy-*": ("PD9",)} and cfg.jobs == 2
     with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.jobs = 3  # type: ignore[misc]
-    assert Config.coerce(cfg) is cfg  # coerced once: a Config passes through untouched
+    assert coerce(cfg) is cfg  # coerced once: a Config passes through untouched
     assert pickle.loads(pickle.dumps(cfg)) == cfg  # it travels to worker processes
 
 
@@ -55,13 +55,13 @@ def test_a_rules_name_entry_beats_its_code_entry_in_either_order(tmp_path, table
     write(tmp_path / "ppo-doctor.toml", table)
     rule = registry.get("PD201")
     assert _overrides_for(rule, resolve(start=tmp_path).rules) == {"z": 5.0}
-    assert _overrides_for(rule, Config.coerce({"rules": {"reward-spike": {"z": 5}, "PD201": {"z": 9}}}).rules) == {"z": 5.0}
+    assert _overrides_for(rule, coerce({"rules": {"reward-spike": {"z": 5}, "PD201": {"z": 9}}}).rules) == {"z": 5.0}
 
 
 def test_values_are_coerced_once():
-    cfg = Config.coerce({"fail-on": "Warning", "jobs": "4", "format": " JSON ", "dask": " tcp://h:8786 ", "select": "PD1"})
+    cfg = coerce({"fail-on": "Warning", "jobs": "4", "format": " JSON ", "dask": " tcp://h:8786 ", "select": "PD1"})
     assert (cfg.fail_on, cfg.jobs, cfg.format, cfg.dask, cfg.select) == ("warning", 4, "json", "tcp://h:8786", ("PD1",))
-    spike = Config.coerce({"rules": {"PD201": {"z": 10, "min_points": "30", "direction": "down"}}}).rules["PD201"]
+    spike = coerce({"rules": {"PD201": {"z": 10, "min_points": "30", "direction": "down"}}}).rules["PD201"]
     assert spike == {"z": 10.0, "min_points": 30, "direction": "down"}
     assert type(spike["z"]) is float and type(spike["min_points"]) is int
 
@@ -91,7 +91,7 @@ def test_bad_values_name_the_key_and_the_source(tmp_path):
     with pytest.raises(ConfigError, match=r"^command line: fail_on: expected one of info, warning, error, never, got 'loud'"):
         resolve({"fail_on": "loud"}, isolated=True)
     with pytest.raises(ConfigError, match=r"^configuration: jobs: expected an integer >= 1, got True"):
-        Config.coerce({"jobs": True})
+        coerce({"jobs": True})
 
 
 def test_analyze_takes_a_mapping_or_a_config_alike():

@@ -240,7 +240,7 @@ def rules_and_causes(example):
     from ppo_doctor.rules.examples import example_run
 
     run = example_run(example)
-    findings, _ = run_rules(run, {})
+    findings, _ = run_rules(run)
     return findings, rank_causes(findings, run)
 
 

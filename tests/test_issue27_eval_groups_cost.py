@@ -13,6 +13,7 @@ import ppo_doctor
 from ppo_doctor.analyze import analyze_run
 from ppo_doctor.cost import _hours_after, device_count, failure_cost
 from ppo_doctor.rules.base import Example
+from ppo_doctor.config import coerce
 from ppo_doctor.rules.engine import run_rules
 from ppo_doctor.rules.examples import example_run, flat, ramp, saturating
 from ppo_doctor.rules.pd205_train_eval_divergence import TrainEvalDivergence
@@ -22,7 +23,7 @@ from ppo_doctor.sweep.render import render_text
 
 
 def _codes(run, code):
-    findings, na = run_rules(run, {"select": [code]})
+    findings, na = run_rules(run, coerce({"select": [code]}))
     return [f for f in findings if f.code == code], na
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from benchmarks.gen_sweep import write_sweep
 from ppo_doctor.errors import ConfigError
-from ppo_doctor.pipeline import Schedule, find_sources, map_runs, stream
+from ppo_doctor.pipeline import find_sources, map_runs, stream
+from ppo_doctor.settings import Schedule
 from ppo_doctor.run import Run
 
 

@@ -35,7 +35,7 @@ def sweep_run(corpus_dir, name):
 @pytest.mark.parametrize("name", ["beta0.05_seed42", "beta0.05_seed123", "beta0.1_seed42", "beta0.1_seed456"])
 def test_low_beta_runs_are_kl_blowups(corpus_dir, name):
     run = sweep_run(corpus_dir, name)
-    findings, na = run_rules(run, {})
+    findings, na = run_rules(run)
     blowup = [f for f in findings if f.code == "PD101"]
     assert blowup and blowup[0].severity == "error"
     assert blowup[0].start_step <= blowup[0].threshold_step <= 40  # the KL escapes early in these runs
@@ -46,6 +46,6 @@ def test_low_beta_runs_are_kl_blowups(corpus_dir, name):
 @pytest.mark.parametrize("name", ["beta0.2_seed42", "beta0.5_seed42", "beta0.5_seed123", "beta0.5_seed456"])
 def test_stable_runs_have_no_error(corpus_dir, name):
     run = sweep_run(corpus_dir, name)
-    findings, na = run_rules(run, {})
+    findings, na = run_rules(run)
     assert [f.code for f in findings if f.severity == "error"] == []
     assert verdict_for(run, findings, na)[0] == "healthy"

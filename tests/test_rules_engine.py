@@ -8,7 +8,7 @@ import logging
 import numpy as np
 import pytest
 
-from ppo_doctor.config import validate_rule_options, validate_selection
+from ppo_doctor.config import coerce, validate_rule_options, validate_selection
 from ppo_doctor.rules import registry
 from ppo_doctor.rules.base import Example
 from ppo_doctor.rules.engine import run_rules, verdict_for
@@ -74,16 +74,16 @@ def test_validate_rule_options():
 
 def test_overrides_by_code_and_name_change_the_outcome():
     run = example_run(registry.get("PD101").bad_example())
-    fired = {f.code for f in run_rules(run, {"select": ["PD101"]})[0]}
+    fired = {f.code for f in run_rules(run, coerce({"select": ["PD101"]}))[0]}
     assert fired == {"PD101"}
     for key in ("PD101", "kl-above-band", "pd101"):
-        quiet, _ = run_rules(run, {"select": ["PD101"], "rules": {key: {"seq_band": 100}}})
+        quiet, _ = run_rules(run, coerce({"select": ["PD101"], "rules": {key: {"seq_band": 100}}}))
         assert quiet == []
 
 
 def test_not_applicable_names_the_missing_metrics():
     run = example_run(Example(series={"loss/value": flat(30, 1.0, 0.1)}))
-    findings, na = run_rules(run, {})
+    findings, na = run_rules(run)
     missing = {n.code: n.missing for n in na}
     assert missing["PD101"] == ["kl/ref"]
     assert missing["PD201"] == ["reward/score|reward/total"]
@@ -103,7 +103,7 @@ def test_a_failing_rule_is_logged_and_skipped(monkeypatch, caplog):
     monkeypatch.setattr(rule, "evaluate", boom)
     run = example_run(registry.get("PD101").bad_example())
     with caplog.at_level(logging.ERROR):
-        findings, na = run_rules(run, {})
+        findings, na = run_rules(run)
     assert any(f.code == "PD101" for f in findings)
     assert ("PD201", ["internal error: ZeroDivisionError"]) in [(n.code, n.missing) for n in na]
     assert "PD201" in caplog.text
@@ -111,7 +111,7 @@ def test_a_failing_rule_is_logged_and_skipped(monkeypatch, caplog):
 
 def test_verdicts():
     bad = example_run(registry.get("PD101").bad_example())
-    verdict, reason = verdict_for(bad, *run_rules(bad, {}))
+    verdict, reason = verdict_for(bad, *run_rules(bad))
     assert verdict == "unhealthy" and "PD101" in reason
 
     healthy = example_run(
@@ -120,7 +120,7 @@ def test_verdicts():
             metric_info=KL_INFO,
         )
     )
-    verdict, reason = verdict_for(healthy, *run_rules(healthy, {}))
+    verdict, reason = verdict_for(healthy, *run_rules(healthy))
     assert verdict == "healthy"
     assert "not judged: no policy/value loss" in reason
 
@@ -128,23 +128,23 @@ def test_verdicts():
 def test_unknown_when_nothing_can_be_judged():
     # an SFT control run: a bare loss (HF maps it to loss/total), a learning rate, timings
     sft = example_run(Example(series={"loss/total": saturating(50, 2.0, 1.0), "opt/lr": flat(50, 1e-5), "time/step": flat(50, 0.3)}))
-    verdict, reason = verdict_for(sft, *run_rules(sft, {}))
+    verdict, reason = verdict_for(sft, *run_rules(sft))
     assert verdict == "unknown" and "no reward, no KL" in reason
     empty = example_run(Example(series={}))
-    assert verdict_for(empty, *run_rules(empty, {}))[0] == "unknown"
+    assert verdict_for(empty, *run_rules(empty))[0] == "unknown"
 
 
 def test_healthy_without_kl_says_kl_was_not_judged():
     series = {"reward/score": saturating(100, 0, 2, sd=0.1), "loss/policy": flat(100, 0.0, 0.05)}
     # a GRPO run without ``beta`` in its config ran with TRL's default 0: KL off by design, PD902 a note
     run = example_run(Example(series=series, framework="trl_grpo"))
-    findings, na = run_rules(run, {})
+    findings, na = run_rules(run)
     verdict, reason = verdict_for(run, findings, na)
     assert verdict == "healthy" and "KL off by configuration" in reason
     assert [(f.code, f.severity) for f in findings if f.code == "PD902"] == [("PD902", "info")]
     # beta 0.04 and no KL logged: healthy on what it logs, never "healthy on KL"
     run = example_run(Example(series=series, config={"kl_coef": 0.04}, framework="trl_grpo"))
-    findings, na = run_rules(run, {})
+    findings, na = run_rules(run)
     verdict, reason = verdict_for(run, findings, na)
     assert verdict == "healthy" and "no KL metric" in reason
 
@@ -160,7 +160,7 @@ def test_warnings_make_a_run_unhealthy_with_a_one_sentence_reason():
             }
         )
     )
-    findings, na = run_rules(run, {})
+    findings, na = run_rules(run)
     assert not [f for f in findings if f.severity == "error"]
     verdict, reason = verdict_for(run, findings, na)
     # one warning decides; the reason is the earliest worst finding with its message, the other
@@ -176,7 +176,7 @@ def test_warnings_make_a_run_unhealthy_with_a_one_sentence_reason():
 
 def test_findings_are_sorted_and_json_ready():
     run = example_run(registry.get("PD202").bad_example())
-    findings, _ = run_rules(run, {})
+    findings, _ = run_rules(run)
     keys = [(f.code, f.start_step) for f in findings]
     assert keys == sorted(keys)
     assert all(isinstance(f.to_dict()["start_step"], int) for f in findings)
@@ -186,7 +186,7 @@ def test_engine_on_a_run_of_nans_and_infs_does_not_raise():
     v = np.full(40, np.nan)
     v[::3] = np.inf
     run = example_run(Example(series={m: v for m in ("reward/score", "kl/ref", "loss/value", "grad/norm", "policy/entropy", "len/response_mean")}))
-    findings, na = run_rules(run, {})
+    findings, na = run_rules(run)
     assert not [n for n in na if n.missing and n.missing[0].startswith("internal error")]
     assert any(f.code == "PD601" and f.severity == "error" for f in findings)
 
@@ -224,7 +224,7 @@ METRICS = ["reward/score", "reward/std", "kl/ref", "kl/coef", "kl/old", "loss/va
 def test_engine_never_raises_on_arbitrary_input(series, estimator, reduction, framework, config):
     info = {"kl/ref": {"estimator": estimator, "reduction": reduction}} if "kl/ref" in series else {}
     run = example_run(Example(series=series, metric_info=info, framework=framework, config=config))
-    findings, na = run_rules(run, {})
+    findings, na = run_rules(run)
     assert not [n.missing for n in na if n.missing and n.missing[0].startswith("internal error")]
     for f in findings:
         assert f.severity in SEVERITIES

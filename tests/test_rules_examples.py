@@ -70,7 +70,7 @@ def test_good_example_is_silent(rule):
 def test_good_examples_are_healthy_for_every_rule(rule):
     """A good example is a healthy run: no rule at all may call it broken."""
     run = example_run(rule.good_example())
-    findings, _ = run_rules(run, {})
+    findings, _ = run_rules(run)
     assert [f.code for f in findings if f.severity == "error"] == []
 
 

@@ -32,7 +32,7 @@ def fire(rule, example):
 
 def analyse(example):
     run = example_run(example)
-    findings, _ = run_rules(run, {})
+    findings, _ = run_rules(run)
     return findings, rank_causes(findings, run)
 
 

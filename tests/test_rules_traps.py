@@ -11,6 +11,7 @@ import pytest
 from ppo_doctor.frame import RawRun, RawSeries, ReadIssue, TextSample
 from ppo_doctor.metrics import build_run
 from ppo_doctor.rules.base import Example
+from ppo_doctor.config import coerce
 from ppo_doctor.rules.engine import run_rules, verdict_for
 from ppo_doctor.rules.examples import decay, example_run, flat, ramp, saturating, with_points
 
@@ -18,7 +19,7 @@ SEQ_K1 = {"kl/ref": {"estimator": "k1", "reduction": "seq_sum"}}
 
 
 def fired(run, *codes):
-    findings, _ = run_rules(run, {"select": list(codes)} if codes else {})
+    findings, _ = run_rules(run, coerce({"select": list(codes)} if codes else {}))
     return {(f.code, f.severity) for f in findings}
 
 
@@ -64,7 +65,7 @@ def test_critic_that_cannot_follow_an_unnormalised_reward_is_noted_at_any_scale(
     run = x100_critic(0.07, scale)
     # the reward still rises 20 -> 90: a critic that cannot follow it is a note, not a symptom
     assert fired(run, "PD4") == {("PD405", "info")}
-    f = run_rules(run, {"select": ["PD405"]})[0][0]
+    f = run_rules(run, coerce({"select": ["PD405"]}))[0][0]
     assert f.observed["late"] > f.observed["early"] and f.observed["late_ev"] < 0.1
     assert f.causes["reward-not-normalized"] > 0
 
@@ -116,7 +117,7 @@ def std_collapse(reward, kl=None):
 
 
 def symptoms_of(run, code):
-    return {f.symptom for f in run_rules(run, {"select": [code]})[0]}
+    return {f.symptom for f in run_rules(run, coerce({"select": [code]}))[0]}
 
 
 def test_reward_spread_collapse_at_the_ceiling_with_kl_in_band_is_not_hacking():
@@ -198,7 +199,7 @@ def test_sustained_negative_k1_points_at_generation_settings():
     run = example_run(
         Example(series={"kl/ref": ramp(200, 0.0, -6.0, sd=0.5, seed=8)}, config={"top_k": 50, "min_new_tokens": 16}, metric_info=SEQ_K1)
     )
-    findings, _ = run_rules(run, {"select": ["PD11"]})
+    findings, _ = run_rules(run, coerce({"select": ["PD11"]}))
     assert [(f.code, f.severity) for f in findings] == [("PD111", "error")]
     f = findings[0]
     assert max(f.causes, key=f.causes.get) == "generation-settings"
@@ -218,7 +219,7 @@ def test_token_mean_k1_uses_a_per_token_tolerance():
 def test_negative_values_of_a_nonnegative_estimator_are_a_bug(estimator):
     info = {"kl/ref": {"estimator": estimator, "reduction": "token_mean"}}
     run = example_run(Example(series={"kl/ref": flat(60, -0.01, 0.001)}, metric_info=info))
-    findings, _ = run_rules(run, {"select": ["PD11"]})
+    findings, _ = run_rules(run, coerce({"select": ["PD11"]}))
     assert [f.code for f in findings] == ["PD112"]
     assert findings[0].causes == {"implementation-bug": 1.0}
 
@@ -240,7 +241,7 @@ def test_same_numbers_different_units():
 def test_trlx_square_root_kl_is_squared_before_judging():
     info = {"kl/ref": {"estimator": "sqrt_k3", "reduction": "seq_sum"}}
     run = example_run(Example(series={"kl/ref": saturating(200, 0.0, 6.0, sd=0.05)}, metric_info=info, framework="trlx"))
-    findings, _ = run_rules(run, {"select": ["PD101"]})
+    findings, _ = run_rules(run, coerce({"select": ["PD101"]}))
     assert [(f.code, f.severity) for f in findings] == [("PD101", "error")]  # 6**2 = 36 nats
     assert findings[0].observed["late"] > 30 and "squared" in findings[0].evidence[0]
 
@@ -249,14 +250,14 @@ def test_seq_sum_kl_reports_per_token_value_when_length_is_logged():
     run = example_run(
         Example(series={"kl/ref": ramp(100, 0, 40, sd=0.5), "len/response_mean": flat(100, 40.0, 1.0)}, metric_info=SEQ_K1)
     )
-    f = run_rules(run, {"select": ["PD101"]})[0][0]
+    f = run_rules(run, coerce({"select": ["PD101"]}))[0][0]
     assert 0.8 < f.observed["late_per_token"] < 1.2
 
 
 def test_kl_high_from_the_first_step():
     run = example_run(Example(series={"kl/ref": flat(80, 30.0, 3.0)}, metric_info=SEQ_K1))
     assert ("PD102", "error") in fired(run, "PD102")
-    f = run_rules(run, {"select": ["PD102"]})[0][0]
+    f = run_rules(run, coerce({"select": ["PD102"]}))[0][0]
     assert f.causes["policy-not-from-sft"] == 1.0 and f.start_step == 0
 
 
@@ -279,7 +280,7 @@ def test_samples_turn_a_hacking_warning_into_an_error():
     loop = "so good so good so good so good so good so good so good so good"
     texts = [(0, "A calm and thoughtful review of the film and its cast.")] * 4 + [(199, loop)] * 4
     hacked = example_run(Example(series=series, metric_info=SEQ_K1, texts=texts))
-    findings, _ = run_rules(hacked, {"select": ["PD202"]})
+    findings, _ = run_rules(hacked, coerce({"select": ["PD202"]}))
     assert findings[0].severity == "error"
     assert any("repeat themselves" in e for e in findings[0].evidence)
 
@@ -308,7 +309,7 @@ def test_classic_rl_runs_skip_reference_kl_rules():
             metric_info={"loss/entropy": {"sign": -1}},
         )
     )
-    findings, na = run_rules(run, {})
+    findings, na = run_rules(run)
     assert {n.code for n in na} >= {"PD101", "PD102", "PD111", "PD202"}
     assert [f.code for f in findings if f.severity != "info"] == []
     assert verdict_for(run, findings, na)[0] == "healthy"
@@ -331,7 +332,7 @@ def test_isolated_fp16_overflow_in_grad_norm_is_a_warning_but_nan_loss_is_an_err
 
 def test_unknown_metrics_with_nan_are_grouped_into_one_warning():
     run = example_run(Example(series={"custom/a": with_points(flat(20, 1.0), {5: np.nan}), "custom/b": with_points(flat(20, 1.0), {9: np.inf})}))
-    findings, _ = run_rules(run, {"select": ["PD601"]})
+    findings, _ = run_rules(run, coerce({"select": ["PD601"]}))
     assert [(f.severity, f.metric) for f in findings] == [("warning", "custom/a")]
     assert "custom/b" in findings[0].evidence[-1]
 
@@ -431,7 +432,7 @@ def reference_loop_healthy_run(seed):
 def test_healthy_reference_loop_run_with_every_statistic_mapped_has_no_warning(seed):
     run = reference_loop_healthy_run(seed)
     assert {"len/response_mean", "value/explained_var", "reward/std"} <= set(run.metric_info)
-    findings, na = run_rules(run, {})
+    findings, na = run_rules(run)
     assert [(f.code, f.message) for f in findings if f.severity != "info"] == []
     assert verdict_for(run, findings, na)[0] == "healthy"
 
@@ -439,7 +440,7 @@ def test_healthy_reference_loop_run_with_every_statistic_mapped_has_no_warning(s
 @pytest.mark.parametrize("seed", range(8))
 def test_healthy_runs_have_no_error_and_are_called_healthy(seed):
     run = healthy_run(seed)
-    findings, na = run_rules(run, {})
+    findings, na = run_rules(run)
     assert [(f.code, f.message) for f in findings if f.severity == "error"] == []
     assert verdict_for(run, findings, na)[0] == "healthy"
 
@@ -449,7 +450,7 @@ def test_very_short_runs_never_raise_or_error(n):
     metrics = ("reward/score", "kl/ref", "loss/value", "grad/norm", "policy/entropy", "kl/coef", "policy/ratio_mean", "value/explained_var")
     run = example_run(Example(series={m: np.linspace(1, 2, n) for m in metrics}, metric_info=SEQ_K1, texts=[(0, "hi")] if n else []))
     run.texts.append(TextSample(step=0, tag="t", text=""))
-    findings, na = run_rules(run, {})
+    findings, na = run_rules(run)
     assert [f for f in findings if f.severity == "error"] == []
     assert not [x for x in na if x.missing[0].startswith("internal error")]
 
@@ -462,21 +463,21 @@ def test_kl_collapse_that_comes_back_is_an_error_a_mild_excursion_a_note():
     mild = np.r_[flat(40, 5.0, 0.5, seed=4), flat(40, 14.0, 0.5, seed=5), flat(n - 80, 9.0, 0.5, seed=6)]
     got = {name: fired(example_run(Example(series={"kl/ref": kl}, metric_info=SEQ_K1)), "PD101") for name, kl in (("collapse", collapse), ("mild", mild))}
     assert got == {"collapse": {("PD101", "error")}, "mild": {("PD101", "info")}}
-    f = run_rules(example_run(Example(series={"kl/ref": collapse}, metric_info=SEQ_K1)), {"select": ["PD101"]})[0][0]
+    f = run_rules(example_run(Example(series={"kl/ref": collapse}, metric_info=SEQ_K1)), coerce({"select": ["PD101"]}))[0][0]
     assert any("collapsed" in e for e in f.evidence)
 
 
 def test_reward_scale_whose_square_underflows_is_no_scale():
     # found by the hypothesis engine test: scores ~1e-238 made PD404 divide by 0.0
     run = example_run(Example(series={"reward/score": [0.0, 0.0, 4.7626762956645104e-238], "loss/value": [0.0] * 20}, framework="trl"))
-    findings, na = run_rules(run, {})
+    findings, na = run_rules(run)
     assert not [n for n in na if n.missing and n.missing[0].startswith("internal error")]
 
 
 def test_batch_score_std_whose_square_underflows_is_ignored():
     n = 40
     run = example_run(Example(series={"loss/value": ramp(n, 0.6, 0.8, sd=0.0), "reward/score": flat(n, 0.5, 0.0), "reward/std": [1e-200] * n}))
-    findings, na = run_rules(run, {"select": ["PD405"]})
+    findings, na = run_rules(run, coerce({"select": ["PD405"]}))
     assert findings == [] and not [x for x in na if x.missing and x.missing[0].startswith("internal error")]
 
 
@@ -484,7 +485,7 @@ def test_reward_scale_growing_past_float_range_is_no_crash():
     n = 60
     reward = np.r_[np.full(n // 2, 1e-150), np.full(n - n // 2, 1e150)]
     run = example_run(Example(series={"loss/value": np.r_[np.full(n // 2, 1.0), np.geomspace(1.0, 100.0, n - n // 2)], "reward/score": reward}))
-    findings, na = run_rules(run, {"select": ["PD401", "PD402", "PD404", "PD405"]})
+    findings, na = run_rules(run, coerce({"select": ["PD401", "PD402", "PD404", "PD405"]}))
     assert not [x for x in na if x.missing and x.missing[0].startswith("internal error")]
 
 
@@ -496,7 +497,7 @@ def test_gaussian_entropy_crossing_zero_is_judged_by_its_absolute_change():
     assert fired(mild, "PD701") == set()
     # std shrinking ~500x: a collapse, reported in nats, warning at most
     strong = example_run(Example(series={"loss/entropy": -saturating(n, 1.4, -5.0, sd=0.02, seed=82)}, framework="sb3"))
-    f = run_rules(strong, {"select": ["PD701"]})[0]
+    f = run_rules(strong, coerce({"select": ["PD701"]}))[0]
     assert [(x.code, x.severity) for x in f] == [("PD701", "warning")] and "nats" in f[0].message and "%" not in f[0].message
 
 
@@ -555,7 +556,7 @@ def test_reward_collapse_after_a_peak():
     up = saturating(150, 10.0, 400.0, rate=5, sd=10.0, seed=94)
     down = flat(150, 40.0, 10.0, seed=95)
     run = example_run(Example(series={"reward/score": np.r_[up, down], "opt/lr": flat(n, 3e-4)}, framework="sb3"))
-    got = run_rules(run, {"select": ["PD204", "PD301"]})[0]
+    got = run_rules(run, coerce({"select": ["PD204", "PD301"]}))[0]
     assert [(f.code, f.symptom, f.severity) for f in got] == [("PD204", "reward_collapse", "error")]
     assert 100 <= got[0].start_step <= got[0].threshold_step <= 160  # the level smooths the edge by a few points
     from ppo_doctor.diagnose import rank_causes
@@ -583,9 +584,9 @@ def test_entropy_falling_on_a_solved_task_is_a_note():
     n = 40
     reward = np.r_[np.linspace(0.1, 0.9, 5), flat(n - 5, 0.92, 0.03, seed=102)]
     entropy = saturating(n, 0.27, 0.09, sd=0.01, seed=103)
-    fs = run_rules(example_run(Example(series={"reward/score": reward, "policy/entropy": entropy}, framework="trl_grpo")), {"select": ["PD701"]})[0]
+    fs = run_rules(example_run(Example(series={"reward/score": reward, "policy/entropy": entropy}, framework="trl_grpo")), coerce({"select": ["PD701"]}))[0]
     assert [(f.code, f.severity) for f in fs] == [("PD701", "info")] and "solved" in fs[0].evidence[-1]
-    stuck = run_rules(example_run(Example(series={"reward/score": flat(n, 0.3, 0.03, seed=104), "policy/entropy": entropy}, framework="trl_grpo")), {"select": ["PD701"]})[0]
+    stuck = run_rules(example_run(Example(series={"reward/score": flat(n, 0.3, 0.03, seed=104), "policy/entropy": entropy}, framework="trl_grpo")), coerce({"select": ["PD701"]}))[0]
     assert [(f.code, f.severity) for f in stuck] == [("PD701", "warning")]
 
 
@@ -597,7 +598,7 @@ def test_responses_learning_to_stop_below_the_cap_are_no_collapse():
     assert fired(run, "PD702") == set()
     # collapsing to EOS says so, cap or not
     eos = np.r_[np.full(10, 512.0), np.full(n - 10, 1.5)]
-    fs = run_rules(example_run(Example(series={"len/response_mean": eos, "len/response_clip_ratio": clipped}, framework="trl_grpo")), {"select": ["PD702"]})[0]
+    fs = run_rules(example_run(Example(series={"len/response_mean": eos, "len/response_clip_ratio": clipped}, framework="trl_grpo")), coerce({"select": ["PD702"]}))[0]
     assert [f.code for f in fs] == ["PD702"] and "EOS" in fs[0].message
 
 
@@ -606,9 +607,9 @@ def test_answers_shortening_while_the_reward_rises_are_a_note():
     n = 200
     length = np.r_[np.geomspace(445.0, 16.0, 20), flat(n - 20, 16.0, 2.0, seed=107)]
     reward = saturating(n, 0.12, 0.33, rate=8, sd=0.02, seed=108)
-    fs = run_rules(example_run(Example(series={"len/response_mean": length, "reward/score": reward}, framework="other")), {"select": ["PD702"]})[0]
+    fs = run_rules(example_run(Example(series={"len/response_mean": length, "reward/score": reward}, framework="other")), coerce({"select": ["PD702"]}))[0]
     assert [(f.code, f.severity) for f in fs] == [("PD702", "info")]
-    flat_reward = run_rules(example_run(Example(series={"len/response_mean": length, "reward/score": flat(n, 0.2, 0.02, seed=109)}, framework="other")), {"select": ["PD702"]})[0]
+    flat_reward = run_rules(example_run(Example(series={"len/response_mean": length, "reward/score": flat(n, 0.2, 0.02, seed=109)}, framework="other")), coerce({"select": ["PD702"]}))[0]
     assert [(f.code, f.severity) for f in flat_reward] == [("PD702", "warning")]
 
 
@@ -634,12 +635,12 @@ def test_nan_message_says_where_the_values_end_up():
     r = saturating(n, 0.0, 1.0, sd=0.01, seed=112)
     r[10:63] = np.nan
     r[64:] = np.nan  # one finite point at 63, then NaN to the end
-    f = run_rules(example_run(Example(series={"reward/score": r})), {"select": ["PD601"]})[0][0]
+    f = run_rules(example_run(Example(series={"reward/score": r})), coerce({"select": ["PD601"]}))[0][0]
     assert f.severity == "error" and "finite again" not in f.message
     assert "in 2 stretches, and non-finite from step 64 to the end of the run" in f.message
     r2 = saturating(n, 0.0, 1.0, sd=0.01, seed=113)
     r2[[30, 31, 70]] = np.nan
-    f2 = run_rules(example_run(Example(series={"reward/score": r2})), {"select": ["PD601"]})[0][0]
+    f2 = run_rules(example_run(Example(series={"reward/score": r2})), coerce({"select": ["PD601"]}))[0][0]
     assert "in 2 stretches, the last at step 70; finite after it" in f2.message
 
 
@@ -649,7 +650,7 @@ def test_a_reward_that_stops_being_logged_is_nan():
     reward = saturating(n, 0.0, 1.0, sd=0.02, seed=114)[:120]
     g = np.r_[flat(120, 0.3, 0.03, seed=115), np.zeros(n - 120)]
     run = example_run(Example(series={"reward/score": reward, "loss/policy": flat(n, 0.1, 0.01, seed=116), "grad/norm": g}, framework="trl_grpo"))
-    findings = run_rules(run, {"select": ["PD604", "PD302"]})[0]
+    findings = run_rules(run, coerce({"select": ["PD604", "PD302"]}))[0]
     stop = next(f for f in findings if f.code == "PD604")
     assert (stop.symptom, stop.severity, stop.metric, stop.start_step) == ("nan", "error", "reward/score", 120)
     assert any(f.code == "PD302" and f.symptom == "stagnation" for f in findings)
@@ -676,7 +677,7 @@ def test_a_fix_never_points_into_the_range_the_config_already_sits_in():
     series = {"kl/ref": np.r_[np.linspace(0, 40, 100), np.full(100, 40.0)], "reward/score": saturating(n, 1.0, 3.0, sd=0.2, seed=120)}
     for beta, kept in ((0.2, False), (0.001, True)):
         run = example_run(Example(series=series, config={"kl_coef": beta}, metric_info=SEQ_K1))
-        kl = next(c for c in rank_causes(run_rules(run, {})[0], run) if c.id == "kl-coef-too-low")
+        kl = next(c for c in rank_causes(run_rules(run)[0], run) if c.id == "kl-coef-too-low")
         raise_fix = any("toward 0.05-0.2" in fx for fx in kl.fixes)
         assert raise_fix is kept, (beta, kl.fixes)
         assert kept or any("already sits in or beyond the 0.05-0.2" in e for e in kl.evidence_against)
@@ -686,7 +687,7 @@ def test_a_findings_message_is_shown_once_not_under_every_cause():
     from ppo_doctor.diagnose import rank_causes
 
     run = example_run(Example(series={"kl/ref": np.r_[np.linspace(0, 40, 100), np.full(100, 40.0)], "reward/score": flat(200, 1.0, 0.1, seed=121)}, metric_info=SEQ_K1))
-    findings = run_rules(run, {})[0]
+    findings = run_rules(run)[0]
     for c in rank_causes(findings, run):
         for e in c.evidence:
             assert not any(f.message in e for f in findings)
@@ -694,7 +695,7 @@ def test_a_findings_message_is_shown_once_not_under_every_cause():
 
 def test_the_message_names_the_onset_it_reports():
     clip = example_run(Example(series={"policy/clipfrac": saturating(100, 0.05, 0.45, sd=0.03, seed=55)}))
-    f = run_rules(clip, {"select": ["PD802"]})[0][0]
+    f = run_rules(clip, coerce({"select": ["PD802"]}))[0][0]
     assert f.start_step <= f.threshold_step
     assert f"from step {f.threshold_step}" in f.message
     assert f.start_step == f.threshold_step or f"baseline at step {f.start_step}" in f.message
@@ -755,5 +756,5 @@ def test_raise_the_learning_rate_is_not_offered_to_a_run_already_in_the_usual_ra
     n = 60
     for lr, kept in ((1e-5, False), (1e-8, True)):
         run = example_run(Example(series={"reward/score": flat(n, 0.0, 0.0), "kl/ref": flat(n, 0.001, 0.0001, seed=132), "opt/lr": flat(n, lr)}, framework="trl", metric_info=SEQ_K1))
-        low = next(c for c in rank_causes(run_rules(run, {})[0], run) if c.id == "lr-too-low")
+        low = next(c for c in rank_causes(run_rules(run)[0], run) if c.id == "lr-too-low")
         assert any(fx.startswith("Raise the learning rate") for fx in low.fixes) is kept, (lr, low.fixes)

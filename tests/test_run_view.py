@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ppo_doctor.config import coerce
 from ppo_doctor.design import CRITIC_FREE_FRAMEWORKS
 from ppo_doctor.diagnose import evidence
 from ppo_doctor.rules.base import Example
@@ -68,7 +69,7 @@ def test_pd301_judges_a_collapse_with_reward_collapses_configured_settings():
     assert "PD204" in codes and "PD301" not in codes  # it improved, then lost it: a collapse
     # with collapses judged only on runs of 500 points or more, this one is not judged a collapse ...
     strict = {"rules": {"reward-collapse": {"min_points": 500}}}
-    codes = {f.code for f in run_rules(run, strict)[0]}
+    codes = {f.code for f in run_rules(run, coerce(strict))[0]}
     assert "PD204" not in codes
     # ... so PD301 no longer excuses it as one: first and last windows level, no progress
     assert "PD301" in codes

@@ -17,6 +17,7 @@ from ppo_doctor.monitor import Announcer
 from ppo_doctor.results import Finding
 from ppo_doctor.rules import registry
 from ppo_doctor.rules.base import Example
+from ppo_doctor.config import coerce
 from ppo_doctor.rules.engine import run_rules, verdict_for
 from ppo_doctor.rules.examples import example_run, flat, ramp
 from ppo_doctor.standing import Standing
@@ -67,7 +68,7 @@ def _flat_reward_run(n: int, planned: int | None, live: bool = False):
 
 def test_an_absence_of_progress_on_a_partial_run_is_a_note_that_says_when_it_is_judged() -> None:
     run = _flat_reward_run(40, planned=200)
-    findings, na = run_rules(run, {})
+    findings, na = run_rules(run)
     pd301 = [f for f in findings if f.code == "PD301"]
     assert [f.severity for f in pd301] == ["info"]
     assert "watching: only 39 of 200 planned steps so far; judged from step 200" in pd301[0].message
@@ -77,14 +78,14 @@ def test_an_absence_of_progress_on_a_partial_run_is_a_note_that_says_when_it_is_
     assert [(f.code, f.severity) for f in findings if f.code == "PD303"] == [("PD303", "error")]
     assert verdict == "unhealthy"
     # the same points as a finished run: the rule judges them
-    done, _ = run_rules(_flat_reward_run(40, planned=None), {})
+    done, _ = run_rules(_flat_reward_run(40, planned=None), coerce({}))
     assert [f.severity for f in done if f.code == "PD301"] == ["error"]
 
 
 def test_fair_share_is_a_rule_parameter_the_config_sets() -> None:
     run = _flat_reward_run(200, planned=400)
-    assert [f.severity for f in run_rules(run, {})[0] if f.code == "PD301"] == ["info"]
-    early = run_rules(run, {"rules": {"reward-not-improving": {"fair_share": 0.4}}})[0]
+    assert [f.severity for f in run_rules(run)[0] if f.code == "PD301"] == ["info"]
+    early = run_rules(run, coerce({"rules": {"reward-not-improving": {"fair_share": 0.4}}}))[0]
     assert [f.severity for f in early if f.code == "PD301"] == ["error"]
 
 
@@ -124,17 +125,17 @@ def test_sustained_stretches_are_judged_on_the_planned_run() -> None:
     kl = np.concatenate([ramp(20, 0.0, 9.0, seed=3), [14.0, 15.0, 14.0], ramp(7, 9.0, 8.0, seed=4)])
     ex = Example(series={"kl/ref": kl, "reward/score": flat(30, 1.0, 0.1)}, metric_info={"kl/ref": {"estimator": "k1", "reduction": "seq_sum"}})
     run = example_run(ex)
-    assert any(f.code == "PD101" for f in run_rules(run, {})[0])  # as a finished 30-step run
+    assert any(f.code == "PD101" for f in run_rules(run)[0])  # as a finished 30-step run
     run.planned_steps = 200
-    assert not [f for f in run_rules(run, {})[0] if f.code == "PD101" and f.severity != "info"]
+    assert not [f for f in run_rules(run)[0] if f.code == "PD101" and f.severity != "info"]
 
 
 def test_a_jump_at_the_last_points_is_not_yet_a_spike() -> None:
     base = flat(60, 0.3, 0.05, seed=7)
     edge = np.concatenate([base, [3.0]])
     back = np.concatenate([base, [3.0, 0.31, 0.29, 0.3]])
-    assert not [f for f in run_rules(example_run(Example(series={"reward/score": edge})), {})[0] if f.code == "PD201"]
-    assert [f.code for f in run_rules(example_run(Example(series={"reward/score": back})), {})[0] if f.code == "PD201"] == ["PD201"]
+    assert not [f for f in run_rules(example_run(Example(series={"reward/score": edge})), coerce({}))[0] if f.code == "PD201"]
+    assert [f.code for f in run_rules(example_run(Example(series={"reward/score": back})), coerce({}))[0] if f.code == "PD201"] == ["PD201"]
 
 
 # -- announcements ----------------------------------------------------------------------------

@@ -51,10 +51,7 @@ def _analyze(paths: tuple[str, ...], settings: Config, *, quiet: bool = False) -
     inputs qualify them, :func:`ppo_doctor.pipeline.root_labels`)."""
     with Progress(f"reading {', '.join(paths)}", quiet=quiet):
         try:
-            run_on: dict[str, Any] = {k: v for k, v in (("executor", settings.executor), ("dask", settings.dask)) if v}
-            if settings.dask:
-                run_on["dask_timeout"] = settings.dask_timeout  # only a cluster is waited for
-            return analyze(list(paths) if len(paths) > 1 else paths[0], settings, jobs=settings.jobs, **run_on)
+            return analyze(list(paths) if len(paths) > 1 else paths[0], settings)
         except PPODoctorError as exc:
             fail(str(exc))
 

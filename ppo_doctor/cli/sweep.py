@@ -14,7 +14,6 @@ import click
 
 from ..errors import PPODoctorError
 from ..exits import EXIT_OK
-from ..pipeline import Schedule
 from ..sweep import sweep as run_sweep
 from ..sweep.progress import ProgressBar
 from ..sweep.render import FORMATS, render
@@ -49,7 +48,7 @@ def sweep(roots, fmt, output, select, ignore, config_file, isolated, jobs, execu
     settings = resolve_settings(cli, config_file, isolated)
     refuse_overwriting_inputs([output], roots, [settings.config_file])
     try:
-        schedule = Schedule.choose(executor=settings.executor, jobs=settings.jobs, dask=settings.dask, dask_timeout=settings.dask_timeout)
+        schedule = settings.schedule
         with ProgressBar() as bar:
             report = run_sweep(list(roots), settings, schedule, progress=bar)
     except PPODoctorError as exc:

@@ -44,7 +44,8 @@ from typing import Any, Callable, Mapping, cast
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from ..config import Config, resolve
+from ..config import coerce, resolve
+from ..settings import Config
 from ..ingest.trainer_state import DOCTOR_ROW_KEY, SUMMARY_MARKERS
 from ..monitor import Monitor, StopOn, check_stop_on, describe, matches
 from ..report import RenderOptions, render
@@ -125,7 +126,7 @@ class DoctorCallback(TrainerCallback):
         check_stop_on(stop_on)  # before training starts, as a bad config file is
         self.stop_on = stop_on
         self.check_every = check_every
-        self.config = resolve() if config is None else Config.coerce(config)
+        self.config = resolve() if config is None else coerce(config)
         self.write_reports = write_reports
         self.plots = plots
         self.monitor: Monitor | None = None

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..config import Config
+from ..settings import Config
 from ..design import family_of
 from ..results import SEVERITY_RANK, SYMPTOMS, Finding, NotApplicable
 from ..run import Run
@@ -62,15 +62,15 @@ def _overrides_for(rule: type[Rule], rules_cfg: Mapping[str, Mapping[str, Any]])
     return out
 
 
-def run_rules(run: Run, config: Config | Mapping[str, Any] | None = None) -> tuple[list[Finding], list[NotApplicable]]:
+def run_rules(run: Run, config: Config | None = None) -> tuple[list[Finding], list[NotApplicable]]:
     """Evaluate every selected rule; rules missing a required metric are reported, not run.
 
-    ``config`` is a :class:`~ppo_doctor.config.Config` or a mapping of its keys (validated and
-    coerced here, once).  A rule that fails on malformed data is logged and skipped so that one
+    ``config``: the resolved :class:`~ppo_doctor.settings.Config` (a mapping of its keys is
+    validated above the rules, by :func:`ppo_doctor.config.coerce`; None: the defaults).  A rule that fails on malformed data is logged and skipped so that one
     rule cannot take the whole report down (inputs are untrusted); it is listed as not
     applicable with the reason.
     """
-    cfg = Config.coerce(config)
+    cfg = config or Config()
     rules_cfg = cfg.rules
     findings: list[Finding] = []
     not_applicable: list[NotApplicable] = []

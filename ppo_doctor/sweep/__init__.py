@@ -2,7 +2,7 @@
 unhealthy runs from the healthy ones (DESIGN.md "fleet").
 
 ``sweep(paths)`` finds the runs (:func:`ppo_doctor.pipeline.find_sources`), analyses each where
-the :class:`~ppo_doctor.pipeline.Schedule` says, keeps one :class:`~.report.SweepRow` per run (a
+the :class:`~ppo_doctor.settings.Schedule` says, keeps one :class:`~.report.SweepRow` per run (a
 run that cannot be read is an ``error`` row, never a lost sweep), joins any sweep table found
 beside the runs (recognised by :mod:`ppo_doctor.ingest.sweep_table`, joined by :mod:`.table`), and ranks parameter splits (:mod:`.attribution`) for the verdict
 and for each symptom.  Parameters come from each run's own config (the canonical hyper-parameters
@@ -17,13 +17,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from ..config import Config
+from ..config import coerce
+from ..settings import Config, Schedule
 from ..frame import ReadIssue
 from ..ingest import display
 from ..ingest.discover import RunSource
 from ..ingest.storage import as_path, open_binary, scandir, size_of
 from ..ingest.sweep_table import HEAD_LIMIT, sweep_table_reason
-from ..pipeline import Schedule, find_sources, stream
+from ..pipeline import find_sources, stream
 from .attribution import Attribution, attribute
 from .report import FOLDER_NAME, SweepReport, SweepRow, error_row, sweep_row
 from .table import MAX_BYTES, SEED_KEYS, SweepTable, join, name_tokens
@@ -43,13 +44,13 @@ def sweep(
 ) -> SweepReport:
     """Analyse every run under ``paths`` (folders, files or fsspec URLs) and attribute the
     unhealthy ones to config values."""
-    cfg = Config.coerce(config)
+    cfg = coerce(config)
     path_list = [paths] if isinstance(paths, (str, Path)) else list(paths)
     sources, issues = find_sources(path_list)
     report = SweepReport()
     slots: list[list[SweepRow]] = [[] for _ in sources]
     fn = partial(sweep_row, config=cfg)
-    for done, out in enumerate(stream(sources, fn, schedule or Schedule(), aliases=cfg.aliases), 1):
+    for done, out in enumerate(stream(sources, fn, schedule or cfg.schedule, aliases=cfg.aliases), 1):
         if progress is not None:
             progress(done, len(sources))
         report.errors.extend(out.errors)

@@ -11,7 +11,7 @@ from typing import Any
 
 from .._version import __version__
 from ..analyze import analyze_run
-from ..config import Config
+from ..settings import Config
 from ..frame import ReadIssue
 from ..run import Run
 from .attribution import Attribution
