@@ -17,9 +17,10 @@ from .metrics import build_run
 from .pipeline import map_runs
 from .results import Report, RunReport
 from .rules import registry
-from .rules.engine import run_rules, verdict_for
+from .rules.engine import run_rules
 from .run import Run
 from .settings import Config
+from .verdict import verdict_for
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from .hparams import scalar_float
 from .results import Cost, RunReport
-from .rules.engine import decisive
+from .verdict import decisive
 from .run import Run
 
 # Config keys (the last part of a flattened key) that give the number of devices a run used.

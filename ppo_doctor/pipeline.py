@@ -39,7 +39,7 @@ from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 from .errors import ConfigError, PPODoctorError
 from .frame import ReadIssue
-from .ingest import LoadResult, _read_source, display
+from .ingest import LoadResult, read_source, display
 from .ingest.discover import RunSource, discover
 from .ingest.storage import as_path, is_url
 from .settings import Schedule
@@ -108,7 +108,7 @@ def qualified_id(source: RunSource, root: Path, label: str) -> str:
 
 def process_source(source: RunSource, fn: Callable[[Run], T], aliases: dict[str, str] | None) -> tuple[list[T], list[ReadIssue]]:
     """One task: read one discovered run and apply ``fn`` to each run it holds (runs in a worker)."""
-    runs, errors = _read_source(source, aliases)
+    runs, errors = read_source(source, aliases)
     return [fn(run) for run in runs], _displayed(errors)
 
 

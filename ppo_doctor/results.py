@@ -7,13 +7,17 @@ or the CLI, so the rule engine, the diagnosis, the monitor and the renderers all
 definition. Both report objects show themselves in a notebook: a one-line ``repr`` (run,
 verdict, the finding codes) and ``_repr_html_``, the HTML report's summary and findings without
 plots (:func:`ppo_doctor.report.html.fragment`; ``render(report, "html")`` draws them).
+This module imports no renderer: the HTML renderer registers itself here when it is imported
+(:func:`register_notebook_html`), and the package imports it on first use of ``analyze`` or
+``Report`` when IPython is running (``ppo_doctor.__getattr__``); without it a notebook shows
+the ``repr``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ._version import __version__
 from .frame import ReadIssue
@@ -41,6 +45,20 @@ OBSERVES = ("metrics", "texts")
 
 SEVERITIES = ("info", "warning", "error")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+# The notebook display of a report: set by ppo_doctor.report.html when it is imported.
+_NOTEBOOK_HTML: list[Callable[["Report"], str]] = []
+
+
+def register_notebook_html(render: Callable[["Report"], str]) -> None:
+    """Make ``render`` the HTML that Report and RunReport show in a notebook (``_repr_html_``)."""
+    _NOTEBOOK_HTML[:] = [render]
+
+
+def notebook_html(report: "Report") -> str | None:
+    """The registered notebook HTML of ``report``, or None (IPython then shows the ``repr``)."""
+    return _NOTEBOOK_HTML[0](report) if _NOTEBOOK_HTML else None
 
 
 @dataclass
@@ -267,12 +285,8 @@ class RunReport:
         found = f"{len(self.findings)} finding(s)" + (f" ({codes})" if codes else "")
         return f"<RunReport {self.run.id!r}: {self.verdict}, {found}>"
 
-    def _repr_html_(self) -> str:
-        # The renderer is loaded when a notebook asks for it, like every format module
-        # (report.render imports them on use); results stays a leaf for everything else.
-        from .report.html import fragment
-
-        return fragment(Report(runs=[self]))
+    def _repr_html_(self) -> str | None:
+        return notebook_html(Report(runs=[self]))
 
     def worst_severity(self) -> str | None:
         if not self.findings:
@@ -336,12 +350,8 @@ class Report:
             + f", {findings} finding(s), {len(self.errors)} read error(s)>"
         )
 
-    def _repr_html_(self) -> str:
-        # The renderer is loaded when a notebook asks for it, like every format module
-        # (report.render imports them on use); results stays a leaf for everything else.
-        from .report.html import fragment
-
-        return fragment(self)
+    def _repr_html_(self) -> str | None:
+        return notebook_html(self)
 
     def findings_at_or_above(self, severity: str) -> list[Finding]:
         floor = SEVERITY_RANK[severity]

@@ -46,7 +46,7 @@ from .config import coerce
 from .settings import Config
 from .exits import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from .frame import RawRun, ReadIssue
-from .ingest import _read_source
+from .ingest import read_source
 from .ingest.discover import discover
 from .ingest.follow import FileStat, Tail, fresh, tail_for
 from .monitor import Announcer, describe, top_fix
@@ -144,7 +144,7 @@ class Watcher:
                 tail = tails.get(str(fpath))
                 return None if tail is None else fresh(tail.raw_runs())
 
-            runs, _ = _read_source(source, self.config.aliases, read_file)
+            runs, _ = read_source(source, self.config.aliases, read_file)
             for run in runs:
                 run.live = True
                 self._announce(analyze_run(run, self.config))

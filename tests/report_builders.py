@@ -15,7 +15,7 @@ import numpy as np
 from ppo_doctor.results import Finding, NotApplicable, RankedCause, Report, RunReport
 from ppo_doctor.frame import RawSeries, ReadIssue, RunFrame, TextSample
 from ppo_doctor.run import Run
-from ppo_doctor.rules.engine import verdict_for
+from ppo_doctor.verdict import verdict_for
 
 XSS = "<script>alert(1)</script>"
 N = 200

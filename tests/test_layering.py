@@ -26,9 +26,6 @@ LAZY_ALLOWED = {
     "ppo_doctor.reference.trl_suite": "torch, TRL (the GRPO validation suite, [trl] extra)",
     "ppo_doctor.integrations.transformers": "transformers (the Trainer callback)",
     "ppo_doctor.report.plots": "matplotlib (only html and plot draw)",
-    # results -> report.html for a notebook's _repr_html_: the renderer is loaded when a notebook
-    # asks for it, as report.render loads every format module on use
-    "ppo_doctor.report.html": "the notebook display hook of Report/RunReport",
 }
 
 EARLY_STAGES = ("ingest", "detect", "rules", "diagnose")
@@ -190,3 +187,65 @@ def test_every_module_imports_in_a_fresh_interpreter():
     code = "import importlib, sys\nfor n in sys.argv[1:]:\n    importlib.import_module(n)\n"
     done = subprocess.run([sys.executable, "-c", code, *names], capture_output=True, text=True, cwd=PACKAGE.parent, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_no_rule_imports_another_rule():
+    """A rule module (``rules/pdNNN_*.py``) imports only shared modules: what two rules share
+    lives in a named module (issue 23; PD301 used to import PD204 and its class defaults)."""
+    rule = lambda m: m.startswith("ppo_doctor.rules.pd")  # noqa: E731
+    bad = [f"{e.source}:{e.line} imports {e.target}" for e in _edges() if rule(e.source) and rule(e.target)]
+    assert not bad, "\n".join(bad)
+
+
+def _private_imports() -> list[str]:
+    """``from <another module of the package> import _name``: a private name crossing a module."""
+    modules = _modules()
+    out = []
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith("ppo_doctor"):
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__") and target != name:
+                    out.append(f"{name}:{node.lineno} imports {target}.{alias.name}")
+    return out
+
+
+def test_no_private_name_crosses_a_module():
+    bad = _private_imports()
+    assert not bad, "\n".join(bad)
+
+
+def test_no_cycle_even_through_lazy_imports():
+    """The graph with the imports made inside functions too (the heavy, optional ones of
+    :data:`LAZY_ALLOWED`): a lazy import dodges a cycle at import time, not in the design."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for e in _edges():
+        if e.type_checking or e.target not in modules:
+            continue
+        own = set(_ancestors(e.source)) | {e.source}
+        for t in [*_ancestors(e.target), e.target]:
+            if t not in own and t != e.source:
+                graph[e.source].add(t)
+    assert _cycles(graph) == []
+
+
+def test_the_settings_and_the_verdict_are_leaves_of_the_renderers_and_rules():
+    """``settings`` imports nothing of the rules or the renderers (validation sits above, in
+    ``config``); renderers take the verdict from ``verdict``, never from the rule engine."""
+    bad = [f"{e.source}:{e.line} imports {e.target}" for e in _edges()
+           if e.source in ("ppo_doctor.settings", "ppo_doctor.verdict", "ppo_doctor.results", "ppo_doctor.view")
+           and _stage(e.target) in ("rules", "report", "cli", "sweep", "diagnose")]
+    bad += [f"{e.source}:{e.line} imports {e.target}" for e in _edges() if _stage(e.source) == "report" and _stage(e.target) == "rules"
+            and e.target not in ("ppo_doctor.rules.registry",)]
+    assert not bad, "\n".join(bad)

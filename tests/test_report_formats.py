@@ -15,7 +15,7 @@ from ppo_doctor.report.github import escape_data, escape_property
 from ppo_doctor.report.json_out import json_schema
 from ppo_doctor.report.sarif import to_sarif
 from ppo_doctor.results import Report, RuleMeta
-from ppo_doctor.rules.engine import verdict_for
+from ppo_doctor.verdict import verdict_for
 from report_builders import (
     healthy_report,
     hostile_report,
@@ -316,6 +316,8 @@ def test_info_findings_are_notes_not_symptoms():
 
 # -- notebook display ---------------------------------------------------------------------
 def test_report_objects_have_a_short_repr_and_show_as_html():
+    import ppo_doctor.report.html  # noqa: F401 - registers the notebook display, as in a notebook
+
     report = sample_report()
     assert repr(report) == "<Report: 3 run(s) (1 unhealthy, 1 unknown, 1 healthy), 3 finding(s), 1 read error(s)>"
     assert repr(report.runs[0]) == "<RunReport 'kl_blowup': unhealthy, 3 finding(s) (PD101, PD601, PD602)>"
@@ -328,3 +330,27 @@ def test_report_objects_have_a_short_repr_and_show_as_html():
     css = html.split("<style>", 1)[1].split("</style>", 1)[0]
     assert all(rule.startswith(".ppo-doctor") for rule in css.replace("}", "}\n").split("\n") if rule)
     assert "kl_blowup" in report.runs[0]._repr_html_()
+
+
+def test_a_notebook_gets_the_html_display_without_importing_a_renderer(tmp_path):
+    """results imports no renderer; in a running IPython the package loads the HTML renderer on
+    first use of ``analyze``, which registers the display (a stub IPython stands in here)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, types; sys.modules['IPython'] = types.ModuleType('IPython')\n"
+        "import ppo_doctor\n"
+        "assert 'ppo_doctor.report.html' not in sys.modules\n"
+        "report = ppo_doctor.analyze({'reward/score': [float(i) for i in range(40)]})\n"
+        "html = report._repr_html_()\n"
+        "assert html.startswith('<div class=\"ppo-doctor\">'), html[:80]\n"
+    )
+    plain = (
+        "import ppo_doctor, sys\n"
+        "report = ppo_doctor.analyze({'reward/score': [float(i) for i in range(40)]})\n"
+        "assert 'ppo_doctor.report.html' not in sys.modules and report._repr_html_() is None\n"
+    )
+    for script in (code, plain):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr

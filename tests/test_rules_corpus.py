@@ -13,7 +13,8 @@ import json
 import pytest
 
 from ppo_doctor.rules.base import Example
-from ppo_doctor.rules.engine import run_rules, verdict_for
+from ppo_doctor.rules.engine import run_rules
+from ppo_doctor.verdict import verdict_for
 from ppo_doctor.rules.examples import example_run
 
 pytestmark = pytest.mark.corpus

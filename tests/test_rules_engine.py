@@ -11,7 +11,8 @@ import pytest
 from ppo_doctor.config import coerce, validate_rule_options, validate_selection
 from ppo_doctor.rules import registry
 from ppo_doctor.rules.base import Example
-from ppo_doctor.rules.engine import run_rules, verdict_for
+from ppo_doctor.rules.engine import run_rules
+from ppo_doctor.verdict import verdict_for
 from ppo_doctor.rules.examples import example_run, flat, ramp, saturating
 
 KL_INFO = {"kl/ref": {"estimator": "k1", "reduction": "seq_sum"}}

@@ -12,7 +12,8 @@ from ppo_doctor.frame import RawRun, RawSeries, ReadIssue, TextSample
 from ppo_doctor.metrics import build_run
 from ppo_doctor.rules.base import Example
 from ppo_doctor.config import coerce
-from ppo_doctor.rules.engine import run_rules, verdict_for
+from ppo_doctor.rules.engine import run_rules
+from ppo_doctor.verdict import verdict_for
 from ppo_doctor.rules.examples import decay, example_run, flat, ramp, saturating, with_points
 
 SEQ_K1 = {"kl/ref": {"estimator": "k1", "reduction": "seq_sum"}}

@@ -18,7 +18,8 @@ from ppo_doctor.results import Finding
 from ppo_doctor.rules import registry
 from ppo_doctor.rules.base import Example
 from ppo_doctor.config import coerce
-from ppo_doctor.rules.engine import run_rules, verdict_for
+from ppo_doctor.rules.engine import run_rules
+from ppo_doctor.verdict import verdict_for
 from ppo_doctor.rules.examples import example_run, flat, ramp
 from ppo_doctor.standing import Standing
 

@@ -95,7 +95,7 @@ def _read_file(fmt: str, fpath: Path, errors: list[ReadIssue]) -> list[RawRun] |
 ReadFile = Callable[[str, Path, list[ReadIssue]], "list[RawRun] | None"]
 
 
-def _read_source(source: Any, aliases: dict[str, str] | None, read_file: ReadFile | None = None) -> tuple[list[Run], list[ReadIssue]]:
+def read_source(source: Any, aliases: dict[str, str] | None, read_file: ReadFile | None = None) -> tuple[list[Run], list[ReadIssue]]:
     """Read every file of one discovered run and build its Run(s).
 
     Files of several formats merge into one run (the earlier, higher-priority format keeps a tag

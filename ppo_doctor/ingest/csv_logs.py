@@ -104,7 +104,7 @@ def sniff(path: Path, head: bytes) -> bool:
     first row (at most :data:`MAX_LINE_BYTES`); a named ``.csv``/``.tsv`` file whose header
     is longer than that is claimed so that the reader can say why it is not read.
     """
-    if len(head) >= HEAD_BYTES and head.count(b"\n") < 2 and b"\0" not in head and _delimiter(head.decode("utf-8", "replace")):
+    if len(head) >= HEAD_BYTES and head.count(b"\n") < 2 and b"\0" not in head and delimiter(head.decode("utf-8", "replace")):
         try:
             head = filebytes.read_lines_head(path, 2, MAX_LINE_BYTES)
         except OSError:
@@ -116,7 +116,7 @@ def sniff(path: Path, head: bytes) -> bool:
     # NUL bytes in the two lines looked at mean a binary file; later ones are damage the reader reports
     if len(lines) < 2 or "\0" in lines[0] or "\0" in lines[1]:
         return False
-    delim = _delimiter(lines[0])
+    delim = delimiter(lines[0])
     if delim is None:
         return False
     cells = _split_header(lines[0], delim)
@@ -128,7 +128,7 @@ def sniff(path: Path, head: bytes) -> bool:
     return len(row) >= 2 and any(_is_number(c.strip()) for c in row)
 
 
-def _delimiter(header: str) -> str | None:
+def delimiter(header: str) -> str | None:
     counts = {d: header.count(d) for d in _DELIMITERS}
     best = max(counts, key=lambda d: counts[d])
     return best if counts[best] else None
@@ -155,7 +155,7 @@ def read(path: Path) -> list[RawRun]:
         raise LogReadError(str(path), "empty file")
     end = data.find(b"\n")
     first = data[: end if end >= 0 else len(data)].decode("utf-8", "replace").rstrip("\r")
-    delim = _delimiter(first)
+    delim = delimiter(first)
     if delim is None:
         raise LogReadError(str(path), "no delimiter (, ; or tab) in the header line", offset=0)
     # pandas parses the nan spellings itself so that every numeric column stays float (text
@@ -300,7 +300,7 @@ def _plain_header(head: bytes) -> tuple[list[str], str] | None:
     if len(lines) < 3:
         return None
     header, first = lines[0].rstrip("\r"), lines[1].rstrip("\r")
-    delim = _delimiter(header)
+    delim = delimiter(header)
     if delim is None or '"' in header or "\ufffd" in header:
         return None
     names = header.split(delim)

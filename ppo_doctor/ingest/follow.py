@@ -8,7 +8,7 @@ what is new, with the readers' own record decoders:
   poll are kept as pieces and joined in file order when the run is analysed, so a poll costs
   what was appended, not the file size.
 * JSONL (:class:`JsonlTail`): the lines after the last complete line are parsed by
-  :func:`.jsonl.parse_lines`; the records accumulate and :func:`.jsonl._records_to_runs` turns
+  :func:`.jsonl.parse_lines`; the records accumulate and :func:`.jsonl.records_to_runs` turns
   them into the run as :func:`.jsonl.read` would.
 * every other format (``trainer_state.json``, CSV, ``.wandb``, MLflow ...): the file is read
   again whenever its size or modification time changed (:class:`RereadTail`);
@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue
 from . import reader_for, tfrecord
-from .jsonl import _records_to_runs, parse_lines
+from .jsonl import records_to_runs, parse_lines
 from .tb_collect import Collector
 from .tb_events import WALL_TIME_KEY
 from .tb_fastpath import MAX_FAST_LENGTH, decode_fast
@@ -176,7 +176,7 @@ class JsonlTail(Tail):
         if not self._records:
             return None
 
-        return _records_to_runs(self.path, list(self._records), list(self._lines), list(self._issues))
+        return records_to_runs(self.path, list(self._records), list(self._lines), list(self._issues))
 
 
 @dataclass

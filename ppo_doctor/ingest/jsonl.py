@@ -182,7 +182,7 @@ def _read_data(path: Path, data: bytes, skipped: list[ReadIssue]) -> list[RawRun
     if not records:
         first = skipped[0] if skipped else issues[0] if issues else None
         raise LogReadError(str(path), "no JSON object found" + (f" ({first.message})" if first else ""), offset=first.offset if first else None)
-    return _records_to_runs(path, records, lines, issues, data=data)
+    return records_to_runs(path, records, lines, issues, data=data)
 
 
 def _arrow_columns(path: Path, data: bytes) -> tuple[Columns, list[str]] | None:
@@ -359,7 +359,7 @@ def _unwrap(records: list[dict]) -> tuple[list[dict], str | None]:
     return records, None
 
 
-def _records_to_runs(
+def records_to_runs(
     path: Path, records: list[dict], line_nos: list[int], issues: list[ReadIssue], *, data: bytes | None = None
 ) -> list[RawRun]:
     records, wrapper = _unwrap(records)
@@ -368,7 +368,7 @@ def _records_to_runs(
     if data is not None and any(cols.nulls.values()) and b"NaN" in data:
         # the fast parser read NaN tokens as null: parse again with json, which keeps them apart
         records, line_nos, issues = parse_lines(path, data, fast=False)
-        return _records_to_runs(path, records, line_nos, issues)
+        return records_to_runs(path, records, line_nos, issues)
     return _columns_to_runs(path, cols, wrapper, time_keys, line_nos, issues)
 
 

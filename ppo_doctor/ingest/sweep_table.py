@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 
 from ..hparams import HPARAMS
-from .csv_logs import STEP_COLUMNS, _delimiter
+from .csv_logs import STEP_COLUMNS, delimiter
 from .storage import open_binary
 
 # Bytes read to decide: sweep tables are small; a training log is recognised from its start.
@@ -51,7 +51,7 @@ def read_sweep_table(path: Path, head: bytes | None = None) -> tuple[list[str], 
     if len(head) >= HEAD_LIMIT:  # the last line may be cut: drop it
         text = text[: text.rfind("\n") + 1]
     first = text.split("\n", 1)[0]
-    delim = _delimiter(first)
+    delim = delimiter(first)
     if delim is None:
         return None
     try:

@@ -17,7 +17,7 @@ import logging
 import re
 
 from .._version import __version__
-from ..results import Report, RunReport
+from ..results import Report, RunReport, register_notebook_html
 from . import RenderOptions
 from .escape import fmt_num, html_text as e, prose, step_span
 from .summary import TOP_CAUSES, cost_line, ordered_findings, severity_counts, split_not_applicable, verdict_line, verdict_tally
@@ -240,3 +240,6 @@ def fragment(report: Report) -> str:
     causes, without plots (drawing them is ``render(report, "html")``'s slow part)."""
     body = _body(report, RenderOptions(plots=False))
     return f'<div class="{FRAGMENT_CLASS}"><style>{_scoped_css()}</style>' + "\n".join(body) + "</div>"
+
+
+register_notebook_html(fragment)

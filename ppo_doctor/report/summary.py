@@ -6,7 +6,7 @@ from collections import Counter
 
 from ..design import FAMILY_RULES
 from ..results import SEVERITY_RANK, Cost, Finding, NotApplicable, Report, RunReport
-from ..rules.engine import unhealthy_reason
+from ..verdict import unhealthy_reason
 from .escape import plain
 
 TOP_CAUSES = 3

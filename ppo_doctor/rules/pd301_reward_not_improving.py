@@ -8,35 +8,9 @@ from ..detect import summarize
 from ..hparams import temperature_regime
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
-from ..detect import early_late
 from .messages import fmt_num
+from .movement import no_movement_evidence
 from .reward_progress import COLLAPSE_DEFAULTS, collapsed
-
-
-def no_movement_evidence(ctx: RuleContext, kl_frac: float = 0.05) -> list[str]:
-    """Signs that the policy is not being updated: tiny ref KL, approx KL, gradients or LR."""
-    out = []
-    view = ctx.view.kl
-    if view is not None and len(view.values) >= 3:
-        _, late, _ = early_late(view.values)
-        if abs(late) < kl_frac * view.band:
-            out.append(f"KL to the reference stays at {fmt_num(late)} {view.unit} (< {kl_frac:.0%} of its band)")
-    if ctx.has("kl/old"):
-        _, ko = ctx.finite("kl/old")
-        if len(ko) >= 3 and abs(float(np.median(ko))) < 1e-6:
-            out.append(f"approx KL per update is {fmt_num(float(np.median(ko)))}: updates do not change the policy")
-    if ctx.has("grad/norm"):
-        _, g = ctx.finite("grad/norm")
-        if len(g) >= 3 and float(np.median(g)) < 1e-6:
-            out.append(f"gradient norm is {fmt_num(float(np.median(g)))}")
-    lr = None
-    if ctx.has("opt/lr"):
-        _, lrs = ctx.finite("opt/lr")
-        lr = float(np.max(lrs)) if len(lrs) else None
-    lr = lr if lr is not None else ctx.view.cfg_float("lr")
-    if lr is not None and lr < 1e-8:
-        out.append(f"learning rate is {fmt_num(lr)}")
-    return out
 
 
 def reached_ceiling(v: np.ndarray, window: int, limit: float) -> bool:

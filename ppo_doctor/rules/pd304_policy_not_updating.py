@@ -8,7 +8,7 @@ from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .examples import flat
 from .messages import fmt_num
-from .pd301_reward_not_improving import no_movement_evidence
+from .movement import no_movement_evidence
 
 
 class PolicyNotUpdating(Rule):
