@@ -61,7 +61,7 @@ def notebook_html(report: "Report") -> str | None:
     return _NOTEBOOK_HTML[0](report) if _NOTEBOOK_HTML else None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Finding:
     """One incident a rule found in one run.
 

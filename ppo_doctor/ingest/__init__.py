@@ -52,12 +52,14 @@ def display(path: Path | str) -> str:
 
 
 def readers() -> list[ModuleType]:
+    """The reader modules in priority order.  A built-in reader that cannot be imported is a
+    broken installation, reported as such: dropping it would report its runs as absent."""
     mods = []
     for name in FORMAT_MODULES:
         try:
             mods.append(importlib.import_module(f"{__name__}.{name}"))
-        except ImportError:  # a format module not written yet must not break the others
-            log.debug("format module %s unavailable", name)
+        except ImportError as exc:
+            raise PPODoctorError(f"the {name} reader (ppo_doctor.ingest.{name}) cannot be imported: {exc}; reinstall ppo-doctor") from exc
     return mods
 
 

@@ -40,12 +40,13 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ..frame import ReadIssue
 from . import FORMAT_MODULES, display, sniff
 from .base import HEAD_BYTES
 from .mlflow import is_run_dir
-from .storage import as_path, open_binary, realpath, scandir
+from .storage import RemotePath, as_path, open_binary, realpath, scandir
 from .sweep_table import sweep_table_reason
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".trash", ".ipynb_checkpoints", ".venv", "venv", "site-packages"})
@@ -116,6 +117,17 @@ def discover(path: str | Path) -> tuple[list[RunSource], list[ReadIssue]]:
     return walker.sources(), walker.issues
 
 
+# Folders a remote walk goes down at most (a local walk is bounded by the real paths it has seen).
+MAX_REMOTE_DEPTH = 32
+
+
+def _signature(folder: Path, entries: list[Any]) -> tuple[tuple[str, bool], ...] | None:
+    """A remote folder's listing as names and kinds (None for a local folder)."""
+    if not isinstance(folder, RemotePath):
+        return None
+    return tuple((e.name, bool(e.is_dir())) for e in entries)
+
+
 class _Walker:
     def __init__(self, root: Path):
         self.root = root
@@ -154,9 +166,10 @@ class _Walker:
         # real paths are joined on the way down (os.path.realpath costs one lstat per path
         # component: quadratic in depth); only the top and the symlinks are resolved
         real_top = realpath(top)
-        stack = [(iter(self._list(top, real_top)), real_top)]
+        first = self._list(top, real_top, [])
+        stack = [(iter(first), real_top, _signature(top, first))]
         while stack:
-            listing, real = stack[-1]
+            listing, real, _ = stack[-1]
             entry = next(listing, None)
             if entry is None:
                 stack.pop()
@@ -164,9 +177,28 @@ class _Walker:
             sub = self._entry(entry, real)
             if sub is not None:
                 real_sub = os.path.join(real, entry.name)
-                stack.append((iter(self._list(sub, real_sub)), real_sub))
+                entries = self._list(sub, real_sub, [s for _, _, s in stack])
+                stack.append((iter(entries), real_sub, _signature(sub, entries)))
 
-    def _list(self, folder: Path, real: str) -> list[os.DirEntry]:
+    def _remote_loop(self, folder: Path, entries: list[Any], ancestors: list[Any]) -> bool:
+        """Whether a remote ``folder`` repeats a folder above it, or lies too deep to walk.
+
+        A server that follows symbolic links (``python -m http.server`` does) serves a link to a
+        parent as an ever deeper tree of new URLs, each listing what the parent lists: a listing
+        identical to an ancestor's is that loop, and :data:`MAX_REMOTE_DEPTH` bounds any other
+        endless tree (a remote path has no real path to compare)."""
+        sig = _signature(folder, entries)
+        if sig is None:
+            return False
+        if sig and sig in ancestors:
+            self.issues.append(ReadIssue(display(folder), "lists exactly what a folder above it lists: a link loop on the server, not walked", level="warning"))
+            return True
+        if len(ancestors) >= MAX_REMOTE_DEPTH:
+            self.issues.append(ReadIssue(display(folder), f"more than {MAX_REMOTE_DEPTH} folders deep on a remote filesystem: not walked", level="warning"))
+            return True
+        return False
+
+    def _list(self, folder: Path, real: str, ancestors: list[Any]) -> list[os.DirEntry]:
         """The entries of a folder to walk (``real``: its real path): none when it was
         visited, cannot be listed, or is handled whole (``_special``)."""
         if real in self.visited:
@@ -176,6 +208,8 @@ class _Walker:
             entries = sorted(scandir(folder), key=lambda e: e.name)
         except OSError as exc:
             self.issues.append(ReadIssue(display(folder), f"cannot list folder ({exc.strerror or exc})", level="warning"))
+            return []
+        if self._remote_loop(folder, entries, ancestors):
             return []
         try:
             if self._special(folder, entries):

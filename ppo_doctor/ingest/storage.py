@@ -40,6 +40,44 @@ from .remote_file import io_errors, open_remote
 
 LOCAL_SCHEMES = ("file",)
 
+# Seconds a remote request may wait to connect, and between two reads of its answer: a stalled
+# server fails the read with the URL named instead of holding a CI job (issue 28).  Whole
+# transfers are not bounded (a large log streams for longer).  ``PPO_DOCTOR_REMOTE_TIMEOUT``
+# sets it.
+REMOTE_TIMEOUT = 30.0
+TIMEOUT_ENV = "PPO_DOCTOR_REMOTE_TIMEOUT"
+
+
+def remote_timeout() -> float:
+    """The request timeout in seconds: ``$PPO_DOCTOR_REMOTE_TIMEOUT`` when it is a number > 0,
+    else :data:`REMOTE_TIMEOUT`."""
+    text = os.environ.get(TIMEOUT_ENV, "")
+    try:
+        value = float(text)
+    except ValueError:
+        return REMOTE_TIMEOUT
+    return value if 0 < value < float("inf") else REMOTE_TIMEOUT
+
+
+def _timeout_options(scheme: str) -> dict[str, Any]:
+    """fsspec options that bound every request of ``scheme`` by :func:`remote_timeout`, merged
+    over the user's own (``fsspec.config.conf``)."""
+    t = remote_timeout()
+    if scheme in ("http", "https"):
+        from aiohttp import ClientTimeout  # fsspec's HTTP filesystem is aiohttp's client
+        from fsspec.config import conf
+
+        client = dict(conf.get(scheme, {}).get("client_kwargs", {}))
+        client["timeout"] = ClientTimeout(total=None, connect=t, sock_connect=t, sock_read=t)
+        return {"client_kwargs": client}
+    if scheme in ("s3", "s3a"):
+        from fsspec.config import conf
+
+        config = dict(conf.get("s3", {}).get("config_kwargs", {}))
+        config.update(connect_timeout=t, read_timeout=t)  # botocore.config.Config
+        return {"config_kwargs": config}
+    return {}
+
 
 def is_url(path: object) -> bool:
     """Whether ``path`` names a remote (fsspec) location: ``scheme://...`` other than ``file://``."""
@@ -272,7 +310,7 @@ def _filesystem(url: str, **options: Any) -> tuple[Any, str]:
     except ImportError as exc:
         raise PPODoctorError(f"{url}: reading URLs needs fsspec and its protocol package: the [remote] extra (in a checkout of ppo-doctor: pip install -e '.[remote]')") from exc
     try:
-        return url_to_fs(url, **options)
+        return url_to_fs(url, **{**_timeout_options(url.partition("://")[0].lower()), **options})
     except (ImportError, ValueError) as exc:  # the protocol's package is missing, or an unknown protocol
 
         raise PPODoctorError(f"{url}: {exc}") from exc
