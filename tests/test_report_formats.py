@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -82,7 +83,7 @@ def test_verbose_text_report_is_the_full_detail():
 
 def test_no_rst_markup_in_terminal_or_html():
     rr = unhealthy_report()
-    rr.findings[0].message = "KL of ``objective/kl`` above its band"
+    rr.findings[0] = dataclasses.replace(rr.findings[0], message="KL of ``objective/kl`` above its band")
     rr.causes[0].fixes = ["raise ``kl_coef``"]
     report = Report(runs=[rr])
     for out in (render(report, "text"), render(report, "text", RenderOptions(verbose=1)), render(report, "html", RenderOptions(plots=False))):
@@ -251,7 +252,8 @@ def test_junit_fail_on():
 
 def test_junit_strips_characters_xml_cannot_hold():
     report = hostile_report()
-    report.runs[0].findings[0].message += "\x00\x01\x08 \ud800 end"
+    first = report.runs[0].findings[0]
+    report.runs[0].findings[0] = dataclasses.replace(first, message=first.message + "\x00\x01\x08 \ud800 end")
     root = _junit(report)  # parses: no forbidden character survived
     assert root.find(".//failure").text.endswith(" end")
 
