@@ -20,6 +20,7 @@ Keys (``fail-on`` and ``fail_on`` spellings are both accepted)::
     executor = "processes"   # local | processes | dask (ppo_doctor.pipeline)
     dask    = "tcp://scheduler:8786"   # an existing Dask cluster (implies executor = "dask")
     dask_timeout = 60        # seconds to wait for the cluster and its first worker
+    remote_timeout = 30      # seconds an http(s):// or s3:// request may wait (connect, each read)
     aliases = {"custom/kl_to_ref" = "kl/ref"}
     [rules.kl-runaway]       # "<code or name>" = {param = value}
     min_steps = 5
@@ -285,11 +286,14 @@ def _address(value: Any, errors: list[str]) -> str | None:
     return None
 
 
-def _seconds(value: Any, errors: list[str]) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < math.inf:
-        return float(value)
-    errors.append(f"dask_timeout: expected a number of seconds > 0, got {reprlib.repr(value)}")
-    return None
+def _seconds(key: str) -> Callable[[Any, list[str]], float | None]:
+    def check(value: Any, errors: list[str]) -> float | None:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < math.inf:
+            return float(value)
+        errors.append(f"{key}: expected a number of seconds > 0, got {reprlib.repr(value)}")
+        return None
+
+    return check
 
 
 VALIDATORS: dict[str, Callable[[Any, list[str]], Any]] = {
@@ -303,7 +307,8 @@ VALIDATORS: dict[str, Callable[[Any, list[str]], Any]] = {
     "jobs": _int_jobs,
     "executor": lambda v, e: _choice("executor", v, EXECUTORS, e),
     "dask": _address,
-    "dask_timeout": _seconds,
+    "dask_timeout": _seconds("dask_timeout"),
+    "remote_timeout": _seconds("remote_timeout"),
     "aliases": _aliases,
     "rules": _rules,
 }

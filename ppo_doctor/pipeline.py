@@ -41,7 +41,7 @@ from .errors import ConfigError, PPODoctorError
 from .frame import ReadIssue
 from .ingest import LoadResult, read_source, display
 from .ingest.discover import RunSource, discover
-from .ingest.storage import as_path, is_url
+from .ingest.storage import as_path, is_url, request_timeout
 from .settings import Schedule
 from .run import Run
 
@@ -150,18 +150,19 @@ def map_runs(
     not depend on the executor).  ``progress(done, total)`` is called as each run finishes.
     """
     path_list = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    sources, issues = find_sources(path_list)
-    yield [], issues
-    pending: dict[int, Outcome[T]] = {}
-    next_index = 0
-    for done, outcome in enumerate(stream(sources, fn, schedule, aliases=aliases), 1):
-        if progress is not None:
-            progress(done, len(sources))
-        pending[outcome.index] = outcome
-        while next_index in pending:
-            out = pending.pop(next_index)
-            next_index += 1
-            yield out.results, out.errors
+    with request_timeout(schedule.remote_timeout):
+        sources, issues = find_sources(path_list)
+        yield [], issues
+        pending: dict[int, Outcome[T]] = {}
+        next_index = 0
+        for done, outcome in enumerate(stream(sources, fn, schedule, aliases=aliases), 1):
+            if progress is not None:
+                progress(done, len(sources))
+            pending[outcome.index] = outcome
+            while next_index in pending:
+                out = pending.pop(next_index)
+                next_index += 1
+                yield out.results, out.errors
 
 
 def load(

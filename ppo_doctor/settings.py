@@ -29,6 +29,9 @@ class Schedule:
     # seconds to wait for the Dask cluster to answer and to have a worker: a cluster with none
     # (what a nanny that gives up leaves) would otherwise hold every task forever
     dask_timeout: float = 60.0
+    # seconds a remote request may wait to connect or between two reads; None: the
+    # environment's PPO_DOCTOR_REMOTE_TIMEOUT, else ppo_doctor.ingest.storage.REMOTE_TIMEOUT
+    remote_timeout: float | None = None
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
@@ -37,7 +40,7 @@ class Schedule:
             raise ConfigError(f"jobs must be >= 1, got {self.jobs}")
 
     @classmethod
-    def choose(cls, *, executor: str | None = None, jobs: int | None = None, dask: str | None = None, dask_timeout: float = 60.0) -> "Schedule":
+    def choose(cls, *, executor: str | None = None, jobs: int | None = None, dask: str | None = None, dask_timeout: float = 60.0, remote_timeout: float | None = None) -> "Schedule":
         """The schedule the command-line flags ask for: ``--dask ADDRESS`` means the Dask executor,
         ``--jobs N`` (N > 1) alone means local processes, nothing means this process."""
         n = jobs or 1
@@ -45,7 +48,7 @@ class Schedule:
             executor = "dask" if dask else ("processes" if n > 1 else "local")
         if dask and executor != "dask":
             raise ConfigError(f"--dask {dask} needs the dask executor, not {executor!r}")
-        return cls(executor=executor, jobs=n, dask=dask, dask_timeout=dask_timeout)
+        return cls(executor=executor, jobs=n, dask=dask, dask_timeout=dask_timeout, remote_timeout=remote_timeout)
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ class Config:
     executor: str | None = None
     dask: str | None = None
     dask_timeout: float = 60.0
+    remote_timeout: float | None = None
     aliases: dict[str, str] = field(default_factory=dict)
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)
     config_file: str | None = None
@@ -80,7 +84,7 @@ class Config:
     @property
     def schedule(self) -> Schedule:
         """The executor settings as one :class:`Schedule` (:meth:`Schedule.choose`)."""
-        return Schedule.choose(executor=self.executor, jobs=self.jobs, dask=self.dask, dask_timeout=self.dask_timeout)
+        return Schedule.choose(executor=self.executor, jobs=self.jobs, dask=self.dask, dask_timeout=self.dask_timeout, remote_timeout=self.remote_timeout)
 
     @classmethod
     def from_checked(cls, checked: Mapping[str, Any], config_file: str | None = None) -> Config:

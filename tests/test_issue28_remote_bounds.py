@@ -126,3 +126,83 @@ def test_percent_encoded_dot_segments_never_leave_the_root(tmp_path):
     assert done.returncode in (0, 1), done.stderr
     runs = [r["run"] for r in json.loads(done.stdout)["runs"]]
     assert runs == ["run"] and "secret" not in done.stdout
+
+
+def _stalled_server():
+    """A socket that accepts connections and never answers; (url, close)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        sock.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(sock.accept()[0])
+            except OSError:
+                continue
+
+    threading.Thread(target=accept, daemon=True).start()
+
+    def close() -> None:
+        stop.set()
+        for c in held:
+            c.close()
+        sock.close()
+
+    return f"http://127.0.0.1:{sock.getsockname()[1]}/run/", close
+
+
+@pytest.mark.parametrize("how", ["flag", "config"])
+def test_the_request_timeout_is_a_flag_and_a_config_key(tmp_path, how):
+    url, close = _stalled_server()
+    args = ["check", url]
+    if how == "flag":
+        args += ["--remote-timeout", "2"]
+    else:
+        (tmp_path / "ppo-doctor.toml").write_text("remote_timeout = 2\n", encoding="utf-8")
+        args += ["--config", str(tmp_path / "ppo-doctor.toml")]
+    try:
+        t0 = time.monotonic()
+        done = _cli(*args, env={"PPO_DOCTOR_REMOTE_TIMEOUT": "600"}, timeout=120)  # the setting wins
+        took = time.monotonic() - t0
+    finally:
+        close()
+    assert done.returncode == 2, (done.returncode, done.stderr[-500:])
+    assert took < 45
+
+
+def test_a_bad_remote_timeout_is_a_config_error(tmp_path):
+    (tmp_path / "ppo-doctor.toml").write_text('remote_timeout = "soon"\n', encoding="utf-8")
+    done = _cli("check", str(tmp_path), "--config", str(tmp_path / "ppo-doctor.toml"))
+    assert done.returncode == 2 and "remote_timeout: expected a number of seconds > 0" in done.stderr, done.stderr
+
+
+def test_the_timeout_setting_is_scoped_to_the_walk(monkeypatch):
+    from ppo_doctor.ingest import storage
+
+    monkeypatch.delenv(storage.TIMEOUT_ENV, raising=False)
+    with storage.request_timeout(3):
+        assert storage.remote_timeout() == 3.0
+    assert storage.remote_timeout() == storage.REMOTE_TIMEOUT
+    with storage.request_timeout(None):
+        assert storage.remote_timeout() == storage.REMOTE_TIMEOUT
+
+
+def test_a_server_that_makes_up_folders_is_walked_to_a_bound(tmp_path, monkeypatch):
+    """A tree of distinct folders, each listing different names (so no loop to see), is listed
+    at most MAX_REMOTE_FOLDERS times and the cut is reported."""
+    import fsspec
+
+    from ppo_doctor.ingest import discover as discover_mod
+
+    fs = fsspec.filesystem("memory")
+    for i in range(30):
+        fs.pipe(f"/madeup/d{i}/x{i}/note.txt", b"not a log")
+    monkeypatch.setattr(discover_mod, "MAX_REMOTE_FOLDERS", 10)
+    sources, issues = discover_mod.discover("memory://madeup")
+    cut = [i for i in issues if "folders listed on a remote filesystem" in i.message]
+    assert len(cut) == 1 and cut[0].level == "warning"
+    fs.rm("/madeup", recursive=True)

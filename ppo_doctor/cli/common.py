@@ -97,13 +97,18 @@ def quiet_logging(quiet: int) -> None:
 
 
 def run_on_options() -> list[Callable]:
-    """``--executor``, ``--dask`` and ``--dask-timeout``: where runs are processed (:mod:`ppo_doctor.pipeline`)."""
+    """``--executor``, ``--dask``, ``--dask-timeout`` and ``--remote-timeout``: where and how runs
+    are read and processed (:mod:`ppo_doctor.pipeline`)."""
     return [
         click.option("--executor", type=click.Choice(EXECUTORS), help="local (this process), processes (--jobs N), or dask."),
         click.option("--dask", "dask_address", metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS (tcp://host:8786)."),
         click.option(
             "--dask-timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
             help="Fail when the Dask cluster has no worker within SECONDS (default: 60, or the config's).",
+        ),
+        click.option(
+            "--remote-timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+            help="Fail a request to an http(s):// or s3:// log that waits SECONDS to connect or to read (default: 30, $PPO_DOCTOR_REMOTE_TIMEOUT, or the config's).",
         ),
     ]
 

@@ -109,6 +109,7 @@ def _cli_settings(opts: dict[str, Any]) -> dict[str, Any]:
         "executor": opts["executor"],
         "dask": opts["dask_address"],
         "dask_timeout": opts["dask_timeout"],
+        "remote_timeout": opts["remote_timeout"],
     }
 
 

@@ -41,10 +41,10 @@ def _options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.command()
 @_options
-def sweep(roots, fmt, output, select, ignore, config_file, isolated, jobs, executor, dask_address, dask_timeout) -> None:  # type: ignore[no-untyped-def]
+def sweep(roots, fmt, output, select, ignore, config_file, isolated, jobs, executor, dask_address, dask_timeout, remote_timeout) -> None:  # type: ignore[no-untyped-def]
     """One row per run under ROOTS (verdict, symptoms, onset, top cause, steps wasted after the
     onset) and the config values that separate the unhealthy runs from the healthy ones."""
-    cli = {"select": split(select), "ignore": split(ignore), "jobs": jobs, "executor": executor, "dask": dask_address, "dask_timeout": dask_timeout}
+    cli = {"select": split(select), "ignore": split(ignore), "jobs": jobs, "executor": executor, "dask": dask_address, "dask_timeout": dask_timeout, "remote_timeout": remote_timeout}
     settings = resolve_settings(cli, config_file, isolated)
     refuse_overwriting_inputs([output], roots, [settings.config_file])
     try:

@@ -117,8 +117,10 @@ def discover(path: str | Path) -> tuple[list[RunSource], list[ReadIssue]]:
     return walker.sources(), walker.issues
 
 
-# Folders a remote walk goes down at most (a local walk is bounded by the real paths it has seen).
+# Folders a remote walk goes down at most, and lists at most in all (a local walk is bounded by
+# the real paths it has seen; a remote one has no real path, and a server can make up folders).
 MAX_REMOTE_DEPTH = 32
+MAX_REMOTE_FOLDERS = 10_000
 
 
 def _signature(folder: Path, entries: list[Any]) -> tuple[tuple[str, bool], ...] | None:
@@ -140,6 +142,7 @@ class _Walker:
         self.checkpoints: dict[Path, list[tuple[int, Path]]] = {}
         self.dir_links: list[Path] = []
         self.file_links: list[Path] = []
+        self.remote_listed = 0
 
     # -- walking ------------------------------------------------------------------------------
     def single_file(self, file: Path) -> tuple[list[RunSource], list[ReadIssue]]:
@@ -204,6 +207,12 @@ class _Walker:
         if real in self.visited:
             return []
         self.visited.add(real)
+        if isinstance(folder, RemotePath):
+            self.remote_listed += 1
+            if self.remote_listed > MAX_REMOTE_FOLDERS:
+                if self.remote_listed == MAX_REMOTE_FOLDERS + 1:
+                    self.issues.append(ReadIssue(display(folder), f"more than {MAX_REMOTE_FOLDERS} folders listed on a remote filesystem: this one and the rest are not walked", level="warning"))
+                return []
         try:
             entries = sorted(scandir(folder), key=lambda e: e.name)
         except OSError as exc:

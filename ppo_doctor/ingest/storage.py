@@ -30,6 +30,7 @@ from __future__ import annotations
 import io
 import os
 import stat as stat_mod
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from types import SimpleNamespace
 from typing import IO, Any, Iterator, cast
@@ -57,6 +58,27 @@ def remote_timeout() -> float:
     except ValueError:
         return REMOTE_TIMEOUT
     return value if 0 < value < float("inf") else REMOTE_TIMEOUT
+
+
+@contextmanager
+def request_timeout(seconds: float | None) -> Iterator[None]:
+    """Within the block, remote requests time out after ``seconds`` (None: unchanged).
+
+    The setting travels in :data:`TIMEOUT_ENV`, the one knob :func:`remote_timeout` reads, so
+    that the worker processes and the local Dask cluster started inside the block inherit it
+    (the workers of an existing cluster read their own environment)."""
+    if seconds is None:
+        yield
+        return
+    before = os.environ.get(TIMEOUT_ENV)
+    os.environ[TIMEOUT_ENV] = repr(float(seconds))
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(TIMEOUT_ENV, None)
+        else:
+            os.environ[TIMEOUT_ENV] = before
 
 
 def _timeout_options(scheme: str) -> dict[str, Any]:
