@@ -15,7 +15,7 @@ Keys (``fail-on`` and ``fail_on`` spellings are both accepted)::
     extend_ignore = ["PD703"]  # added to ignore
     [per_run_ignores]        # glob of run paths or ids -> codes skipped for those runs only
     "runs/legacy-*" = ["PD9", "PD202"]
-    format  = "text"         # text | markdown | html | json | sarif | junit | github
+    format  = "text"         # text | markdown | html | json | sarif | junit | github | a plugin's
     jobs    = 4              # read runs in N processes (or N Dask workers)
     executor = "processes"   # local | processes | dask (ppo_doctor.pipeline)
     dask    = "tcp://scheduler:8786"   # an existing Dask cluster (implies executor = "dask")
@@ -45,7 +45,7 @@ from typing import Any, Callable, Mapping
 
 from .errors import ConfigError, too_big
 from .metrics import CANONICAL
-from .report import FORMATS
+from .report import formats
 from .rules import registry
 from .settings import DEFAULTS, EXECUTORS, FAIL_ON, Config
 
@@ -298,7 +298,7 @@ def _seconds(key: str) -> Callable[[Any, list[str]], float | None]:
 
 VALIDATORS: dict[str, Callable[[Any, list[str]], Any]] = {
     "fail_on": lambda v, e: _choice("fail_on", v, FAIL_ON, e),
-    "format": lambda v, e: _choice("format", v, FORMATS, e),
+    "format": lambda v, e: _choice("format", v, formats(), e),
     "select": lambda v, e: _str_list("select", v, e),
     "ignore": lambda v, e: _str_list("ignore", v, e),
     "extend_select": lambda v, e: _str_list("extend_select", v, e),

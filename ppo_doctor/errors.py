@@ -29,6 +29,12 @@ class ConfigError(PPODoctorError):
     """Bad configuration: an unknown key, a bad value, or a malformed config file."""
 
 
+class PluginError(PPODoctorError):
+    """A plugin (:mod:`ppo_doctor.plugins`) that cannot be imported, points at the wrong kind of
+    object or fails the checks its built-in kind passes; the message names its entry point,
+    group and distribution.  Like a bad configuration, it is the user's installation to fix."""
+
+
 def too_big(exc: RecursionError | ValueError) -> str:
     """What a parser's ``RecursionError`` or digit-limit ``ValueError`` means, in one line (a
     config or baseline file that is valid TOML or JSON but that the parser cannot hold)."""

@@ -3,7 +3,9 @@
 One module of this package per command group (:data:`COMMANDS`), each imported when one of its
 commands runs or ``--help`` lists it, so that a command pays only for its own imports; heavy
 modules (matplotlib, torch) are imported only inside the commands that need them.  A command
-module that fails to import is an error naming the module, never a missing command.  Exit
+module that fails to import is an error naming the module, never a missing command.  A broken
+plugin (:class:`~ppo_doctor.errors.PluginError`, raised wherever a command first needs the rules,
+the readers or the formats) is one error line and exit 2, as a bad configuration is.  Exit
 codes: :mod:`ppo_doctor.exits`.
 """
 
@@ -16,6 +18,8 @@ import sys
 import click
 
 from .._version import __version__
+from ..errors import PluginError
+from ..exits import EXIT_ERROR
 
 # command -> ("module of this package:attribute", the first paragraph of its help): ``--help``
 # lists the commands from these summaries, so that it imports none of the command modules (and
@@ -94,4 +98,8 @@ def cli(ctx: click.Context, verbose: int) -> None:
 
 
 def main() -> None:
-    cli(prog_name="ppo-doctor")
+    try:
+        cli(prog_name="ppo-doctor")
+    except PluginError as exc:
+        click.echo(f"ppo-doctor: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)

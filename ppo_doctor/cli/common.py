@@ -21,6 +21,7 @@ import click
 from ..config import EXECUTORS, Config, resolve_with_sources
 from ..errors import PPODoctorError
 from ..exits import EXIT_ERROR
+from ..report import FORMATS, formats
 from ..report.escape import plain
 
 def fail(message: str) -> NoReturn:
@@ -47,6 +48,22 @@ def resolve_settings_and_sources(cli: dict[str, Any], config_file: str | None, i
 
 
 STDOUT = "-"
+
+
+class FormatChoice(click.Choice):
+    """``--format``'s choices: the built-in formats, then the plugins' (:mod:`ppo_doctor.plugins`),
+    read when the option is parsed or shown, not when the command's module is imported."""
+
+    def __init__(self) -> None:
+        super().__init__(FORMATS)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        self.choices = formats()
+        return super().convert(value, param, ctx)
+
+    def get_metavar(self, *args: Any, **kwargs: Any) -> str | None:  # (param) before click 8.2, (param, ctx) since
+        self.choices = formats()
+        return super().get_metavar(*args, **kwargs)
 
 
 def use_color(choice: str, to_terminal: bool) -> bool:

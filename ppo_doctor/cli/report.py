@@ -17,7 +17,7 @@ from typing import Any, Callable
 import click
 
 from ..analyze import analyze
-from ..config import EXECUTORS, FAIL_ON, FORMATS, Config
+from ..config import EXECUTORS, FAIL_ON, Config
 from ..errors import PPODoctorError
 from ..exits import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from ..pipeline import load
@@ -30,6 +30,7 @@ from ..report.progress import Progress
 from ..results import SEVERITY_RANK, Report, RunReport
 from ..suppress import drop_baselined, read_baseline, write_baseline
 from .common import (
+    FormatChoice,
     emit,
     fail,
     quiet_logging,
@@ -70,7 +71,7 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
     """Options shared by ``report`` and ``check``."""
     options = [
         click.argument("paths", nargs=-1, required=True, type=click.Path()),
-        click.option("--format", "fmt", type=click.Choice(FORMATS), help="Output format (default: text, or the config's)."),
+        click.option("--format", "fmt", type=FormatChoice(), help="Output format (default: text, or the config's; or a plugin's)."),
         click.option(
             "-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
             help="Write the report to FILE instead of stdout ('-': stdout).",

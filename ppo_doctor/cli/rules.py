@@ -1,6 +1,7 @@
 """``ppo-doctor rules`` (the rule table) and ``ppo-doctor explain CODE_OR_NAME`` (one rule in full).
 
-Exit code 2 for an unknown rule, as for any usage error (:mod:`ppo_doctor.exits`).
+Exit code 2 for an unknown rule, as for any usage error (:mod:`ppo_doctor.exits`).  A plugin's
+rule (:mod:`ppo_doctor.plugins`) is listed with the distribution it comes from.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import click
 
 from ..exits import EXIT_ERROR
 from ..report.escape import prose
+from ..rules.base import Rule
 from ..rules.citations import public_text, references
 from ..rules.docs import body, describe_example, describe_rule, example_findings, requires_text
-from ..rules.registry import all_rules, get
+from ..rules.registry import all_rules, get, origin
 
 
 @click.command("rules")
@@ -23,13 +25,25 @@ def rules(fmt: str) -> None:
     """List every rule: code, name, symptom, severity, evidence (event or trend) and summary."""
     items = all_rules()
     if fmt == "json":
-        click.echo(json.dumps([describe_rule(r) for r in items], indent=2))
+        click.echo(json.dumps([{**describe_rule(r), **_plugin_key(r)} for r in items], indent=2))
         return
     header = ("code", "name", "symptom", "severity", "evidence", "summary")
-    rows = [(r.code, r.name, r.symptom, r.severity, r.evidence, r.summary()) for r in items]
+    rows = [(r.code, r.name, r.symptom, r.severity, r.evidence, r.summary() + _from(r)) for r in items]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(5)]
     for row in [header, *rows]:
         click.echo("  ".join(col.ljust(widths[i]) for i, col in enumerate(row[:5])) + "  " + row[5])
+
+
+def _from(rule: type[Rule]) -> str:
+    """`` (from acme-ppo-rules 0.1)`` after a plugin rule's summary; nothing for a built-in."""
+    where = origin(rule)
+    return f" (from {where})" if where else ""
+
+
+def _plugin_key(rule: type[Rule]) -> dict[str, str]:
+    """``{"plugin": "acme-ppo-rules 0.1"}`` for a plugin rule's JSON; nothing for a built-in."""
+    where = origin(rule)
+    return {"plugin": where} if where else {}
 
 
 @click.command("explain")
@@ -45,7 +59,7 @@ def explain(code_or_name: str) -> None:
     except KeyError as e:
         click.echo(f"Error: {e.args[0]}", err=True)
         sys.exit(EXIT_ERROR)
-    click.echo(f"{rule.code} {rule.name}: {prose(public_text(rule.summary()))}")
+    click.echo(f"{rule.code} {rule.name}: {prose(public_text(rule.summary()))}{_from(rule)}")
     click.echo(f"symptom: {rule.symptom}    default severity: {rule.severity}    evidence: {rule.evidence}")
     click.echo(f"requires: {', '.join(requires_text(rule)) or 'nothing'}")
     click.echo("")

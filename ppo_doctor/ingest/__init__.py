@@ -3,6 +3,8 @@ canonicalise the result into :class:`~ppo_doctor.run.Run` objects.
 
 ``load(path)`` never raises for bad input: unreadable files become entries of
 ``LoadResult.errors`` (file, offset, message) and every other run is still returned.
+The readers are the format modules of this package, then those of the ``ppo_doctor.readers``
+plugins (:mod:`ppo_doctor.plugins`), which are asked last.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -17,6 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import plugins
 from ..errors import LogReadError, PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue, RunFrame
 from ..metrics import build_run
@@ -38,6 +42,10 @@ FORMAT_MODULES = (
     "csv_logs",
     "verl_console",
 )
+# a reader's NAME: it names the format in reports (``Run.format``) and in the file lists
+READER_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+_PLUGIN_READERS: list[ModuleType] | None = None
 
 
 @dataclass
@@ -52,19 +60,55 @@ def display(path: Path | str) -> str:
 
 
 def readers() -> list[ModuleType]:
-    """The reader modules in priority order.  A built-in reader that cannot be imported is a
-    broken installation, reported as such: dropping it would report its runs as absent."""
+    """The reader modules in priority order, the plugins' last.  A built-in reader that cannot be
+    imported is a broken installation, reported as such: dropping it would report its runs as
+    absent (a broken plugin is a :class:`~ppo_doctor.errors.PluginError` for the same reason)."""
     mods = []
     for name in FORMAT_MODULES:
         try:
             mods.append(importlib.import_module(f"{__name__}.{name}"))
         except ImportError as exc:
             raise PPODoctorError(f"the {name} reader (ppo_doctor.ingest.{name}) cannot be imported: {exc}; reinstall ppo-doctor") from exc
-    return mods
+    return mods + plugin_readers()
+
+
+def plugin_readers() -> list[ModuleType]:
+    """The ``ppo_doctor.readers`` plugins' modules, loaded and checked on first use."""
+    global _PLUGIN_READERS
+    if _PLUGIN_READERS is None:
+        taken = {name: "a built-in reader" for name in FORMAT_MODULES}
+        found = []
+        for plugin in plugins.load(plugins.READERS):
+            found.append(_checked_reader(plugin, taken))
+            taken[found[-1].NAME] = f"the reader {plugin.target} of {plugin.dist}"
+        _PLUGIN_READERS = found
+    return list(_PLUGIN_READERS)
+
+
+def _checked_reader(plugin: plugins.Plugin, taken: dict[str, str]) -> ModuleType:
+    """The module of a reader plugin when it has the interface of :mod:`.base` and a free NAME."""
+    mod = plugin.obj
+    if not isinstance(mod, ModuleType):
+        raise plugin.error(f"expected a reader module (NAME, sniff, read), got {plugins.kind(mod)}")
+    name = getattr(mod, "NAME", None)
+    if not isinstance(name, str) or not READER_NAME_RE.match(name):
+        raise plugin.error(f"the reader's NAME must be lower-case letters, digits and _, got {name!r}")
+    if name in taken:
+        raise plugin.error(f"the format name {name!r} is already taken by {taken[name]}")
+    missing = [f for f in ("sniff", "read") if not callable(getattr(mod, f, None))]
+    if missing:
+        raise plugin.error(f"the reader lacks the function(s) {', '.join(missing)} (sniff(path, head) -> bool, read(path) -> list[RawRun])")
+    return mod
 
 
 def reader_for(name: str) -> ModuleType:
-    return importlib.import_module(f"{__name__}.{name}")
+    """The reader whose NAME is ``name`` (a format id discovery gave a file)."""
+    if name in FORMAT_MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    for mod in plugin_readers():
+        if mod.NAME == name:
+            return mod
+    raise KeyError(f"no reader {name!r}")
 
 
 def sniff(path: Path, head: bytes | None = None) -> ModuleType | None:

@@ -340,7 +340,8 @@ def fresh(runs: list[RawRun] | None) -> list[RawRun] | None:
 
 
 def tail_for(path: Path, fmt: str) -> Tail:
-    """The follower for one file of format ``fmt`` (an :data:`~ppo_doctor.ingest.FORMAT_MODULES` name)."""
+    """The follower for one file of format ``fmt`` (a reader's NAME: one of
+    :data:`~ppo_doctor.ingest.FORMAT_MODULES` or a plugin's, re-read whole as it grows)."""
     if fmt == "tensorboard":
         return TensorBoardTail(Path(path))
     if fmt == "jsonl":

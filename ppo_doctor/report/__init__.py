@@ -2,14 +2,19 @@
 
 ``render(report, "sarif")`` returns the whole document as a string.  Format modules are
 imported only when used, so ``ppo-doctor check --format github`` never imports matplotlib
-(only ``html`` draws plots, through :mod:`ppo_doctor.report.plots`).
+(only ``html`` draws plots, through :mod:`ppo_doctor.report.plots`).  The ``ppo_doctor.formats``
+plugins (:mod:`ppo_doctor.plugins`) add formats of their own, loaded when :func:`formats` is
+first asked for them or :func:`render` for a format that is not built in.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
+import re
 from dataclasses import dataclass
 
+from .. import plugins
 from ..results import Report
 
 # format name -> module in this package defining ``render(report, options) -> str``
@@ -26,6 +31,10 @@ RENDERERS: dict[str, str] = {
 FORMATS = tuple(RENDERERS)
 # another spelling :func:`render` accepts
 ALIASES = {"terminal": "text"}
+# a plugin format's name: what ``--format`` and the config's ``format`` (lower-cased) accept
+FORMAT_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+_PLUGIN_FORMATS: dict[str, plugins.Plugin] | None = None
 
 
 @dataclass
@@ -44,14 +53,55 @@ class RenderOptions:
     verbose: int = 0
 
 
-def render(report: Report, fmt: str, options: RenderOptions | None = None) -> str:
-    """Render ``report`` in format ``fmt`` (one of :data:`FORMATS` or :data:`ALIASES`)."""
+def formats() -> tuple[str, ...]:
+    """:data:`FORMATS`, then the plugins' formats in name order."""
+    return FORMATS + tuple(_plugin_formats())
+
+
+def _plugin_formats() -> dict[str, plugins.Plugin]:
+    """The ``ppo_doctor.formats`` plugins by format name, loaded and checked on first use."""
+    global _PLUGIN_FORMATS
+    if _PLUGIN_FORMATS is None:
+        found: dict[str, plugins.Plugin] = {}
+        for plugin in plugins.load(plugins.FORMATS):
+            _check_format(plugin, found)
+            found[plugin.name] = plugin
+        _PLUGIN_FORMATS = found
+    return _PLUGIN_FORMATS
+
+
+def _check_format(plugin: plugins.Plugin, found: dict[str, plugins.Plugin]) -> None:
+    """A format plugin must have a free, plain name and be a ``render(report, options)``."""
+    name = plugin.name
+    if not FORMAT_NAME_RE.match(name):
+        raise plugin.error(f"a format name must be lower-case letters, digits, - and _, got {name!r}")
+    if name in RENDERERS or name in ALIASES:
+        raise plugin.error(f"the format name {name!r} is a built-in format's")
+    if name in found:
+        raise plugin.error(f"the format name {name!r} is already taken by {found[name].target} of {found[name].dist}")
+    if not callable(plugin.obj):
+        raise plugin.error(f"expected a function render(report, options) -> str, got {plugins.kind(plugin.obj)}")
     try:
-        module = RENDERERS[ALIASES.get(fmt, fmt)]
-    except KeyError:
-        raise ValueError(f"unknown report format {fmt!r}; choose from {', '.join(sorted([*FORMATS, *ALIASES]))}") from None
-    mod = importlib.import_module(f"{__name__}.{module}")
-    return mod.render(report, options or RenderOptions())
+        inspect.signature(plugin.obj).bind(None, None)
+    except TypeError:
+        raise plugin.error(f"{plugins.kind(plugin.obj)} cannot be called as render(report, options)") from None
+    except ValueError:
+        pass  # no signature to read (a C function): it is checked when it renders
 
 
-__all__ = ["ALIASES", "FORMATS", "RENDERERS", "RenderOptions", "render", "Report"]
+def render(report: Report, fmt: str, options: RenderOptions | None = None) -> str:
+    """Render ``report`` in format ``fmt`` (one of :func:`formats` or :data:`ALIASES`)."""
+    name = ALIASES.get(fmt, fmt)
+    options = options or RenderOptions()
+    if name in RENDERERS:
+        return importlib.import_module(f"{__name__}.{RENDERERS[name]}").render(report, options)
+    plugin = _plugin_formats().get(name)
+    if plugin is None:
+        raise ValueError(f"unknown report format {fmt!r}; choose from {', '.join(sorted([*formats(), *ALIASES]))}")
+    text = plugin.obj(report, options)
+    if not isinstance(text, str):
+        raise plugin.error(f"render returned {plugins.kind(text)}, not a str")
+    return text
+
+
+__all__ = ["ALIASES", "FORMATS", "RENDERERS", "RenderOptions", "formats", "render", "Report"]

@@ -16,7 +16,7 @@ from typing import Any
 
 from .base import EVAL_REQUIREMENT, Example, Rule, requirement_text
 from .examples import example_run
-from .registry import all_rules
+from .registry import builtin_rules
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 
@@ -108,8 +108,9 @@ def rule_markdown(rule: type[Rule]) -> str:
 
 
 def render() -> str:
-    """The whole ``docs/rules.md``."""
-    rules = all_rules()
+    """The whole ``docs/rules.md``: the built-in rules only, whatever plugins are installed (the
+    file documents ppo-doctor itself; ``ppo-doctor rules`` lists the plugins' rules too)."""
+    rules = builtin_rules()
     out = [
         "# ppo_doctor rules",
         "",

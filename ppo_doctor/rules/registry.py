@@ -1,4 +1,6 @@
-"""The rule registry: every ``pdNNN_*.py`` module of this package, imported on first use.
+"""The rule registry: every ``pdNNN_*.py`` module of this package, then the rules of the
+``ppo_doctor.rules`` plugins (:mod:`ppo_doctor.plugins`), imported on first use.  A plugin rule
+passes the checks a built-in one does and may not take a code or name already taken.
 
 Selection follows flake8 (style-anchors.md §1c): ``select`` / ``ignore`` entries are code
 prefixes (``PD1`` = every KL rule, ``PD101`` = one rule) or exact rule names
@@ -15,8 +17,10 @@ import inspect
 import pkgutil
 import re
 from pathlib import Path
+from types import ModuleType
 from typing import Iterable
 
+from .. import plugins
 from ..diagnose.catalog import CAUSE_IDS as CATALOG_IDS
 from ..results import SEVERITIES, SYMPTOMS, RuleMeta
 from .base import Rule, requirement_text
@@ -30,11 +34,15 @@ MODULE_RE = re.compile(r"^pd\d{3}_\w+$")
 # causes that diagnosis can explain and fix.
 CAUSE_IDS = tuple(CATALOG_IDS)
 
+_BUILTIN: list[type[Rule]] | None = None
 _RULES: list[type[Rule]] | None = None
+# code of a plugin rule -> its distribution ("acme-ppo-rules 0.1"), what ``ppo-doctor rules`` shows
+_ORIGIN: dict[str, str] = {}
 
 
 def _check(rule: type[Rule]) -> None:
-    """Reject a malformed rule at import time, naming it (a registry bug, not user input)."""
+    """Reject a malformed rule when it is loaded, naming it: a registry bug for a built-in rule,
+    a :class:`~ppo_doctor.errors.PluginError` naming the plugin for a plugin's (``_plugin_rules``)."""
     where = f"{rule.__module__}.{rule.__name__}"
     if not CODE_RE.match(rule.code):
         raise ValueError(f"{where}: code {rule.code!r} is not PD + 3 digits")
@@ -51,17 +59,21 @@ def _check(rule: type[Rule]) -> None:
         raise ValueError(f"{where}: a rule's docstring is its documentation and may not be empty")
 
 
-def _load() -> list[type[Rule]]:
+def _defined_in(module: ModuleType) -> list[type[Rule]]:
+    """The rules a module defines (not those it imports), as a ``pdNNN_*.py`` module holds them."""
+    return [obj for obj in vars(module).values() if isinstance(obj, type) and issubclass(obj, Rule) and obj.__module__ == module.__name__ and obj.code]
+
+
+def _load_builtin() -> list[type[Rule]]:
     # this module's own folder is the package's: no import of the package (which imports us)
     found: list[type[Rule]] = []
     for mod_info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda m: m.name):
         if not MODULE_RE.match(mod_info.name):
             continue
         module = importlib.import_module(f"{__package__}.{mod_info.name}")
-        for obj in vars(module).values():
-            if isinstance(obj, type) and issubclass(obj, Rule) and obj.__module__ == module.__name__ and obj.code:
-                _check(obj)
-                found.append(obj)
+        for obj in _defined_in(module):
+            _check(obj)
+            found.append(obj)
     codes = [r.code for r in found]
     names = [r.name for r in found]
     dup = {c for c in codes if codes.count(c) > 1} | {n for n in names if names.count(n) > 1}
@@ -70,12 +82,61 @@ def _load() -> list[type[Rule]]:
     return sorted(found, key=lambda r: r.code)
 
 
+def _plugin_rules(plugin: plugins.Plugin) -> list[type[Rule]]:
+    """The rules one ``ppo_doctor.rules`` entry point gives, each checked as a built-in one."""
+    obj = plugin.obj
+    if isinstance(obj, ModuleType):
+        rules = _defined_in(obj)
+        if not rules:
+            raise plugin.error(f"{plugins.kind(obj)} defines no Rule subclass with a code")
+    elif isinstance(obj, type) and issubclass(obj, Rule) and obj.code:
+        rules = [obj]
+    else:
+        raise plugin.error(f"expected a ppo_doctor.rules.Rule subclass with a code, or a module of them; got {plugins.kind(obj)}")
+    for rule in rules:
+        try:
+            _check(rule)
+        except ValueError as exc:
+            raise plugin.error(str(exc)) from None
+    return rules
+
+
+def _load() -> tuple[list[type[Rule]], dict[str, str]]:
+    """The built-in rules and the plugins' rules, sorted by code, and each plugin rule's origin."""
+    found = builtin_rules()
+    taken = {key: f"the built-in rule {r.code} {r.name}" for r in found for key in (r.code, r.name)}
+    origin: dict[str, str] = {}
+    for plugin in plugins.load(plugins.RULES):
+        for rule in _plugin_rules(plugin):
+            for key in (rule.code, rule.name):
+                if key in taken:
+                    raise plugin.error(f"rule {rule.code} {rule.name}: {key} is already taken by {taken[key]}")
+            taken[rule.code] = taken[rule.name] = f"the rule {rule.code} {rule.name} of {plugin.dist}"
+            origin[rule.code] = plugin.dist
+            found.append(rule)
+    return sorted(found, key=lambda r: r.code), origin
+
+
+def builtin_rules() -> list[type[Rule]]:
+    """The rules of this package only, sorted by code (what ``docs/rules.md`` documents)."""
+    global _BUILTIN
+    if _BUILTIN is None:
+        _BUILTIN = _load_builtin()
+    return list(_BUILTIN)
+
+
 def all_rules() -> list[type[Rule]]:
-    """Every registered rule class, sorted by code."""
-    global _RULES
+    """Every registered rule class, built-in and from plugins, sorted by code."""
+    global _RULES, _ORIGIN
     if _RULES is None:
-        _RULES = _load()
+        _RULES, _ORIGIN = _load()
     return list(_RULES)
+
+
+def origin(rule: type[Rule]) -> str | None:
+    """The distribution a plugin rule comes from (``"acme-ppo-rules 0.1"``); None for a built-in."""
+    all_rules()
+    return _ORIGIN.get(rule.code)
 
 
 def get(code_or_name: str) -> type[Rule]:
