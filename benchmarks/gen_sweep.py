@@ -118,3 +118,26 @@ def write_sweep(
             out.append(folder)
             k += 1
     return out
+
+
+def random_search(n: int, seed: int = 0) -> tuple[dict[str, dict[str, object]], dict[str, dict[str, bool]]]:
+    """A random search's attribution input (no files): ``n`` trials with a log-uniform learning
+    rate and a uniform KL coefficient (a distinct value per trial, so every gap is a candidate
+    split), a batch size and an optimiser; trials fail mostly at high learning rates (80 % above
+    3e-4, 10 % elsewhere), KL blows up at low coefficients among the failed ones, and healthy
+    trials at tiny learning rates stagnate.  Returns ``(params, outcomes)`` as
+    :func:`ppo_doctor.sweep.attribution.attribute` takes them."""
+    import random
+
+    rng = random.Random(seed)
+    params: dict[str, dict[str, object]] = {}
+    outcomes: dict[str, dict[str, bool]] = {"unhealthy": {}, "kl_blowup": {}, "stagnation": {}}
+    for i in range(n):
+        run = f"trial{i:05d}"
+        lr, kl = 10 ** rng.uniform(-6, -3), rng.uniform(0.0, 0.5)
+        params[run] = {"learning_rate": lr, "kl_coef": kl, "batch_size": rng.choice([8, 16, 32, 64]), "optimizer": rng.choice(["adam", "sgd", "adamw"])}
+        bad = (lr > 3e-4 and rng.random() < 0.8) or rng.random() < 0.1
+        outcomes["unhealthy"][run] = bad
+        outcomes["kl_blowup"][run] = bad and kl < 0.05
+        outcomes["stagnation"][run] = not bad and lr < 3e-6
+    return params, outcomes

@@ -61,7 +61,7 @@ def sweep(
             why = "; ".join(e.message for e in out.errors if e.level == "error") or "no run could be read"
             slots[out.index] = [error_row(src.id, display(src.root), why)]
     report.rows = [row for slot in slots for row in slot]
-    tables = _tables(sources, path_list, [r.run for r in report.rows])
+    tables = _tables(sources, path_list, report.rows)
     report.tables = [t.path for t in tables]
     # discovery notes each sweep table it skipped as a run; the report lists the joined ones instead
     report.errors = [e for e in issues if not (e.level == "info" and e.path in report.tables)] + report.errors
@@ -111,9 +111,10 @@ def _add_folder_params(rows: list[SweepRow]) -> list[str]:
     return found
 
 
-def _tables(sources: list[RunSource], roots: list[str | Path], run_ids: list[str]) -> list[SweepTable]:
+def _tables(sources: list[RunSource], roots: list[str | Path], rows: list[SweepRow]) -> list[SweepTable]:
     """The sweep tables (``ingest.sweep_table`` recognises them) among the CSV files of the roots
-    and of the folders holding the runs, joined to the runs."""
+    and of the folders holding the runs, each joined to the runs under its own folder (a table of
+    one experiment never names the runs of another root that reuse its folder names)."""
     found: list[str] = []
     tops = [p for p in map(as_path, roots) if p.is_dir()]
     # never above a root: a run that is the root itself has its parent outside the sweep
@@ -131,7 +132,9 @@ def _tables(sources: list[RunSource], roots: list[str | Path], run_ids: list[str
     out = []
     for path in found:
         text = _read_table_text(path)
-        table = None if text is None else join(display(path), text, run_ids)
+        folder = as_path(path).parent
+        under = [r.run for r in rows if folder in as_path(r.path).parents]
+        table = None if text is None else join(display(path), text, under)
         if table is not None:
             out.append(table)
     return out

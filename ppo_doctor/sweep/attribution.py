@@ -35,7 +35,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from .fisher import fisher_exact_two_sided
+import numpy as np
+
+from .fisher import fisher_many
 
 MIN_ITEMS = 6  # judged items below which no split is claimed
 MIN_PER_CLASS = 2  # items with and without the outcome needed
@@ -78,7 +80,8 @@ class Split:
     def sides(self) -> tuple[str, str]:
         """The two sides as text: ``kl_coef <= 0.1`` and ``>= 0.2`` (or ``= sgd`` and ``other``)."""
         if self.kind == "numeric":
-            return f"{self.parameter} <= {_fmt(self.low)}", f">= {_fmt(self.high)}"
+            low, high = _apart(self.low, self.high)
+            return f"{self.parameter} <= {low}", f">= {high}"
         return f"{self.parameter} = {_fmt(self.low)}", "other" if self.high is None else f"= {_fmt(self.high)}"
 
     def label(self, noun: str = "runs") -> str:
@@ -136,7 +139,9 @@ def attribute(
             others follow by name.
 
     Parameters that vary together are one entry: the first of them, naming the others in
-    ``together``.
+    ``together``.  The cost is near-linear in the items: each parameter's candidate splits are
+    built once per set of judged items (:class:`_Column`) and counted with prefix sums, and
+    their p-values are computed together (:func:`.fisher.fisher_many`).
     """
     present = {k for p in params.values() for k, v in p.items() if _known(v)}
     names = [n for n in dict.fromkeys(order) if n in present] + sorted(present - set(order))
@@ -148,9 +153,11 @@ def attribute(
     if not names:
         cautions.append(f"no parameter found in the {noun}' configs: nothing to attribute the outcomes to")
     confounded: dict[tuple[str, ...], list[str]] = {}
+    columns_for: dict[tuple[str, ...], dict[str, _Column]] = {}
     for outcome_order, (outcome, has) in enumerate(outcomes.items()):
-        items = sorted(has)
-        positive = sum(1 for i in items if has[i])
+        items = tuple(sorted(has))
+        flags = np.fromiter((bool(has[i]) for i in items), dtype=bool, count=len(items))
+        positive = int(flags.sum())
         if positive == 0 or positive == len(items):
             continue
         if len(items) < MIN_ITEMS or min(positive, len(items) - positive) < MIN_PER_CLASS:
@@ -159,19 +166,22 @@ def attribute(
                 f"(at least {MIN_ITEMS}, with {MIN_PER_CLASS} on each side, are needed)"
             )
             continue
-        candidates = {name: _candidates(name, params, items) for name in names}
-        tests = sum(len(c) for c in candidates.values())
+        if items not in columns_for:  # the outcomes of one sweep share their judged items
+            columns_for[items] = {name: _Column.build(name, params, items) for name in names}
+        columns = columns_for[items]
+        tests = sum(c.count for c in columns.values())
         best: list[Split] = []
-        for name, cands in candidates.items():
-            scored = [_score(name, outcome, kind, low, high, side_a, side_b, has) for kind, low, high, side_a, side_b in cands]
-            if scored:
-                top = _likelier_first(min(scored, key=_rank_key))
+        for name, column in columns.items():
+            top = column.best(outcome, flags)
+            if top is not None:
+                top = _likelier_first(top)
                 top.order, top.outcome_order, top.same = rank_of[name], outcome_order, same.get(name, [])
                 best.append(top)
         for s in best:
             s.tests = tests
+            key = _fingerprint(items, s.side_a, s.side_b)
             s.together = sorted(
-                other for other, cands in candidates.items() if other != s.parameter and _same_groups(s, cands)
+                other for other, column in columns.items() if other != s.parameter and column.has_groups(key, s.side_a, s.side_b)
             )
         best.sort(key=_rank_key)
         kept: list[Split] = []
@@ -202,50 +212,137 @@ def _known(v: Any) -> bool:
 
 
 def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    """A real number to split at a threshold: any int (compared exactly, however large) or a
+    finite float; infinities and booleans are categories."""
+    if isinstance(v, bool):
+        return False
+    return isinstance(v, int) or (isinstance(v, float) and math.isfinite(v))
 
 
-def _candidates(name: str, params: Mapping[str, Mapping[str, Any]], items: Sequence[str]) -> list[tuple[str, Any, Any, frozenset[str], frozenset[str]]]:
-    """Every split of ``items`` by ``name``: (kind, low, high, side A, side B)."""
-    values: dict[str, Any] = {}
-    for i in items:
-        v = params.get(i, {}).get(name)
-        if _known(v):
-            values[i] = v
-    if len(values) < 2:
-        return []
-    out = []
-    if all(_is_number(v) for v in values.values()):
-        distinct = sorted(set(float(v) for v in values.values()))
-        for lo, hi in zip(distinct, distinct[1:]):
-            a = frozenset(i for i, v in values.items() if float(v) <= lo)
-            out.append(("numeric", _orig(values, lo), _orig(values, hi), a, frozenset(values) - a))
+@dataclass
+class _Column:
+    """One parameter's candidate splits of one tuple of judged items.
+
+    ``members`` lists the positions (in ``items``) of the items that have the parameter; a split
+    is ``members[:cut]`` against ``members[cut:]`` for a numeric parameter (``members`` sorted by
+    value) and one value's group against the rest for a category (``members`` grouped by value).
+    Each candidate also has a fingerprint of its two sides (the XOR of random 64-bit labels of
+    their items), so that finding another parameter's candidate with the same two groups is a
+    set lookup, checked item by item on a match.
+    """
+
+    name: str
+    kind: str
+    items: tuple[str, ...]
+    members: np.ndarray  # int positions into items
+    starts: np.ndarray  # candidate c's side A is members[starts[c]:stops[c]]
+    stops: np.ndarray
+    low: list[Any]
+    high: list[Any]
+    fingerprints: dict[tuple[int, int], list[int]]
+
+    @property
+    def count(self) -> int:
+        return len(self.low)
+
+    @classmethod
+    def build(cls, name: str, params: Mapping[str, Mapping[str, Any]], items: tuple[str, ...]) -> _Column:
+        known = [(pos, v) for pos, i in enumerate(items) if _known(v := params.get(i, {}).get(name))]
+        low: list[Any] = []
+        high: list[Any] = []
+        starts: list[int] = []
+        stops: list[int] = []
+        if len(known) >= 2 and all(_is_number(v) for _, v in known):
+            kind = "numeric"
+            known.sort(key=lambda pv: pv[1])  # stable: equal values keep the items' order
+            members = [pos for pos, _ in known]
+            # each run of equal values is spelled as its first item's config spelled it
+            firsts = [k for k in range(len(known)) if k == 0 or known[k][1] != known[k - 1][1]]
+            for a, b in zip(firsts, firsts[1:]):
+                low.append(known[a][1])
+                high.append(known[b][1])
+                starts.append(0)
+                stops.append(b)
+        else:
+            kind = "category"
+            groups: dict[str, list[tuple[int, Any]]] = {}
+            for pos, v in known:
+                groups.setdefault(_fmt(v), []).append((pos, v))
+            ordered = [groups[text] for text in sorted(groups)]
+            members = [pos for group in ordered for pos, _ in group]
+            bounds = np.cumsum([0] + [len(g) for g in ordered]).tolist()
+            if len(ordered) == 2:
+                # one value against the other is one split (attribute() puts the likelier side first)
+                low, high, starts, stops = [ordered[0][0][1]], [ordered[1][0][1]], [0], [bounds[1]]
+            elif len(ordered) > 2:
+                for g, group in enumerate(ordered):
+                    low.append(group[0][1])
+                    high.append(None)
+                    starts.append(bounds[g])
+                    stops.append(bounds[g + 1])
+        column = cls(name, kind, items, np.array(members, dtype=np.int64), np.array(starts, dtype=np.int64),
+                     np.array(stops, dtype=np.int64), low, high, {})
+        column.fingerprints = column._fingerprints()
+        return column
+
+    def _fingerprints(self) -> dict[tuple[int, int], list[int]]:
+        labels = _labels(len(self.items))[self.members]
+        prefix = np.concatenate([[np.uint64(0)], np.bitwise_xor.accumulate(labels)]) if len(labels) else np.zeros(1, np.uint64)
+        whole = prefix[-1]
+        side_a = prefix[self.stops] ^ prefix[self.starts]
+        out: dict[tuple[int, int], list[int]] = {}
+        for c, (a, b) in enumerate(zip(side_a.tolist(), (side_a ^ whole).tolist())):
+            out.setdefault((min(a, b), max(a, b)), []).append(c)
         return out
-    by_value: dict[str, list[str]] = {}
-    for i, v in values.items():
-        by_value.setdefault(_fmt(v), []).append(i)
-    if len(by_value) < 2:
-        return []
-    if len(by_value) == 2:
-        # one value against the other is one split (attribute() puts the likelier side first)
-        (_, first), (_, second) = sorted(by_value.items())
-        return [("category", values[first[0]], values[second[0]], frozenset(first), frozenset(second))]
-    for text, members in sorted(by_value.items()):
-        a = frozenset(members)
-        out.append(("category", values[members[0]], None, a, frozenset(values) - a))
-    return out
+
+    def sides(self, c: int) -> tuple[frozenset[str], frozenset[str]]:
+        """Candidate ``c``'s two sides as sets of items."""
+        a = self.members[self.starts[c]:self.stops[c]]
+        rest = np.concatenate([self.members[: self.starts[c]], self.members[self.stops[c]:]])
+        return frozenset(self.items[p] for p in a.tolist()), frozenset(self.items[p] for p in rest.tolist())
+
+    def best(self, outcome: str, flags: np.ndarray) -> Split | None:
+        """The best candidate for ``outcome`` (``flags``: has it, per item), by :func:`_rank_key`
+        (the first candidate wins a tie)."""
+        if not self.count:
+            return None
+        prefix = np.concatenate([[0], np.cumsum(flags[self.members])])
+        hits_a = prefix[self.stops] - prefix[self.starts]
+        sizes_a = self.stops - self.starts
+        hits_b, sizes_b = prefix[-1] - hits_a, len(self.members) - sizes_a
+        p = np.minimum(1.0, fisher_many(hits_a, sizes_a, hits_b, sizes_b))
+        separation = np.abs(hits_a / sizes_a - hits_b / sizes_b)
+        key = np.round(np.log10(np.maximum(p, 1e-300)), 9)
+        # np.lexsort sorts by its last key first; a stable sort keeps the first candidate of a tie
+        c = int(np.lexsort((np.arange(self.count), -(sizes_a + sizes_b), -separation, key))[0])
+        side_a, side_b = self.sides(c)
+        return Split(self.name, outcome, self.kind, self.low[c], self.high[c], (int(hits_a[c]), int(hits_b[c])),
+                     (int(sizes_a[c]), int(sizes_b[c])), float(p[c]), 0, side_a=side_a, side_b=side_b)
+
+    def has_groups(self, key: tuple[int, int], side_a: frozenset[str], side_b: frozenset[str]) -> bool:
+        """Whether one of this parameter's candidates puts exactly these items on its two sides
+        (``key``: their :func:`_fingerprint`)."""
+        groups = {side_a, side_b}
+        return any(set(self.sides(c)) == groups for c in self.fingerprints.get(key, []))
 
 
-def _orig(values: Mapping[str, Any], x: float) -> Any:
-    """The value as the config spelled it (an int stays an int in the label)."""
-    return next(v for v in values.values() if float(v) == x)
+def _fingerprint(items: tuple[str, ...], side_a: frozenset[str], side_b: frozenset[str]) -> tuple[int, int]:
+    """The two sides' label XORs, smaller first, as :meth:`_Column._fingerprints` keys them."""
+    labels = _labels(len(items))
+    pos = [k for k, i in enumerate(items) if i in side_a], [k for k, i in enumerate(items) if i in side_b]
+    xa, xb = (int(np.bitwise_xor.reduce(labels[p])) if p else 0 for p in pos)
+    return min(xa, xb), max(xa, xb)
 
 
-def _score(name: str, outcome: str, kind: str, low: Any, high: Any, a: frozenset[str], b: frozenset[str], has: Mapping[str, bool]) -> Split:
-    ha = sum(1 for i in a if has[i])
-    hb = sum(1 for i in b if has[i])
-    p = fisher_exact_two_sided([[ha, len(a) - ha], [hb, len(b) - hb]])
-    return Split(name, outcome, kind, low, high, (ha, hb), (len(a), len(b)), float(min(1.0, p)), 0, side_a=a, side_b=b)
+_LABELS = np.zeros(0, dtype=np.uint64)
+
+
+def _labels(n: int) -> np.ndarray:
+    """Random 64-bit labels of item positions 0..n-1, the same on every call (a fixed seed)."""
+    global _LABELS
+    if len(_LABELS) < n:
+        _LABELS = np.random.default_rng(0).integers(0, 2**63, size=max(n, 2 * len(_LABELS)), dtype=np.uint64, endpoint=False)
+    return _LABELS[:n]
 
 
 def _rank_key(s: Split) -> tuple[float, float, int, int, int, str]:
@@ -281,21 +378,60 @@ def _likelier_first(s: Split) -> Split:
     return s
 
 
-def _same_groups(s: Split, cands: list[tuple[str, Any, Any, frozenset[str], frozenset[str]]]) -> bool:
-    """Whether one of another parameter's splits puts the same items on the two sides as ``s``."""
-    groups = {s.side_a, s.side_b}
-    return any({a, b} == groups for _, _, _, a, b in cands)
+# ints beyond this are written as 1.23457e+400 (str() of an int has a digit limit, float() a range)
+_BIG_INT = 10**15
+SIGNIFICANT = 6  # digits a value is shown with, as %g shows it
+MAX_SIGNIFICANT = 4000  # digits a split's two bounds may need to read apart (an int's: a float needs 17)
 
 
-def _fmt(v: Any) -> str:
+def _fmt(v: Any, digits: int = SIGNIFICANT) -> str:
     if isinstance(v, float):
-        return f"{v:.6g}"
+        return f"{v:.{digits}g}"
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= _BIG_INT:
+        return _big_int_text(v, digits)
     return str(v)
 
 
+def _apart(low: Any, high: Any) -> tuple[str, str]:
+    """The two bounds of a numeric split as text with as many digits as they need to differ
+    (``<= 1e-05`` / ``>= 3e-05``, but ``<= 1.0000001`` / ``>= 1.0000002``)."""
+    a, b = _fmt(low), _fmt(high)
+    digits = SIGNIFICANT
+    while a == b and digits < MAX_SIGNIFICANT:
+        digits = min(MAX_SIGNIFICANT, digits * 2 if digits >= 17 else digits + 1)
+        a, b = _fmt(low, digits), _fmt(high, digits)
+    return a, b
+
+
+def _exponent(v: int) -> int:
+    """``floor(log10(v))`` of a positive int of any size, exactly."""
+    e = int(math.log10(v))
+    if 10**e > v:
+        return e - 1
+    return e + 1 if 10 ** (e + 1) <= v else e
+
+
+def _big_int_text(v: int, digits: int = SIGNIFICANT) -> str:
+    """``1.23457e+400`` for an int of any size (``digits`` significant digits, rounded half up, as
+    %g shows floats: ``str()`` of such an int has a digit limit and ``float()`` a range)."""
+    exponent = _exponent(abs(v))
+    if exponent < digits:
+        rounded = abs(v) * 10 ** (digits - 1 - exponent)
+    else:
+        rounded = (abs(v) // 10 ** (exponent - digits) + 5) // 10  # digits + 1 leading digits, rounded
+    if rounded >= 10**digits:  # 9.999995e+20 rounds up to 1e+21
+        rounded //= 10
+        exponent += 1
+    mantissa = str(rounded).rstrip("0") or "0"
+    text = mantissa[0] + ("." + mantissa[1:] if len(mantissa) > 1 else "")
+    return f"{'-' if v < 0 else ''}{text}e+{exponent:02d}"
+
+
 def _fmt_value(v: Any) -> Any:
-    if v is None or isinstance(v, (bool, int, str)):
+    if v is None or isinstance(v, (bool, str)):
         return v
+    if isinstance(v, int):
+        return v if abs(v) < 2**63 else _big_int_text(v)
     if isinstance(v, float):
         return v if math.isfinite(v) else str(v)
     return str(v)

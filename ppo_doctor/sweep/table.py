@@ -106,7 +106,7 @@ def join(path: str, text: str, run_ids: Iterable[str]) -> SweepTable | None:
                 rid
                 for rid, t in tokens.items()
                 if all(k in t for k in keys.values())
-                and all(isinstance(row[h], (int, float)) and not isinstance(row[h], bool) and _close(float(row[h]), t[k]) for h, k in keys.items())
+                and all(isinstance(row[h], (int, float)) and not isinstance(row[h], bool) and _close(row[h], t[k]) for h, k in keys.items())
             ]
 
         matched = _one_to_one(rows, runs_of)
@@ -134,7 +134,11 @@ def _one_to_one(rows: list[dict[str, Any]], runs_of: Any) -> dict[str, dict[str,
 
 
 def _close(a: float, b: float) -> bool:
-    return a == b or abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+    """Equal to within float rounding; a cell too large for a float equals only itself."""
+    try:
+        return a == b or abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+    except OverflowError:  # an int beyond a float's range against a float token
+        return False
 
 
 def _key(v: Any) -> str:
