@@ -247,7 +247,9 @@ class _Column:
 
     @classmethod
     def build(cls, name: str, params: Mapping[str, Mapping[str, Any]], items: tuple[str, ...]) -> _Column:
-        known = [(pos, v) for pos, i in enumerate(items) if _known(v := params.get(i, {}).get(name))]
+        known: list[tuple[int, Any]] = [
+            (pos, v) for pos, i in enumerate(items) if _known(v := params.get(i, {}).get(name))
+        ]
         low: list[Any] = []
         high: list[Any] = []
         starts: list[int] = []
