@@ -67,7 +67,7 @@ def heavy_imports(folder: Path) -> list[str]:
 
 def engine_run(n_steps: int, n_metrics: int = 12):
     """A Run of ``n_metrics`` canonical TRL metrics x ``n_steps`` steps, built in memory."""
-    from ppo_doctor.metrics import build_run
+    from ppo_doctor.canonical.metrics import build_run
 
     tags = gen_formats.CHECK_TAGS[:n_metrics]
     values = gen_formats.run_values(len(tags), n_steps, seed=1)

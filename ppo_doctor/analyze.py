@@ -13,7 +13,7 @@ from .cost import failure_cost
 from .diagnose import rank_causes
 from .errors import PPODoctorError
 from .ingest.dataframe import ACCEPTED, is_table, raw_run
-from .metrics import build_run
+from .canonical.metrics import build_run
 from .pipeline import map_runs
 from .results import Report, RunReport
 from .rules import registry

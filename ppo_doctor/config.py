@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .errors import ConfigError, too_big
-from .metrics import CANONICAL
+from .canonical.metrics import CANONICAL
 from .report import formats
 from .rules import registry
 from .settings import DEFAULTS, EXECUTORS, FAIL_ON, Config

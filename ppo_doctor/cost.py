@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .hparams import scalar_float
+from .canonical.hparams import scalar_float
 from .results import Cost, RunReport
 from .verdict import decisive
 from .run import Run

@@ -13,7 +13,7 @@
 
 ``log`` takes the metrics as the framework names them (TRL, OpenRLHF, veRL, CleanRL or our
 canonical names): the points are kept under their raw tags and every check canonicalises them
-with :func:`ppo_doctor.metrics.build_run`, the very function the offline readers feed, so the
+with :func:`ppo_doctor.canonical.metrics.build_run`, the very function the offline readers feed, so the
 live verdict and the offline report of the same points are one computation.
 
 Storage is columnar and lossless: one row per ``log`` call (a call for the step of the previous
@@ -45,8 +45,8 @@ from .analyze import analyze_run
 from .config import coerce
 from .settings import Config
 from .frame import RawRun, RawSeries, TextSample
-from .frameworks import is_eval_key
-from .metrics import build_run
+from .canonical.frameworks import is_eval_key
+from .canonical.metrics import build_run
 from .results import SEVERITY_RANK, SYMPTOMS, Finding, RankedCause, Report, RunReport
 from .rules import registry
 from .run import Run

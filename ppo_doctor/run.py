@@ -53,7 +53,7 @@ class Run:
     issues: list[ReadIssue] = field(default_factory=list)
     restarts: list[int] = field(default_factory=list)
     eval_frame: RunFrame | None = None
-    # what the run lacks by design, family -> why (ppo_doctor.design): "critic" for a
+    # what the run lacks by design, family -> why (ppo_doctor.canonical.design): "critic" for a
     # critic-free run (GRPO, RLOO, REINFORCE++), "kl" when the KL term is off by configuration
     by_design: dict[str, str] = field(default_factory=dict)
     # where the run stands (ppo_doctor.standing): its planned last step and where that was read

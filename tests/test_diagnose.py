@@ -8,7 +8,7 @@ import pytest
 from ppo_doctor.diagnose import CAUSE_IDS, CAUSES, SYMPTOM_CAUSES, get_cause, rank_causes
 from ppo_doctor.results import SYMPTOMS, Finding
 from ppo_doctor.frame import RawRun, RawSeries
-from ppo_doctor.metrics import build_run
+from ppo_doctor.canonical.metrics import build_run
 from ppo_doctor.rules import registry
 
 DESIGN_CAUSES = (

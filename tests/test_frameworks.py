@@ -1,4 +1,4 @@
-"""ppo_doctor.frameworks: one classification of runs (LLM / classic RL / unknown) used by the
+"""ppo_doctor.canonical.frameworks: one classification of runs (LLM / classic RL / unknown) used by the
 rules and the diagnosis, framework ids compared whole, and one home for eval-series prefixes."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import json
 import numpy as np
 import pytest
 
-from ppo_doctor import frameworks
+from ppo_doctor.canonical import frameworks
 from ppo_doctor.diagnose.evidence import domain as diagnosis_domain
 from ppo_doctor.frame import RawRun, RawSeries, TextSample
 from ppo_doctor.ingest import csv_logs, jsonl
 from ppo_doctor import load_runs
-from ppo_doctor.metrics import build_run
+from ppo_doctor.canonical.metrics import build_run
 from ppo_doctor.view import RunView
 
 

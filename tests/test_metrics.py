@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ppo_doctor.frame import RawRun, RawSeries
-from ppo_doctor.hparams import flatten_config, normalize_config, parse_scalar
-from ppo_doctor.metrics import (
+from ppo_doctor.canonical.hparams import flatten_config, normalize_config, parse_scalar
+from ppo_doctor.canonical.metrics import (
     ALIASES,
     CANONICAL,
     build_run,
@@ -69,7 +69,7 @@ def test_design_vocabulary_is_covered():
 
 def test_committed_docs_are_up_to_date():
     doc = REPO / "docs" / "metrics.md"
-    assert doc.read_text(encoding="utf-8") == render_markdown(), "run: python -m ppo_doctor.metrics > docs/metrics.md"
+    assert doc.read_text(encoding="utf-8") == render_markdown(), "run: python -m ppo_doctor.canonical.metrics > docs/metrics.md"
 
 
 # -- framework guesses and mappings on synthetic tag sets --------------------------------------

@@ -22,8 +22,8 @@ import pytest
 from ppo_doctor import analyze
 from ppo_doctor.frame import RawRun, RawSeries
 from ppo_doctor.ingest.sweep_table import sweep_table_reason
-from ppo_doctor.metrics import build_run, map_tags
-from ppo_doctor.name_tokens import infer_canonical
+from ppo_doctor.canonical.metrics import build_run, map_tags
+from ppo_doctor.canonical.name_tokens import infer_canonical
 from ppo_doctor.pipeline import load
 from ppo_doctor.report import RenderOptions, render
 from ppo_doctor.report.metrics_listing import render_metrics

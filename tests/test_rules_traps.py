@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ppo_doctor.frame import RawRun, RawSeries, ReadIssue, TextSample
-from ppo_doctor.metrics import build_run
+from ppo_doctor.canonical.metrics import build_run
 from ppo_doctor.rules.base import Example
 from ppo_doctor.config import coerce
 from ppo_doctor.rules.engine import run_rules

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ppo_doctor.config import coerce
-from ppo_doctor.design import CRITIC_FREE_FRAMEWORKS
+from ppo_doctor.canonical.design import CRITIC_FREE_FRAMEWORKS
 from ppo_doctor.diagnose import evidence
 from ppo_doctor.rules.base import Example
 from ppo_doctor.rules.engine import run_rules

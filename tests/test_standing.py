@@ -12,7 +12,7 @@ import pytest
 
 import ppo_doctor
 from ppo_doctor import Monitor
-from ppo_doctor.metrics.plan import planned_length, warmup_length
+from ppo_doctor.canonical.metrics.plan import planned_length, warmup_length
 from ppo_doctor.monitor import Announcer
 from ppo_doctor.results import Finding
 from ppo_doctor.rules import registry
@@ -176,7 +176,7 @@ def test_the_doctor_never_reads_its_own_output(tmp_path: Path, sample_logs: Path
 
 
 def test_a_linear_decay_that_has_not_reached_0_gives_the_plan() -> None:
-    from ppo_doctor.metrics.plan import planned_from_lr
+    from ppo_doctor.canonical.metrics.plan import planned_from_lr
 
     steps = np.arange(1, 81)
     # HF get_linear_schedule_with_warmup: 10 warm-up steps, then down to 0 at step 200 (killed at 80)

@@ -25,8 +25,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..detect import held_at_max
-from ..hparams import temperature_regime
-from ..metrics import NONNEGATIVE_ESTIMATORS
+from ..canonical.hparams import temperature_regime
+from ..canonical.metrics import NONNEGATIVE_ESTIMATORS
 from ..run import Run
 from ..view import RunView
 

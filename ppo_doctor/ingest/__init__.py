@@ -23,7 +23,7 @@ import numpy as np
 from .. import plugins
 from ..errors import LogReadError, PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue, RunFrame
-from ..metrics import build_run
+from ..canonical.metrics import build_run
 from ..run import Run
 from .base import read_head
 from .storage import as_path

@@ -37,7 +37,7 @@ import numpy as np
 from ..lazy import pd
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue
-from ..frameworks import is_eval_key
+from ..canonical.frameworks import is_eval_key
 from . import filebytes
 from .base import HEAD_BYTES, PARSER_IMPORT_BYTES
 from .tabular import EPOCH_FLOOR, to_wall_seconds, usable_steps

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue
-from ..frameworks import is_eval_key
+from ..canonical.frameworks import is_eval_key
 from ..lazy import pd
 from . import filebytes
 from .base import PARSER_IMPORT_BYTES

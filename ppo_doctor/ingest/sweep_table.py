@@ -13,7 +13,7 @@ A CSV is a sweep table when
   rise through the rows (a constant ``steps`` = 200 is the length of each run, not an axis), and
 * its rows are runs: a run name/id column (``name``, ``run``, ``run_id``, ``id``, ``trial`` ...)
   with a different value on every row, or hyper-parameter columns (the names of
-  :data:`ppo_doctor.hparams.HPARAMS`, and ``seed``) whose combination differs on every row while
+  :data:`ppo_doctor.canonical.hparams.HPARAMS`, and ``seed``) whose combination differs on every row while
   each takes few values (at most 10, or at most half the rows: a sweep grid repeats its values; a
   learning rate annealed through a log's rows takes a new value on every row).
 """
@@ -25,7 +25,7 @@ import io
 import re
 from pathlib import Path
 
-from ..hparams import HPARAMS
+from ..canonical.hparams import HPARAMS
 from .csv_logs import STEP_COLUMNS, delimiter
 from .storage import open_binary
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..lazy import pd
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
-from ..frameworks import is_eval_key
+from ..canonical.frameworks import is_eval_key
 
 log = logging.getLogger(__name__)
 

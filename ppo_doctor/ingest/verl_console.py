@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
-from ..frameworks import VERL_CONSOLE_EVAL_PREFIXES
+from ..canonical.frameworks import VERL_CONSOLE_EVAL_PREFIXES
 from . import filebytes
 from .base import is_int64
 from .storage import open_binary

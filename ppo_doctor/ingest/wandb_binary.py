@@ -39,7 +39,7 @@ import numpy as np
 
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
-from ..frameworks import is_eval_key
+from ..canonical.frameworks import is_eval_key
 from . import filebytes, wandb_files
 from .wandb_files import TableRef
 from .wandb_framing import BLOCK, FILE_HEADER, MAGIC, VERSION, iter_records

@@ -34,7 +34,7 @@ import numpy as np
 from ..lazy import pd
 from ..errors import LogReadError
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
-from ..frameworks import is_eval_key
+from ..canonical.frameworks import is_eval_key
 from . import wandb_files
 from . import filebytes
 from .base import HEAD_BYTES

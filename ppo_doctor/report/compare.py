@@ -1,7 +1,7 @@
 """``ppo-doctor compare RUN_A RUN_B``: what changed between two runs.
 
 First the config values that differ (the changed ``kl_coef`` or learning rate is usually
-what a user looks for; canonical hyper-parameters in :data:`ppo_doctor.hparams.HPARAMS`
+what a user looks for; canonical hyper-parameters in :data:`ppo_doctor.canonical.hparams.HPARAMS`
 order, then the rest by name), then the verdicts, the findings present in one run and not
 the other (matched by rule code and metric, since onsets move between runs), the top causes
 of each, and the core metrics side by side (first / last / min / max of the finite values,
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..hparams import HPARAM_KEYS
+from ..canonical.hparams import HPARAM_KEYS
 from ..results import Finding, RunReport
 from .escape import fmt_num, md, plain, step_span
 from .json_out import dumps, finite_json

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..design import FAMILY_RULES
+from ..canonical.design import FAMILY_RULES
 from ..results import SEVERITY_RANK, Cost, Finding, NotApplicable, Report, RunReport
 from ..verdict import unhealthy_reason
 from .escape import plain

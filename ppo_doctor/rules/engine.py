@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..design import family_of
+from ..canonical.design import family_of
 from ..results import Finding, NotApplicable
 from ..run import Run
 from ..settings import Config

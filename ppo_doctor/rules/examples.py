@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..design import by_design
+from ..canonical.design import by_design
 from ..frame import RawSeries, RunFrame, TextSample
 from ..run import MetricInfo, Run
 from .base import Example

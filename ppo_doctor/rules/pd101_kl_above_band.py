@@ -27,7 +27,7 @@ NO_PENALTY_BETA = 0.01
 
 
 def _no_penalty(ctx: RuleContext) -> bool:
-    """The run's KL coefficient (:func:`ppo_doctor.design.kl_coefficient`) is ~0."""
+    """The run's KL coefficient (:func:`ppo_doctor.canonical.design.kl_coefficient`) is ~0."""
     beta, _ = ctx.view.kl_coefficient()
     return beta is not None and beta < NO_PENALTY_BETA
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import early_late, held_at_max, mask_to_spans, summarize
-from ..hparams import temperature_regime
+from ..canonical.hparams import temperature_regime
 from .base import Example, Rule
 from .examples import decay, flat, ramp, saturating
 from .incidents import incident

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..detect import summarize
-from ..hparams import temperature_regime
+from ..canonical.hparams import temperature_regime
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 from .messages import fmt_num

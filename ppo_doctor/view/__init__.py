@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..design import CRITIC_FREE_FRAMEWORKS, VALUE_METRICS, kl_coefficient
-from ..frameworks import GRPO_FRAMEWORKS, Domain, domain
-from ..hparams import parse_scalar, scalar_float
+from ..canonical.design import CRITIC_FREE_FRAMEWORKS, VALUE_METRICS, kl_coefficient
+from ..canonical.frameworks import GRPO_FRAMEWORKS, Domain, domain
+from ..canonical.hparams import parse_scalar, scalar_float
 from ..standing import Standing
 from .entropy import EntropyView, entropy_view
 from .kl import SEQ_KL_BAND, TOKEN_KL_BAND, KLView, first_kl, kl_view, per_token_kl
@@ -44,12 +44,12 @@ class RunView:
     # -- what the run is ---------------------------------------------------------------
     @cached_property
     def framework(self) -> str:
-        """The framework id in lower case (``ppo_doctor.frameworks.FRAMEWORKS``), "unknown" if unset."""
+        """The framework id in lower case (``ppo_doctor.canonical.frameworks.FRAMEWORKS``), "unknown" if unset."""
         return (self.run.framework or "unknown").lower()
 
     @cached_property
     def domain(self) -> Domain:
-        """``"classic"``, ``"llm"`` or ``"unknown"`` (:func:`ppo_doctor.frameworks.domain`)."""
+        """``"classic"``, ``"llm"`` or ``"unknown"`` (:func:`ppo_doctor.canonical.frameworks.domain`)."""
         return domain(self.run.framework, self.run.frame.has, texts=bool(self.run.texts))
 
     @property
@@ -77,7 +77,7 @@ class RunView:
 
     def has_critic(self) -> bool | None:
         """True when a value metric or a critic's setting is there, False when the run is
-        critic-free by design or by framework (:mod:`ppo_doctor.design`), None when nothing tells."""
+        critic-free by design or by framework (:mod:`ppo_doctor.canonical.design`), None when nothing tells."""
         if any(self.has(m) for m in VALUE_METRICS) or any(self.has_cfg(k) for k in CRITIC_SETTINGS):
             return True
         if self.run.critic_free or self.framework in CRITIC_FREE_FRAMEWORKS:
@@ -110,7 +110,7 @@ class RunView:
         return None
 
     def cfg_float(self, *keys: str) -> float | None:
-        """A numeric setting (:func:`ppo_doctor.hparams.scalar_float`: ``"1e-5"`` is parsed,
+        """A numeric setting (:func:`ppo_doctor.canonical.hparams.scalar_float`: ``"1e-5"`` is parsed,
         booleans and NaN are not numbers)."""
         return scalar_float(self.cfg(*keys))
 
@@ -130,7 +130,7 @@ class RunView:
         return v if isinstance(v, str) and v else None
 
     def kl_coefficient(self) -> tuple[float | None, str]:
-        """The KL coefficient and where it was read (:func:`ppo_doctor.design.kl_coefficient`)."""
+        """The KL coefficient and where it was read (:func:`ppo_doctor.canonical.design.kl_coefficient`)."""
         return kl_coefficient(self.run)
 
     # -- its series --------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Mapping raw tags onto canonical names (:func:`map_tags`): user aliases, then the
 framework's alias table (:func:`table_for`), one raw tag per canonical metric, then the words
-of a name (:mod:`ppo_doctor.name_tokens`); what each mapped number means
+of a name (:mod:`ppo_doctor.canonical.name_tokens`); what each mapped number means
 (:class:`~ppo_doctor.run.MetricInfo`)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any, Iterable
 
 from ..frameworks import candidate_keys, logs_episodes
 from ..name_tokens import infer_canonical
-from ..run import MetricInfo
+from ...run import MetricInfo
 from .aliases import ALIASES, Alias
 from .vocabulary import CANONICAL, NONNEGATIVE_ESTIMATORS
 

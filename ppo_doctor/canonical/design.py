@@ -27,7 +27,7 @@ import numpy as np
 from .hparams import scalar_float
 
 if TYPE_CHECKING:
-    from .run import Run
+    from ..run import Run
 
 # Canonical metrics only a critic (value model) produces.
 VALUE_METRICS = frozenset({"loss/value", "value/clipfrac", "value/explained_var", "value/mean", "value/error", "grad/norm_critic", "opt/lr_critic"})

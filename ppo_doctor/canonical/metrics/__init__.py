@@ -7,7 +7,7 @@ over the response or averaged per token, a square root (trlx), or logged negated
 ``train/entropy_loss``).  This package
 
 * takes the framework guessed from the tag names and the config
-  (:func:`ppo_doctor.frameworks.guess_framework`);
+  (:func:`ppo_doctor.canonical.frameworks.guess_framework`);
 * maps raw tags onto the canonical names of ``reference/formats.md`` §0 (:mod:`.vocabulary`)
   with one ordered alias table per framework (:data:`ALIASES`, :mod:`.aliases`; :mod:`.mapping`): at most one raw tag per canonical metric,
   the first present in table order wins, user aliases override, anything else keeps its
@@ -16,9 +16,9 @@ over the response or averaged per token, a square root (trlx), or logged negated
   so rules judge a value in the units it was logged in; the data itself is never
   rescaled, squared or negated;
 * builds the :class:`~ppo_doctor.run.Run` (:func:`build_run`, :mod:`.build`, called by the
-  ingest orchestrator) with the normalised hyper-parameters of :mod:`ppo_doctor.hparams`.
+  ingest orchestrator) with the normalised hyper-parameters of :mod:`ppo_doctor.canonical.hparams`.
 
-``python -m ppo_doctor.metrics > docs/metrics.md`` regenerates the reference page from
+``python -m ppo_doctor.canonical.metrics > docs/metrics.md`` regenerates the reference page from
 these tables (:mod:`.docs`).
 """
 

@@ -1,6 +1,6 @@
 """Per-framework alias tables: raw tag (without the ``train/`` prefix the HF/OpenRLHF loggers
 add) -> canonical metric, with what the logged number means (estimator, reduction, sign,
-between). One ordered table per framework id of :data:`ppo_doctor.frameworks.FRAMEWORKS`
+between). One ordered table per framework id of :data:`ppo_doctor.canonical.frameworks.FRAMEWORKS`
 (:data:`ALIASES`); the first present in table order wins (:mod:`.mapping`). Sources:
 ``reference/formats.md`` §1-§12.
 """

@@ -1,7 +1,7 @@
 """Building a :class:`~ppo_doctor.run.Run` from a reader's :class:`~ppo_doctor.frame.RawRun`
 (:func:`build_run`, called by the ingest orchestrator): framework, tag mapping, meanings,
-normalised hyper-parameters (:mod:`ppo_doctor.hparams`), the training and eval frames, and
-what the run lacks by design (:mod:`ppo_doctor.design`)."""
+normalised hyper-parameters (:mod:`ppo_doctor.canonical.hparams`), the training and eval frames, and
+what the run lacks by design (:mod:`ppo_doctor.canonical.design`)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 
 from ..design import by_design
-from ..frame import RawRun, RawSeries, ReadIssue, RunFrame
+from ...frame import RawRun, RawSeries, ReadIssue, RunFrame
 from ..frameworks import candidate_keys, guess_framework, strip_eval_prefix
 from ..hparams import flatten_config, normalize_config
 from ..name_tokens import entropy_sign
-from ..run import MetricInfo, Run
+from ...run import MetricInfo, Run
 from .mapping import map_tags
 from .plan import planned_from_lr, planned_length, warmup_length
 from .vocabulary import FINAL_TOTALS

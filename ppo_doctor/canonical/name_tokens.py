@@ -1,5 +1,5 @@
 """Meaning of a home-made metric name, from its words: ``Loss/entropy``, ``policy_gradient_loss``,
-``total_loss``, ``value loss`` ... (a tag in none of the alias tables of :mod:`ppo_doctor.metrics`).
+``total_loss``, ``value loss`` ... (a tag in none of the alias tables of :mod:`ppo_doctor.canonical.metrics`).
 
 A name is split into lower-case words (on ``/ _ - . space`` and camelCase) and matched against a
 short list of word sets, first match wins.  A name with a statistic word (``std``, ``min``,
