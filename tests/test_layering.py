@@ -249,3 +249,41 @@ def test_the_settings_and_the_verdict_are_leaves_of_the_renderers_and_rules():
     bad += [f"{e.source}:{e.line} imports {e.target}" for e in _edges() if _stage(e.source) == "report" and _stage(e.target) == "rules"
             and e.target not in ("ppo_doctor.rules.registry",)]
     assert not bad, "\n".join(bad)
+
+
+# Calls that read, write or list files: the builtin and ``io``/``os`` openers, fsspec's and the
+# storage layer's (``ingest/storage.py``), pathlib's read/write/open/listing methods.
+FILE_CALLS = frozenset({"open", "fdopen", "open_binary", "scandir", "listdir", "walk"})
+FILE_METHODS = frozenset({"open", "read_text", "read_bytes", "write_text", "write_bytes", "iterdir", "glob", "rglob", "scandir", "listdir", "walk"})
+# The packages that only join and render what ingest read.  ``report`` joins them once
+# ``report/locate.py`` (which re-reads JSONL/CSV logs for SARIF line numbers) is replaced by
+# positions the readers record (issue 23).
+READ_NOTHING = ("sweep",)
+
+
+def _file_calls(path: Path) -> list[str]:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call):
+            continue
+        fn = node.func
+        if isinstance(fn, ast.Name) and fn.id in FILE_CALLS:
+            out.append(f"{path.name}:{node.lineno} {fn.id}()")
+        elif isinstance(fn, ast.Attribute) and (fn.attr in FILE_METHODS or fn.attr in FILE_CALLS):
+            out.append(f"{path.name}:{node.lineno} .{fn.attr}()")
+    return out
+
+
+def test_the_sweep_reads_no_file():
+    """No module of :data:`READ_NOTHING` opens, reads, writes or lists a file by any of the calls
+    above: discovery and ingest find and read the runs and the sweep tables (through the storage
+    layer and its size limits), the CLI writes the outputs.  Drawing a figure into an in-memory
+    buffer (``fig.savefig(io.BytesIO())``) is not a file call and stays allowed."""
+    bad = [c for name, p in _modules().items() if _stage(name) in READ_NOTHING for c in _file_calls(p)]
+    assert not bad, bad
+
+
+def test_the_file_call_finder_finds_them(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("import io\nopen('a')\nio.open('b')\nPath('c').read_text()\nstorage.open_binary(p)\nfs.open(u)\n")
+    assert len(_file_calls(probe)) == 5

@@ -24,10 +24,11 @@ import csv
 import io
 import re
 from pathlib import Path
+from typing import Iterable
 
 from ..canonical.hparams import HPARAMS
 from .csv_logs import STEP_COLUMNS, delimiter
-from .storage import open_binary
+from .storage import as_path, open_binary, scandir, size_of
 
 # Bytes read to decide: sweep tables are small; a training log is recognised from its start.
 HEAD_LIMIT = 1 << 20
@@ -36,6 +37,49 @@ _STEP_WORDS = re.compile(r"step|timestep|iteration|iter\b|episode|epoch|update",
 _CONFIG_NAMES = frozenset({n.rsplit(".", 1)[-1].lower() for h in HPARAMS for n in h.names} | {"seed"})
 # A hyper-parameter column of a sweep takes few values: at most this many, or half the rows.
 MAX_GRID_VALUES = 10
+# A sweep table larger than this is not read (a runs table of 100,000 rows is a few MiB).
+MAX_BYTES = 64 * 1024 * 1024
+
+
+def sweep_tables(run_roots: Iterable[str | Path], roots: Iterable[str | Path]) -> list[tuple[Path, str]]:
+    """(path, text) of each sweep table among the CSV/TSV files of the ``roots`` that are folders
+    and of the folders holding runs (``run_roots``) inside them, read through the storage layer
+    (at most :data:`MAX_BYTES` each; larger or unreadable ones are left out), in path order.
+
+    Never above a root: a run that is the root itself has its parent outside the sweep."""
+    tops = [p for p in map(as_path, roots) if p.is_dir()]
+    parents = {as_path(r).parent for r in run_roots}
+    folders = set(tops) | {f for f in parents if any(f == t or t in f.parents for t in tops)}
+    found: list[Path] = []
+    for folder in sorted(folders, key=str):
+        try:
+            entries = sorted(scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            path = as_path(entry.path)
+            if entry.name.lower().endswith((".csv", ".tsv")) and entry.is_file() and path not in found:
+                found.append(path)
+    out = []
+    for path in found:
+        text = _table_text(path)
+        if text is not None:
+            out.append((path, text))
+    return out
+
+
+def _table_text(path: Path) -> str | None:
+    """The text of a CSV small enough to be a sweep table and recognised as one, else None."""
+    try:
+        with open_binary(path) as fh:
+            if size_of(fh) > MAX_BYTES:
+                return None
+            data = fh.read()
+    except OSError:
+        return None
+    if sweep_table_reason(path, head=data[:HEAD_LIMIT]) is None:
+        return None
+    return data.decode("utf-8", "replace")
 
 
 def read_sweep_table(path: Path, head: bytes | None = None) -> tuple[list[str], list[list[str]]] | None:

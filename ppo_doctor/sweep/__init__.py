@@ -22,12 +22,12 @@ from ..settings import Config, Schedule
 from ..frame import ReadIssue
 from ..ingest import display
 from ..ingest.discover import RunSource
-from ..ingest.storage import as_path, open_binary, scandir, size_of
-from ..ingest.sweep_table import HEAD_LIMIT, sweep_table_reason
+from ..ingest.storage import as_path
+from ..ingest.sweep_table import sweep_tables
 from ..pipeline import find_sources, stream
 from .attribution import Attribution, attribute
 from .report import FOLDER_NAME, SweepReport, SweepRow, error_row, sweep_row
-from .table import MAX_BYTES, SEED_KEYS, SweepTable, join, name_tokens
+from .table import SEED_KEYS, SweepTable, join, name_tokens
 
 log = logging.getLogger(__name__)
 
@@ -112,46 +112,16 @@ def _add_folder_params(rows: list[SweepRow]) -> list[str]:
 
 
 def _tables(sources: list[RunSource], roots: list[str | Path], rows: list[SweepRow]) -> list[SweepTable]:
-    """The sweep tables (``ingest.sweep_table`` recognises them) among the CSV files of the roots
-    and of the folders holding the runs, each joined to the runs under its own folder (a table of
-    one experiment never names the runs of another root that reuse its folder names)."""
-    found: list[str] = []
-    tops = [p for p in map(as_path, roots) if p.is_dir()]
-    # never above a root: a run that is the root itself has its parent outside the sweep
-    parents = {as_path(s.root).parent for s in sources}
-    folders = set(tops) | {f for f in parents if any(f == t or t in f.parents for t in tops)}
-    for folder in sorted(folders, key=str):
-        try:
-            entries = sorted(scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            path = str(as_path(entry.path))
-            if entry.name.lower().endswith((".csv", ".tsv")) and entry.is_file() and path not in found:
-                found.append(path)
+    """The sweep tables ingest found (:func:`ppo_doctor.ingest.sweep_table.sweep_tables`), each
+    joined to the runs under its own folder (a table of one experiment never names the runs of
+    another root that reuse its folder names)."""
     out = []
-    for path in found:
-        text = _read_table_text(path)
-        folder = as_path(path).parent
-        under = [r.run for r in rows if folder in as_path(r.path).parents]
-        table = None if text is None else join(display(path), text, under)
+    for path, text in sweep_tables([s.root for s in sources], roots):
+        under = [r.run for r in rows if path.parent in as_path(r.path).parents]
+        table = join(display(path), text, under)
         if table is not None:
             out.append(table)
     return out
-
-
-def _read_table_text(path: str) -> str | None:
-    """The text of a CSV small enough to be a sweep table and recognised as one, else None."""
-    try:
-        with open_binary(as_path(path)) as fh:
-            if size_of(fh) > MAX_BYTES:
-                return None
-            data = fh.read()
-    except OSError:
-        return None
-    if sweep_table_reason(as_path(path), head=data[:HEAD_LIMIT]) is None:
-        return None
-    return data.decode("utf-8", "replace")
 
 
 __all__ = ["SweepReport", "SweepRow", "attribute_rows", "sweep", "sweep_row"]

@@ -28,7 +28,6 @@ from typing import Any, Iterable
 log = logging.getLogger(__name__)
 
 MAX_ROWS = 100_000
-MAX_BYTES = 64 * 1024 * 1024
 ID_COLUMNS = ("run", "run_id", "run_name", "name", "id")
 STEP_COLUMNS = frozenset({"step", "_step", "global_step", "steps_done", "timesteps", "time/total_timesteps", "total_timesteps", "iteration"})
 # <key><sep?><number>, ended by a separator or the end: beta0.05, seed_42, lr=1e-5, kl_coef-0.1
