@@ -138,6 +138,9 @@ CAUSES: tuple[Cause, ...] = (
             (
                 "classic",
                 Variant(
+                    explanation="Each PPO update moves the policy too far: the importance ratio leaves the trust region, "
+                    "clipping saturates, the approx KL to the old policy jumps, and the return swings or collapses "
+                    "instead of converging.",
                     fixes=(
                         "Lower the learning rate ({lr}) 3-10x; classic PPO uses about 3e-4 (2.5e-4 on Atari) and "
                         "anneals it to 0 ({lr_schedule}).",
@@ -821,9 +824,11 @@ SYMPTOM_CAUSES: dict[str, dict[str, float]] = {
 # cause lists are written for LLM runs first, where the reward model, the KL penalty and the
 # generation settings lead; a classic run has none of those, but an environment whose
 # observations and rewards need normalising and an entropy bonus that keeps it exploring.  A
-# finding of a classic run whose rule named a cause that cannot be one there gets these merged in
-# (the higher weight wins) in place of what was dropped; a rule that named classic causes only
-# keeps its own list.  Sources: SB3 "Tips and Tricks when training an RL agent" (normalise
+# finding of a classic run whose rule named a cause that cannot be one there gets those of these
+# it did not name, in place of what was dropped (the rule's own weights stay: it knows its
+# finding better than the symptom's defaults do); a rule that named classic causes only keeps its
+# own list.  An episode return that spikes is not a per-step reward to clip: an environment that
+# pays out hugely (a glitch, a farmed bonus) comes first, then the outsized value targets.  Sources: SB3 "Tips and Tricks when training an RL agent" (normalise
 # observations and rewards, VecNormalize), Andrychowicz et al. 2021 "What Matters in On-Policy
 # RL" (observation normalisation, entropy, learning rate), Huang et al. 2022 "37 implementation
 # details of PPO"; the weights are ours.
@@ -831,7 +836,7 @@ CLASSIC_SYMPTOM_CAUSES: dict[str, dict[str, float]] = {
     "kl_blowup": {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.6, "batch-too-large": 0.2},
     "negative_kl": {"implementation-bug": 1.0},
     "reward_hacking": {"env-reward-exploitable": 1.0},
-    "reward_spike": {"reward-not-clipped": 0.7, "reward-not-normalized": 0.7, "env-reward-exploitable": 0.4, "lr-too-high": 0.3},
+    "reward_spike": {"env-reward-exploitable": 0.6, "reward-not-normalized": 0.5, "reward-not-clipped": 0.4, "lr-too-high": 0.3},
     "stagnation": {
         "lr-too-low": 0.8,
         "weak-learning-signal": 0.8,
@@ -864,13 +869,13 @@ def get_cause(cause_id: str) -> Cause | None:
 def causes_in_domain(named: dict[str, float], symptom: str, domain: str) -> dict[str, float]:
     """The causes a finding supports in a run of ``domain``: those it names (``named``; its
     symptom's defaults when it names none) that can be causes there.  In a classic-RL run, when
-    one it named cannot be, its symptom's :data:`CLASSIC_SYMPTOM_CAUSES` are merged in (the
-    higher weight wins)."""
+    one it named cannot be, its symptom's :data:`CLASSIC_SYMPTOM_CAUSES` that it did not name are
+    added."""
     base = named if named else SYMPTOM_CAUSES.get(symptom, {})
     out = {cid: w for cid, w in base.items() if (c := _BY_ID.get(cid)) is None or c.applies_to(domain)}
     if domain == "classic" and len(out) < len(base):
         for cid, w in CLASSIC_SYMPTOM_CAUSES.get(symptom, {}).items():
-            out[cid] = max(out.get(cid, 0.0), w)
+            out.setdefault(cid, w)
     return out
 
 

@@ -19,7 +19,7 @@ supporting config > 0.85) and the others are scaled by how far they trail it.
 
 Causes, titles and fixes fit the kind of run (:mod:`.domains`): a classic-RL run is diagnosed
 with classic-RL causes only, and its fixes name its framework's arguments; a GRPO run's reward
-comes from reward functions.  A cause ranked first although the run's config argues against it on
+comes from reward functions.  A cause ranked first although its config evidence weighs against it on
 balance says why (its findings' support against the next cause's), so that a reader is not left
 with a first cause whose own evidence contradicts it.
 """
@@ -135,7 +135,7 @@ def _first_despite(ranked: list[RankedCause], support: dict[str, float], config_
             f"the findings back it with support {support[top.id]:.2g}, the next cause ({nxt.id}) with "
             f"{support[nxt.id]:.2g}"
         )
-    top.evidence.insert(0, f"first although the run's config argues against it: {why}")
+    top.evidence.insert(0, f"first although its config evidence weighs against it on balance: {why}")
 
 
 def rank_causes(findings: list[Finding], run: Run) -> list[RankedCause]:
