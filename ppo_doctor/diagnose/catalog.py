@@ -6,12 +6,41 @@ troubleshooting guide (``000_*``, "causes and solutions" 1-4) and TRL's PPO trai
 ``reference/thresholds-and-peers.md`` §4.2 (recipes) and §5 (user threads); each fix names
 the knob, the direction and a typical value.
 
+A cause exists in some kinds of training only (:mod:`.domains`: ``classic``, ``rlhf``, ``grpo``):
+an SB3 agent has no reward model, no reference model and no generated text, an LLM run has no
+environment to normalise.  ``Cause.domains`` says where it can be a cause, and a
+:class:`Variant` rewrites its title, explanation or fixes for one domain: classic-RL fixes name
+the SB3 / CleanRL / baselines arguments through ``{knob}`` fields (``domains.CLASSIC_ARGS``);
+GRPO's reward comes from reward functions, not a reward model.  :data:`CLASSIC_SYMPTOM_CAUSES`
+gives each symptom its classic-RL causes, merged into what a rule names.
+
+Every fix stands on its own (no "Or ...", "Alternatively ..."): diagnosis drops the fixes a run's
+config already satisfies (``Cause.fix_ranges``), so any fix may be the first one shown.
+
 Cause ids are fixed (DESIGN.md "Causes"); rules refer to them in ``Rule.causes``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+# (fix index, canonical knob, "raise" | "lower", low, high, domain): see Cause.fix_ranges
+FixRange = tuple[int, str, str, float, float, str]
+
+LLM_DOMAINS = frozenset({"rlhf", "grpo"})
+ALL_DOMAINS = frozenset({"classic", "rlhf", "grpo"})
+
+
+@dataclass(frozen=True)
+class Variant:
+    """How a cause reads in one domain: each field set replaces the cause's own."""
+
+    title: str | None = None
+    explanation: str | None = None
+    # classic-RL fixes may hold {knob} fields, written in the run's framework's arguments
+    # (domains.CLASSIC_ARGS) when the cause is ranked
+    fixes: tuple[str, ...] | None = None
+    fix_ranges: tuple[FixRange, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -27,8 +56,29 @@ class Cause:
     # (fix index, canonical knob, "raise" | "lower", low, high, domain): that fix moves the knob
     # into [low, high] for runs of that domain ("any", "llm" or "classic"); diagnosis drops it for
     # a run whose config (or, for the learning rate, logged rate) already sits there or beyond
-    # (a run with kl_coef 0.2 is not told to "raise it toward 0.05-0.2").
-    fix_ranges: tuple[tuple[int, str, str, float, float, str], ...] = field(default=())
+    # ("raise": at or above low; "lower": at or below high): a run with kl_coef 0.2 is not told
+    # to "raise it toward 0.2".
+    fix_ranges: tuple[FixRange, ...] = field(default=())
+    # the kinds of training it can be a cause in (domains.CauseDomain); a run of unknown kind keeps all
+    domains: frozenset[str] = ALL_DOMAINS
+    variants: tuple[tuple[str, Variant], ...] = field(default=())  # (domain, how it reads there)
+
+    def applies_to(self, domain: str) -> bool:
+        """Whether the cause can explain a symptom of a run of ``domain`` ("unknown": any cause)."""
+        return domain == "unknown" or domain in self.domains
+
+    def in_domain(self, domain: str) -> Cause:
+        """The cause as it reads for a run of ``domain``: its variant there applied, if any."""
+        for where, v in self.variants:
+            if where == domain:
+                return replace(
+                    self,
+                    title=v.title if v.title is not None else self.title,
+                    explanation=v.explanation if v.explanation is not None else self.explanation,
+                    fixes=v.fixes if v.fixes is not None else self.fixes,
+                    fix_ranges=v.fix_ranges if v.fix_ranges is not None else self.fix_ranges,
+                )
+        return self
 
 
 CAUSES: tuple[Cause, ...] = (
@@ -40,16 +90,19 @@ CAUSES: tuple[Cause, ...] = (
         "incoherence and the policy starts exploiting the reward model.",
         (
             "Raise the initial KL coefficient (TRL `kl_coef`/`init_kl_coef`, OpenRLHF `--init_kl_coef`, veRL "
-            "`algorithm.kl_ctrl.kl_coef` or `actor.kl_loss_coef`) toward 0.05-0.2 (TRL legacy default 0.2, "
-            "N+ implementation details 0.05).",
-            "Or use an adaptive KL controller with a target: TRL legacy `adap_kl_ctrl=True, target=6, horizon=10000` "
-            "(Ziegler et al. 2019; the guide cites targets of 3-10), veRL `kl_ctrl.type=adaptive`, OpenRLHF `--kl_target`.",
+            "`algorithm.kl_ctrl.kl_coef` or `actor.kl_loss_coef`) toward 0.2 (recipes use 0.05-0.2: TRL legacy "
+            "default 0.2, N+ implementation details 0.05 with a unit-scale reward), and above the reward the run "
+            "gains per nat of KL, so that drifting costs more than it earns.",
+            "Use an adaptive KL controller with a target, which raises beta while the KL is above it: TRL legacy "
+            "`adap_kl_ctrl=True, target=6, horizon=10000` (Ziegler et al. 2019; the guide cites targets of 3-10), "
+            "veRL `kl_ctrl.type=adaptive`, OpenRLHF `--kl_target`.",
             "Keep the sequence-level KL inside the 0-10 band the TRL FAQ recommends; stop or roll back to a "
             "checkpoint when it leaves the band.",
         ),
         "guide 000 cause 1 (KL problems: beta too low); FAQ 003 'why a reference model'",
         ("kl_coef", "adaptive_kl", "target_kl"),
-        ((0, "kl_coef", "raise", 0.05, 0.2, "any"),),
+        ((0, "kl_coef", "raise", 0.2, 0.2, "any"),),
+        domains=LLM_DOMAINS,
     ),
     Cause(
         "adaptive-kl-target-too-high",
@@ -65,6 +118,7 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 1 fix 'adaptive KL controller ... tune the target KL value'",
         ("adaptive_kl", "target_kl"),
+        domains=LLM_DOMAINS,
     ),
     Cause(
         "lr-too-high",
@@ -80,6 +134,24 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 1 (updates too aggressive: learning rate too high); diagnostics 'hyper-parameter sensitivity'",
         ("lr",),
+        variants=(
+            (
+                "classic",
+                Variant(
+                    explanation="Each PPO update moves the policy too far: the importance ratio leaves the trust region, "
+                    "clipping saturates, the approx KL to the old policy jumps, and the return swings or collapses "
+                    "instead of converging.",
+                    fixes=(
+                        "Lower the learning rate ({lr}) 3-10x; classic PPO uses about 3e-4 (2.5e-4 on Atari) and "
+                        "anneals it to 0 ({lr_schedule}).",
+                        "Stop each update's epochs early when the approx KL to the old policy passes about 0.01-0.02 ({target_kl}).",
+                        "Narrow the clip range ({clip_range}) to 0.1-0.2 so one update cannot move the ratio far.",
+                        "Clip gradients at 0.5 ({max_grad_norm}) so single batches cannot take huge steps.",
+                        "If the instability started after a hyper-parameter change, revert it or try intermediate values.",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "no-lr-annealing",
@@ -96,6 +168,17 @@ CAUSES: tuple[Cause, ...] = (
         "Engstrom et al. 2020 'Implementation Matters' (LR annealing is one of PPO's code-level optimisations); "
         "Huang et al. 2022 '37 implementation details of PPO' (detail 4)",
         ("lr",),
+        variants=(
+            (
+                "classic",
+                Variant(
+                    fixes=(
+                        "Decay the learning rate linearly to 0 over the run ({lr_schedule}).",
+                        "Keep the best checkpoint by evaluation return ({eval_callback}) and stop when it has plateaued.",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "too-many-ppo-epochs",
@@ -113,6 +196,23 @@ CAUSES: tuple[Cause, ...] = (
         "guide 000 cause 1 (too many PPO epochs); fix 'reduce PPO iterations'",
         ("ppo_epochs", "num_mini_batches"),
         ((0, "ppo_epochs", "lower", 1.0, 4.0, "any"),),
+        variants=(
+            (
+                "classic",
+                Variant(
+                    explanation="Every extra epoch or minibatch step over the same rollout pushes the policy further from "
+                    "the one that collected it; the ratio drifts from 1, clipping saturates and the update becomes "
+                    "off-policy. Classic PPO runs 3-10 epochs (SB3 default 10, baselines' Atari setting 4).",
+                    fixes=(
+                        "Reduce the epochs per rollout ({n_epochs}) toward 4, or split the rollout into fewer, larger "
+                        "minibatches ({minibatch}).",
+                        "Stop the epochs early when the approx KL to the old policy passes about 0.01-0.02 ({target_kl}; "
+                        "SB3 stops at 1.5x the target).",
+                        "Watch the clip fraction (below 0.2-0.3) and the approx KL per update.",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "batch-too-large",
@@ -128,6 +228,24 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 1 (updates too aggressive: batch size too large); MOSS-RLHF#17",
         ("batch_size", "mini_batch_size", "num_mini_batches"),
+        variants=(
+            (
+                "classic",
+                Variant(
+                    title="Rollout or minibatch size mistuned for the update schedule",
+                    explanation="Each classic PPO update learns from one rollout (steps per environment x environments). "
+                    "A short rollout gives noisy advantage estimates from a few episodes, and many small minibatches "
+                    "over it take many noisy gradient steps: the updates swing instead of converging (SB3 and CleanRL "
+                    "MuJoCo defaults: 2048 steps per environment; SB3 minibatch 64, CleanRL 32 minibatches).",
+                    fixes=(
+                        "Collect more steps per update ({n_steps}) or run more environments in parallel, so each update "
+                        "averages over more episodes.",
+                        "Use fewer, larger minibatches ({minibatch}) for the same rollout; change one of these at a "
+                        "time and scale the learning rate deliberately.",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "no-grad-clipping",
@@ -143,6 +261,18 @@ CAUSES: tuple[Cause, ...] = (
         "guide 000 cause 1 fix 'use gradient clipping'; diagnostics 'check gradients'",
         ("max_grad_norm",),
         ((0, "max_grad_norm", "lower", 0.5, 1.0, "any"),),
+        variants=(
+            (
+                "classic",
+                Variant(
+                    fixes=(
+                        "Clip the gradient norm at 0.5 ({max_grad_norm}; the default of SB3, CleanRL and baselines).",
+                        "Normalise observations and rewards ({normalize}) so that no batch carries outsized gradients.",
+                        "If norms still spike, lower the learning rate ({lr}) as well.",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "policy-not-from-sft",
@@ -158,6 +288,7 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 1 fix 'initialise the policy correctly'; trl#1340",
         ("init_from", "ref_model"),
+        domains=LLM_DOMAINS,
     ),
     Cause(
         "reward-model-flawed",
@@ -175,6 +306,28 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 2 (reward-signal problems); FAQ 003 'check the reward model'",
         (),
+        domains=LLM_DOMAINS,
+        variants=(
+            (
+                "grpo",
+                Variant(
+                    title="Reward function miscalibrated, noisy or exploitable",
+                    explanation="The reward functions (rule-based checks, a verifier, or a reward model used as one) pay "
+                    "for completions that are not actually better: a format check met without the answer, a keyword or "
+                    "a length the scorer counts, an answer extracted from the wrong place; reward rises while quality "
+                    "does not, and noisy scoring makes the reward jump around.",
+                    fixes=(
+                        "Inspect completions regularly, especially high-reward ones at the onset step: do they satisfy "
+                        "the reward function without solving the task?",
+                        "Unit-test each reward function on clearly right and clearly wrong completions and on edge cases "
+                        "(empty, truncated, badly formatted); look at each function's reward distribution for skew and outliers.",
+                        "Tighten the reward functions (stricter answer extraction and checks); a reward model used as one "
+                        "needs recalibrating or retraining.",
+                        "Start with a single reward function before combining several (TRL `reward_weights` sets their mix).",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "reward-not-normalized",
@@ -186,11 +339,32 @@ CAUSES: tuple[Cause, ...] = (
             "Normalise rewards per batch: subtract the mean and divide by the std (TRL `whiten_rewards=True`, "
             "OpenRLHF `--normalize_reward`, which needs the RM mean/std set (OpenRLHF#693)), or use running "
             "mean-std scaling.",
-            "Alternatively normalise the reward model so SFT samples score mean 0, std 1 (Ziegler et al. 2019).",
+            "Normalise the reward model itself so that SFT samples score mean 0, std 1 (Ziegler et al. 2019).",
             "Remove large constant reward multipliers (`reward_scale`).",
         ),
         "guide 000 cause 2 fix 'reward normalisation/scaling'",
         ("whiten_rewards", "reward_scale"),
+        variants=(
+            (
+                "classic",
+                Variant(
+                    title="Observations or rewards not normalised",
+                    explanation="Returns on a large or drifting scale (a game score in the hundreds, an unscaled MuJoCo "
+                    "reward) give the critic a regression target it cannot follow: the value loss grows with the "
+                    "squared return scale and can diverge, and the advantages swing with it; unscaled observations "
+                    "make every layer's input drift. Classic PPO keeps running mean-std statistics of the observations "
+                    "and of the discounted returns (Huang et al. 2022, '37 implementation details of PPO': observation "
+                    "normalisation, reward scaling).",
+                    fixes=(
+                        "Normalise observations and rewards with running statistics: {normalize}; save the statistics "
+                        "with the model and freeze them for evaluation.",
+                        "Scale the environment's reward at its source (divide a game score by its range) so returns stay "
+                        "within about +-10.",
+                        "Remove large constant reward multipliers.",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "reward-not-clipped",
@@ -202,6 +376,17 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 2 fix 'reward clipping'",
         ("reward_clip",),
+        variants=(
+            (
+                "classic",
+                Variant(
+                    fixes=(
+                        "Clip rewards (or normalised rewards) to a fixed range such as [-10, 10]: {clip_reward}.",
+                        "Look at the reward distribution for outliers before and after clipping.",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "reward-hacking-length",
@@ -217,6 +402,7 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 2 fix 'modify the reward function (repetition or length penalties)'",
         ("kl_coef",),
+        domains=LLM_DOMAINS,
     ),
     Cause(
         "value-lr-mistuned",
@@ -232,6 +418,25 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 3 (value LR too high); fix 'tune the value learning rate'",
         ("value_lr", "lr"),
+        variants=(
+            (
+                "classic",
+                Variant(
+                    title="Value-loss weight or value step mistuned",
+                    explanation="SB3, CleanRL and baselines train policy and critic with one optimiser and one learning "
+                    "rate; the value loss enters the total loss times vf_coef. Too much weight, or a trunk the two share, "
+                    "lets the value gradients swamp the policy's; too little leaves the critic behind the returns. "
+                    "Either way the advantages are wrong and the update becomes unstable.",
+                    fixes=(
+                        "Tune the value-loss weight ({vf_coef}; 0.5 is the default of all three): lower it if the value "
+                        "loss swings or diverges, raise it if the critic lags.",
+                        "Clip the value update ({clip_range_vf}), scaled to the returns (it depends on the reward scale).",
+                        "Give the critic layers of its own instead of a trunk shared with the policy, so its gradients "
+                        "do not reach the policy's features.",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "value-undertrained",
@@ -246,6 +451,19 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 3 (undertrained value function, unsuitable architecture)",
         ("vf_coef", "value_lr"),
+        variants=(
+            (
+                "classic",
+                Variant(
+                    fixes=(
+                        "Train the critic harder: a higher value-loss weight ({vf_coef}, default 0.5) or more epochs per "
+                        "rollout ({n_epochs}).",
+                        "Normalise the returns ({normalize}) so that the value target stays on a learnable scale.",
+                        "Give the critic enough capacity: its own network, about the size of the policy's.",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "gae-lambda",
@@ -258,6 +476,18 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 3 fix 'use GAE, tune lambda (0.9-1.0)'",
         ("lam", "gamma"),
+        variants=(
+            (
+                "classic",
+                Variant(
+                    fixes=(
+                        "Use GAE with lambda within 0.9-1.0 ({gae_lambda}; 0.95 is the default) and a discount of about "
+                        "0.99 ({gamma}).",
+                        "If the critic is poor, prefer a higher lambda and fix the critic first.",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "generation-settings",
@@ -275,6 +505,7 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "FAQ 003 'negative KL' and 'how to generate text for training'; guide 000 cause 4 (generation settings)",
         ("top_k", "top_p", "min_length", "min_new_tokens", "do_sample", "temperature"),
+        domains=LLM_DOMAINS,
     ),
     Cause(
         "implementation-bug",
@@ -292,6 +523,24 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 4 (implementation and configuration errors); FAQ 003 'how to debug your use case'",
         (),
+        variants=(
+            (
+                "classic",
+                Variant(
+                    explanation="Unpredictable behaviour, NaN losses, crashes, a policy that never changes or results "
+                    "unlike similar setups usually come from a bug: in the environment (NaN or unbounded observations, "
+                    "wrong episode ends), the advantage/GAE computation, the action scaling, or a custom network.",
+                    fixes=(
+                        "Start from a published working configuration for the environment (the RL Baselines3 Zoo's or "
+                        "CleanRL's benchmark hyper-parameters) and change one thing at a time; start small, then scale.",
+                        "Check the environment: {check_env}; observations and rewards must be finite and bounded.",
+                        "Check episode ends: a time-limit truncation must bootstrap from the value, a true termination must not.",
+                        "Check the actions: continuous actions clipped or squashed to the space's bounds, discrete actions "
+                        "of the right type and range.",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "reward-function-nan",
@@ -313,6 +562,22 @@ CAUSES: tuple[Cause, ...] = (
         "TRL GRPOTrainer (_calculate_rewards: torch.nanmean; 'All reward functions returned None' warning); "
         "guide 000 cause 4 (implementation errors)",
         (),
+        variants=(
+            (
+                "classic",
+                Variant(
+                    title="The environment returns a NaN reward (or observation)",
+                    explanation="A reward that turns NaN at a step and stays so comes from the environment, not from "
+                    "the update: a division by zero or a log of 0 in the reward, a simulator that diverges and returns "
+                    "NaN or infinite states. The returns and advantages built from it are NaN, and so is every update after.",
+                    fixes=(
+                        "Find the step where the environment first returns a non-finite value: {check_env}.",
+                        "Guard the reward computation (divisions, logs, distances of diverged states) and end the episode "
+                        "when the simulation leaves its valid range.",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "lr-too-low",
@@ -326,6 +591,18 @@ CAUSES: tuple[Cause, ...] = (
         "guide 000 symptom 'vanishing gradients / stalled training' (learning signal too weak, optimisation stalled)",
         ("lr",),
         ((0, "lr", "raise", 1e-6, 1e-5, "llm"), (0, "lr", "raise", 3e-4, 3e-4, "classic")),
+        variants=(
+            (
+                "classic",
+                Variant(
+                    fixes=(
+                        "Raise the learning rate ({lr}) toward about 3e-4 (the SB3, CleanRL and baselines MuJoCo default).",
+                        "Check the schedule: an annealed rate that reaches 0 early, or a schedule function read the wrong "
+                        "way round (SB3 passes the remaining progress, from 1 down to 0).",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "weak-learning-signal",
@@ -341,6 +618,23 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 symptom 'vanishing gradients' ('the learning signal is too weak'); FAQ 003 'check the reward model'",
         ("kl_coef", "num_generations"),
+        variants=(
+            (
+                "classic",
+                Variant(
+                    title="Learning signal too weak (reward sparse or constant)",
+                    explanation="The advantages are near zero: the agent rarely or never sees a reward that differs "
+                    "(a sparse reward on a task too hard for random exploration) or the reward is constant, so there is "
+                    "nothing to learn from.",
+                    fixes=(
+                        "Check that the reward varies: log per-episode returns and look for a constant or always-zero reward.",
+                        "Make the reward denser (shaping toward the goal, partial credit) or start from an easier version "
+                        "of the task (a curriculum).",
+                        "Keep exploring until a reward is found: an entropy bonus ({ent_coef}) of about 0.01.",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "overfitting-to-training",
@@ -363,6 +657,22 @@ CAUSES: tuple[Cause, ...] = (
         "Gao, Schulman, Hilton 2023 'Scaling Laws for Reward Model Overoptimization'; Cobbe et al. 2019 "
         "'Quantifying Generalization in Reinforcement Learning'; guide 000 cause 3 (reward model problems)",
         ("kl_coef",),
+        variants=(
+            (
+                "classic",
+                Variant(
+                    title="The policy over-fits its training environments",
+                    explanation="The training return keeps rising while the return on held-out environments or levels "
+                    "stays flat or falls: the policy memorises its training environments and does not generalise to "
+                    "others (Cobbe et al. 2019).",
+                    fixes=(
+                        "Stop early on the evaluation return: keep the checkpoint where it peaked ({eval_callback}).",
+                        "Train on more and more varied environments (more procedurally generated levels, domain "
+                        "randomisation, more environment seeds) and keep the evaluation environments apart.",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "prompts-too-easy",
@@ -378,6 +688,7 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "DAPO (Yu et al. 2025, arXiv:2503.14476) §3.2 dynamic sampling; TRL GRPO `frac_reward_zero_std`",
         (),
+        domains=LLM_DOMAINS,
     ),
     Cause(
         "prompts-too-hard",
@@ -395,6 +706,7 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "DAPO (Yu et al. 2025, arXiv:2503.14476) §3.2; DeepSeekMath (Shao et al. 2024) GRPO group advantages",
         ("num_generations",),
+        domains=LLM_DOMAINS,
     ),
     Cause(
         "reward-dominated-by-query",
@@ -408,6 +720,7 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "FAQ 003 'check the reward model' (reward dominated by the query)",
         (),
+        domains=LLM_DOMAINS,
     ),
     Cause(
         "response-truncation",
@@ -421,6 +734,44 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "FAQ 003 'check the generations' (truncation from bad settings)",
         ("max_new_tokens",),
+        domains=LLM_DOMAINS,
+    ),
+    # -- classic RL only ------------------------------------------------------------------------
+    Cause(
+        "ent-coef-too-low",
+        "Entropy bonus too small (or none)",
+        "A PPO agent keeps exploring only through the entropy bonus ent_coef x entropy in its loss. With no bonus "
+        "(SB3's and CleanRL's continuous-action default 0.0, baselines ppo2's 0.0) nothing stops the action "
+        "distribution from narrowing as soon as one action pays a little: the entropy collapses, exploration "
+        "stops and the agent settles on what it found first.",
+        (
+            "Add or raise the entropy bonus ({ent_coef}) to about 0.01 (CleanRL `ppo.py` and baselines' Atari "
+            "setting); 0.001-0.01 for continuous control.",
+            "Watch the policy entropy: it should fall slowly over the run, not to near 0 in the first updates.",
+        ),
+        "SB3 `PPO(ent_coef=0.0)`, CleanRL `ppo_continuous_action.py` `ent_coef = 0.0`, baselines `ppo2.learn` "
+        "(checked); CleanRL `ppo.py` and baselines `ppo2/defaults.py` (Atari) 0.01; Mnih et al. 2016 (A3C) entropy "
+        "regularisation",
+        ("entropy_coef",),
+        ((0, "entropy_coef", "raise", 0.01, 0.01, "classic"),),
+        domains=frozenset({"classic"}),
+    ),
+    Cause(
+        "env-reward-exploitable",
+        "Environment reward mis-specified or exploitable",
+        "The reward can be earned without doing the task (specification gaming): the agent loops on a bonus, "
+        "stalls to avoid a penalty or exploits a simulator glitch, so the return jumps or climbs while the "
+        "behaviour is wrong.",
+        (
+            "Watch episodes of the current policy ({record_video}) around the onset step: does it do the task, or farm the reward?",
+            "Close the loophole in the reward: remove or bound the shaping term it farms (potential-based shaping keeps "
+            "the optimal policy, Ng et al. 1999) and end episodes that stall.",
+            "Judge the agent on the task's own success measure, not only on the shaped return.",
+        ),
+        "Krakovna et al. 2020 'Specification gaming: the flip side of AI ingenuity' (DeepMind); Ng, Harada, Russell "
+        "1999 'Policy invariance under reward transformations'",
+        (),
+        domains=frozenset({"classic"}),
     ),
 )
 
@@ -469,9 +820,72 @@ SYMPTOM_CAUSES: dict[str, dict[str, float]] = {
 }
 
 
+# Each symptom's causes in classic RL (SB3, CleanRL, baselines, home-made gym loops).  The rules'
+# cause lists are written for LLM runs first, where the reward model, the KL penalty and the
+# generation settings lead; a classic run has none of those, but an environment whose
+# observations and rewards need normalising and an entropy bonus that keeps it exploring.  A
+# finding of a classic run whose rule named a cause that cannot be one there gets those of these
+# it did not name, in place of what was dropped (the rule's own weights stay: it knows its
+# finding better than the symptom's defaults do); a rule that named classic causes only keeps its
+# own list.  An episode return that spikes is not a per-step reward to clip: an environment that
+# pays out hugely (a glitch, a farmed bonus) comes first, then the outsized value targets.  Sources: SB3 "Tips and Tricks when training an RL agent" (normalise
+# observations and rewards, VecNormalize), Andrychowicz et al. 2021 "What Matters in On-Policy
+# RL" (observation normalisation, entropy, learning rate), Huang et al. 2022 "37 implementation
+# details of PPO"; the weights are ours.
+CLASSIC_SYMPTOM_CAUSES: dict[str, dict[str, float]] = {
+    "kl_blowup": {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.6, "batch-too-large": 0.2},
+    "negative_kl": {"implementation-bug": 1.0},
+    "reward_hacking": {"env-reward-exploitable": 1.0},
+    "reward_spike": {"env-reward-exploitable": 0.6, "reward-not-normalized": 0.5, "reward-not-clipped": 0.4, "lr-too-high": 0.3},
+    "stagnation": {
+        "lr-too-low": 0.8,
+        "weak-learning-signal": 0.8,
+        "ent-coef-too-low": 0.4,
+        "reward-not-normalized": 0.3,
+        "implementation-bug": 0.3,
+    },
+    "value_instability": {
+        "reward-not-normalized": 0.8,
+        "value-undertrained": 0.6,
+        "value-lr-mistuned": 0.5,
+        "gae-lambda": 0.3,
+        "no-grad-clipping": 0.3,
+    },
+    "oscillation": {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.6, "value-undertrained": 0.4, "batch-too-large": 0.3},
+    "gradient_explosion": {"no-grad-clipping": 1.0, "lr-too-high": 0.7, "reward-not-normalized": 0.5},
+    "nan": {"implementation-bug": 0.8, "lr-too-high": 0.5, "no-grad-clipping": 0.5, "reward-not-normalized": 0.3},
+    "entropy_collapse": {"ent-coef-too-low": 0.8, "lr-too-high": 0.6, "too-many-ppo-epochs": 0.4},
+    "unstable_updates": {"lr-too-high": 0.9, "too-many-ppo-epochs": 0.8, "batch-too-large": 0.3, "no-grad-clipping": 0.3},
+    "reward_collapse": {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.6, "no-lr-annealing": 0.6, "value-undertrained": 0.4},
+    "log_quality": {},
+}
+
+
 def get_cause(cause_id: str) -> Cause | None:
     """The catalog entry for an id, or None."""
     return _BY_ID.get(cause_id)
 
 
-__all__ = ["Cause", "CAUSES", "CAUSE_IDS", "SYMPTOM_CAUSES", "get_cause"]
+def causes_in_domain(named: dict[str, float], symptom: str, domain: str) -> dict[str, float]:
+    """The causes a finding supports in a run of ``domain``: those it names (``named``; its
+    symptom's defaults when it names none) that can be causes there.  In a classic-RL run, when
+    one it named cannot be, its symptom's :data:`CLASSIC_SYMPTOM_CAUSES` that it did not name are
+    added."""
+    base = named if named else SYMPTOM_CAUSES.get(symptom, {})
+    out = {cid: w for cid, w in base.items() if (c := _BY_ID.get(cid)) is None or c.applies_to(domain)}
+    if domain == "classic" and len(out) < len(base):
+        for cid, w in CLASSIC_SYMPTOM_CAUSES.get(symptom, {}).items():
+            out.setdefault(cid, w)
+    return out
+
+
+__all__ = [
+    "CAUSES",
+    "CAUSE_IDS",
+    "CLASSIC_SYMPTOM_CAUSES",
+    "SYMPTOM_CAUSES",
+    "Cause",
+    "Variant",
+    "causes_in_domain",
+    "get_cause",
+]

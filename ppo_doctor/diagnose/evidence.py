@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..detect import held_at_max
+from ..detect import early_late, held_at_max
 from ..canonical.hparams import temperature_regime
 from ..canonical.metrics import NONNEGATIVE_ESTIMATORS
 from ..run import Run
@@ -65,9 +65,32 @@ def _kl_coef(v: RunView) -> tuple[float | None, str]:
     return beta, f"logged {v.raw('kl/coef')} median {_fmt(beta)}"
 
 
+def reward_per_kl(v: RunView) -> tuple[float, float, float] | None:
+    """``(reward gained per nat of KL, reward gain, KL gain)`` from the first to the last tenth of
+    the run, when both rose; None otherwise, when the KL is not a sequence sum, or when the score
+    is whitened or scaled before the penalty meets it.
+
+    The policy maximises ``score - beta x KL`` per sequence (TRL: ``rlhf_reward = scores -
+    kl_coef x kl``, with ``objective/kl`` summed over the response; Ziegler et al. 2019): it keeps
+    drifting while a nat of KL earns more score than the ``beta`` it costs.  A token-mean KL would
+    need the response length to compare with beta, so it is left out."""
+    kl = v.kl
+    score = v.values("reward/score")
+    if kl is None or kl.reduction != "seq_sum" or len(kl.values) < 10 or len(score) < 10:
+        return None
+    if v.cfg_bool("whiten_rewards") is True or v.cfg_float("reward_scale") not in (None, 1.0):
+        return None  # the penalty meets a rescaled score, not the one logged
+    kl0, kl1, _ = early_late(kl.values)
+    r0, r1, _ = early_late(score)
+    dkl, dr = kl1 - kl0, r1 - r0
+    if not (dkl > 0 and dr > 0):
+        return None
+    return dr / dkl, dr, dkl
+
+
 def kl_coef_too_low(v: RunView) -> list[Evidence]:
     beta, where = _kl_coef(v)
-    if beta is None or v.domain == "classic":
+    if beta is None:
         return []
     if beta == 0 and v.is_grpo:
         # beta = 0 is GRPOTrainer's default since TRL 0.19 (after DAPO and Dr. GRPO found the KL
@@ -83,9 +106,39 @@ def kl_coef_too_low(v: RunView) -> list[Evidence]:
     if beta < 0.1:
         # the fixed values recipes actually use (MOSS-RLHF 0.02, N+ implementation details 0.05):
         # a run that drifts with one of them needs another reason as well (thresholds-and-peers §4.1)
-        return [Evidence(-0.2, f"{where} is a usual fixed value (MOSS-RLHF 0.02, N+ details 0.05)")]
-    # 0.1 and above (TRL legacy init 0.2) is a firm constraint
-    return [Evidence(-0.4, f"{where} is a firm KL penalty (recipes use 0.02-0.2)")]
+        prior, said = 0.2, f"{where} is a usual fixed value (MOSS-RLHF 0.02, N+ details 0.05)"
+    else:
+        # 0.1 and above (TRL legacy init 0.2) is a firm constraint
+        prior, said = 0.4, f"{where} is a firm KL penalty (recipes use 0.02-0.2)"
+    # ... for a reward on the recipes' scale.  Whether this run's own reward outpaid its penalty
+    # (reward_per_kl above beta) is said as well: that is why a usual beta can still be too low
+    # for a run.  It weighs nothing: a weak beta and a reward model that pays for drifting (which
+    # the samples tell apart, PD95x) both make drifting pay, so it explains rather than decides.
+    drift = reward_per_kl(v)
+    if drift is None or beta >= drift[0]:
+        return [Evidence(-prior, said)]
+    slope, dr, dkl = drift
+    return [
+        Evidence(-prior, said),
+        Evidence(0.0, f"but {where} is too low for this run's reward scale: the reward rose {_fmt(dr)} while the KL "
+                      f"rose {_fmt(dkl)} nats per sequence, {_fmt(slope)} per nat, above beta: each nat of drift "
+                      "earned more reward than the penalty took back"),
+    ]
+
+
+def ent_coef_too_low(v: RunView) -> list[Evidence]:
+    """SB3's and CleanRL's continuous-action PPO default to no entropy bonus (``ent_coef=0.0``);
+    CleanRL's discrete ``ppo.py`` and baselines' Atari setting use 0.01."""
+    c = v.cfg_float("entropy_coef")
+    if c is None:
+        return []
+    if c <= 0:
+        return [Evidence(0.8, f"entropy_coef = {_fmt(c)}: no entropy bonus keeps the policy exploring")]
+    if c < 0.001:
+        return [Evidence(0.4, f"entropy_coef = {_fmt(c)} is below 0.001: a negligible entropy bonus")]
+    if c >= 0.01:
+        return [Evidence(-0.5, f"entropy_coef = {_fmt(c)} is the usual 0.01 or more")]
+    return []
 
 
 def adaptive_kl_target_too_high(v: RunView) -> list[Evidence]:
@@ -462,6 +515,7 @@ def response_truncation(v: RunView) -> list[Evidence]:
 
 EVIDENCE: dict[str, Callable[[RunView], list[Evidence]]] = {
     "kl-coef-too-low": kl_coef_too_low,
+    "ent-coef-too-low": ent_coef_too_low,
     "adaptive-kl-target-too-high": adaptive_kl_target_too_high,
     "lr-too-high": lr_too_high,
     "lr-too-low": lr_too_low,
@@ -483,22 +537,6 @@ EVIDENCE: dict[str, Callable[[RunView], list[Evidence]]] = {
 }
 
 
-# Causes that only exist where a language model is trained against a reference model: a
-# classic-RL run (SB3, CleanRL) has no KL penalty to a reference, no SFT initialisation and no
-# generated text, so its entropy or value trouble cannot come from them.
-LLM_ONLY_CAUSES = frozenset(
-    {
-        "kl-coef-too-low",
-        "adaptive-kl-target-too-high",
-        "policy-not-from-sft",
-        "generation-settings",
-        "reward-hacking-length",
-        "response-truncation",
-        "reward-dominated-by-query",
-    }
-)
-
-
 def domain(run: Run) -> str:
     """"llm", "classic" or "unknown": which recipes the run's knobs are judged against."""
     return RunView(run).domain
@@ -513,14 +551,13 @@ def knob_value(run: Run, knob: str) -> float | None:
 
 
 def collect(run: Run, cause_ids: list[str] | None = None) -> dict[str, list[Evidence]]:
-    """Evidence per cause id (only causes with something to say appear)."""
+    """Evidence per cause id (only causes with something to say appear).  Which causes a run can
+    have at all is the catalog's business (``Cause.domains``): a classic-RL run never reaches the
+    KL-penalty cause here."""
     view = RunView(run)
     out: dict[str, list[Evidence]] = {}
-    wanted = list(EVIDENCE) + sorted(LLM_ONLY_CAUSES - EVIDENCE.keys()) if cause_ids is None else cause_ids
+    wanted = list(EVIDENCE) if cause_ids is None else cause_ids
     for cid in wanted:
-        if view.domain == "classic" and cid in LLM_ONLY_CAUSES:
-            out[cid] = [Evidence(-1.5, f"{run.framework} trains classic RL: no reference model, KL penalty or generated text")]
-            continue
         fn = EVIDENCE.get(cid)
         ev = fn(view) if fn is not None else []
         if ev:
