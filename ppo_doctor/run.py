@@ -5,8 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .frame import ReadIssue, RunFrame, TextSample
 from .standing import Standing
+
+# The training's own quantities: once the loss or the gradient norm is NaN or infinite to the end
+# of a log, the update wrote non-finite weights (an optimizer step with a NaN gradient does) and
+# the run cannot go on.  Metrics of the data (rewards, explained variance) may be NaN for benign
+# reasons and say nothing of the weights.
+DIVERGENCE_METRICS = ("loss/total", "loss/policy", "grad/norm")
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,7 +85,22 @@ class Run:
             planned_from=self.planned_from,
             warmup=self.warmup_steps,
             live=self.live,
+            diverged=None if self.live or rng is None else self._diverged_from(rng[1]),
         )
+
+    def _diverged_from(self, last_step: int) -> int | None:
+        """The first step of the stretch, running to ``last_step``, where one of the training's
+        own quantities (:data:`DIVERGENCE_METRICS`) is not finite; None when none ends so.  Other
+        metrics may be NaN for benign reasons (explained variance of constant returns)."""
+        for metric in DIVERGENCE_METRICS:
+            if not self.frame.has(metric):
+                continue
+            steps, values = self.frame.arrays(metric)
+            if len(values) == 0 or int(steps[-1]) != last_step or np.isfinite(values[-1]):
+                continue
+            finite = np.flatnonzero(np.isfinite(values))
+            return int(steps[finite[-1] + 1]) if len(finite) else int(steps[0])
+        return None
 
     @property
     def critic_free(self) -> bool:

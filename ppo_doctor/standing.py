@@ -42,7 +42,9 @@ class Standing:
     ``planned``: the planned last step (None: unknown); ``planned_from``: where that figure was
     read (``"max_steps"``, ``"total_timesteps"``, ``"Monitor(planned_steps)"`` ...); ``warmup``:
     steps of learning-rate warm-up (0 when none is known); ``live``: the run is still being
-    written (a Monitor, ``watch``), so an unknown plan is not taken as finished.
+    written (a Monitor, ``watch``), so an unknown plan is not taken as finished; ``diverged``:
+    the step from which the training's loss or gradient norm stayed non-finite to the end of an
+    offline log (a run that died of NaN stops short of its plan for good).
     """
 
     done: int | None
@@ -51,6 +53,9 @@ class Standing:
     warmup: int = 0
     live: bool = False
     first: int | None = None
+    # the step from which the run's loss or gradient norm was non-finite to its last logged step
+    # (offline logs only): the weights are NaN or infinite, the run cannot go on, so it is over
+    diverged: int | None = None
 
     @property
     def share(self) -> float | None:
@@ -76,7 +81,10 @@ class Standing:
     def fair(self, share: float = FAIR_SHARE) -> bool:
         """Whether an absence of progress may be judged: the run reached its plan
         (:attr:`finished`), or at least ``share`` of the plan after warm-up is behind it.  With no
-        known plan, an offline log is judged as finished and a live one is not judged."""
+        known plan, an offline log is judged as finished and a live one is not judged.  A run
+        that :attr:`diverged` is over where it stands, so it is judged there."""
+        if self.diverged is not None:
+            return True
         if self.planned is None or self.done is None:
             return not self.live
         return bool(self.finished) or self.done >= self.judged_from(share)

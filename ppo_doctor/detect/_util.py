@@ -88,6 +88,54 @@ def noise_sd(x: np.ndarray) -> float:
     return robust_sd(np.diff(x)) / np.sqrt(2.0)
 
 
+# A series that holds one value on at least this share of its points is "sticky": a sparse
+# reward that rarely pays (or is rarely penalised), a 100-episode mean of a rare success, a metric
+# clipped at its cap.  Its medians and MADs sit on that value and see nothing of the departures,
+# which are all of its movement, so its levels are window means and its noise a plain standard
+# deviation (the breakdown point of the median is 50 %: Huber & Ronchetti, "Robust Statistics",
+# 2nd ed. 2009, section 1.4).
+STICKY_SHARE = 0.5
+
+
+def sticky(x: np.ndarray) -> bool:
+    """``x`` (finite values) holds one value on at least :data:`STICKY_SHARE` of its points and
+    is not constant."""
+    x = subsample(np.asarray(x, dtype=np.float64))
+    if len(x) < 3:
+        return False
+    _, counts = np.unique(x, return_counts=True)
+    return len(counts) > 1 and int(counts.max()) >= STICKY_SHARE * len(x)
+
+
+def quantum(x: np.ndarray) -> float:
+    """The smallest gap between two distinct values of ``x`` (finite values; 0.0 with fewer than
+    two): the resolution of a series of counts or of means over a fixed number of episodes (a
+    100-episode mean of integer returns moves in steps of 0.01)."""
+    distinct = np.unique(subsample(np.asarray(x, dtype=np.float64)))
+    return float(np.diff(distinct).min()) if len(distinct) > 1 else 0.0
+
+
+def winsorized(x: np.ndarray, q: float = 1.0) -> np.ndarray:
+    """``x`` (finite values) clipped to its ``q``-th and ``(100 - q)``-th percentiles: the means
+    of a :func:`sticky` series then follow how often it departs, and one wild point among
+    hundreds does not make a level (the winsorized mean: Tukey 1962, "The future of data
+    analysis")."""
+    if len(x) == 0:
+        return x
+    lo, hi = quantiles(x, [q, 100.0 - q])
+    return np.clip(x, lo, hi)
+
+
+def level_noise_sd(x: np.ndarray) -> float:
+    """The noise to judge a change of level against: :func:`noise_sd`, or, for a :func:`sticky`
+    series (whose differences are mostly zero, so their MAD says nothing), the plain standard
+    deviation of the first differences / sqrt(2)."""
+    x = x[np.isfinite(x)]
+    if len(x) >= 3 and sticky(x):
+        return float(np.std(np.diff(x))) / np.sqrt(2.0)
+    return noise_sd(x)
+
+
 def _row_medians(X: np.ndarray) -> np.ndarray:
     """Median of every row via ``np.partition`` (about 9x faster than ``np.median(axis=1)``)."""
     b = X.shape[1]

@@ -17,6 +17,11 @@ The guide's "performance fluctuation: reward or KL swing back and forth without 
 (guides-digest.md) is ``swings`` high, ``structure`` high and ``decay`` not small; AUTOTRAINER
 uses the same ingredients (gaps between adjacent local extrema over a share of epochs,
 thresholds-and-peers.md §1.1).  The thresholds are the caller's.
+
+A series that holds one value on most of its points (``_util.sticky``: a sparse reward stuck at
+its floor, a success rate at 0 or 1) is not measured: it departs from that value and comes back,
+in bursts, and a swing needs a level to swing around on both sides; smoothing its bursts would
+make a wave of them.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._util import finite_xy, moving_average, noise_sd, quantiles, robust_sd
+from ._util import finite_xy, moving_average, noise_sd, quantiles, robust_sd, sticky
 from .trend import theil_sen
 
 MIN_POINTS = 12
@@ -86,7 +91,7 @@ def oscillation(steps: ArrayLike, values: ArrayLike, smooth: int | None = None, 
     """Measure how much a series oscillates (see the module docstring)."""
     s, x = finite_xy(steps, values)
     n = len(x)
-    if n < MIN_POINTS:
+    if n < MIN_POINTS or sticky(x):
         return _empty(n)
     noise = noise_sd(x)
     lo_q, hi_q = quantiles(x, [5, 95])

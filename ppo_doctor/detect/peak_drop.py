@@ -7,6 +7,10 @@ halfway, and whether the level came back above that point after it.  The halfway
 between the peak and the lower of the first and the last window's level: a series that ends
 below where it started (or that started at its peak, so that it has no gain to halve) is
 judged by the middle of its fall, not by the middle of a gain it never had.
+
+A series that holds one value on most points (``_util.sticky``) is levelled by block means (of
+its winsorized values, so one wild point is still no peak) and
+its noise is the plain noise of its differences: its medians would be that value throughout.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._util import finite_xy, noise_sd, smooth_level, window_size
+from ._util import block_stat, finite_xy, level_noise_sd, smooth_level, sticky, window_size, winsorized
 
 
 @dataclass(frozen=True)
@@ -55,11 +59,19 @@ def peak_drop(steps: ArrayLike, values: ArrayLike, window_frac: float = 0.1, min
     w = window_size(n, window_frac, min_window)
     if n < 3 * max(w, 1) or w == 0:
         return None
-    level = smooth_level(v, w)
+    if sticky(v):
+        # block medians of a series that mostly holds one value are that value: its level is
+        # how often and how far it departs, the block means
+        clipped = winsorized(v)
+        centres, means = block_stat(clipped, w, "mean")
+        level = np.interp(np.arange(n, dtype=np.float64), centres, means) if len(means) > 1 else np.full(n, means[0])
+        first, late = float(np.mean(clipped[:w])), float(np.mean(clipped[-w:]))
+    else:
+        level = smooth_level(v, w)
+        first, late = float(np.median(v[:w])), float(np.median(v[-w:]))
     peak_idx = int(np.argmax(level))
     peak = float(level[peak_idx])
-    first, late = float(np.median(v[:w])), float(np.median(v[-w:]))
-    se = noise_sd(v) * float(np.sqrt(2.0 / w))
+    se = level_noise_sd(v) * float(np.sqrt(2.0 / w))
     half = peak - 0.5 * (peak - min(first, late))
     after = level[peak_idx:] < half
     fall_idx = int(peak_idx + np.argmax(after)) if after.any() else None

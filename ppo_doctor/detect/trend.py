@@ -1,6 +1,10 @@
 """Trends: slope per step (Theil-Sen), the medians of the first and last windows, and a
 summary of the change between them against the series' noise.
 
+A series that holds one value on most of its points (``_util.sticky``: a sparse reward) is
+summarised by window means (winsorized at 1-99 %), a least-squares slope and the plain noise of its differences: its
+medians and its Theil-Sen slope are that one value and 0 whatever its departures do.
+
 Theil-Sen (median of pairwise slopes) ignores outliers; it is O(m^2) in the number of
 points, so long series are first thinned to ``max_points`` evenly spaced points (the slope
 of a trend survives thinning; only its noise estimate gets coarser).  Steps may be uneven:
@@ -14,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._util import finite_xy, noise_sd, window_size
+from ._util import finite_xy, level_noise_sd, sticky, window_size, winsorized
 
 
 def _thin(x: np.ndarray, y: np.ndarray, max_points: int) -> tuple[np.ndarray, np.ndarray]:
@@ -68,8 +72,8 @@ class TrendSummary:
 
     n: int
     slope: float  # Theil-Sen, per step
-    first: float  # median of the first window
-    last: float  # median of the last window
+    first: float  # median of the first window (mean for a sticky series: ``_util.sticky``)
+    last: float  # median of the last window (mean for a sticky series)
     change: float  # last - first
     noise: float  # point-to-point noise sd
     span_steps: int  # last step - first step
@@ -99,6 +103,13 @@ def summarize(steps: ArrayLike, values: ArrayLike, window_frac: float = 0.1, min
     if n == 0:
         return TrendSummary(0, float("nan"), float("nan"), float("nan"), float("nan"), float("nan"), 0, 0)
     w = window_size(n, window_frac, min_window, max_window)
-    a, b = first_last(v, w)
-    slope, _ = theil_sen(s, v)
-    return TrendSummary(n, slope, a, b, b - a, noise_sd(v), int(s[-1] - s[0]), w)
+    if sticky(v):
+        # medians of a series that mostly holds one value are that value (or jump between its
+        # few levels): the windows' means carry how often and how far it departed
+        clipped = winsorized(v)
+        a, b = float(np.mean(clipped[:w])), float(np.mean(clipped[-w:]))
+        slope = float(np.polyfit(s.astype(np.float64), v, 1)[0]) if len(np.unique(s)) > 1 else float("nan")
+    else:
+        a, b = first_last(v, w)
+        slope, _ = theil_sen(s, v)
+    return TrendSummary(n, slope, a, b, b - a, level_noise_sd(v), int(s[-1] - s[0]), w)

@@ -65,6 +65,11 @@ class RewardSpike(Rule):
     plausible range, usually because the policy found a reward-model exploit, or because
     rewards are not normalised / clipped and one batch dominates the update.
 
+    A span that starts at the first logged point is not a spike: the reward there is the
+    untrained policy's, or, for a rolling mean over the last 100 episodes, the mean of the few
+    episodes finished so far (SB3 ``rollout/ep_rew_mean``: ``ep_info_buffer`` is a deque of
+    ``stats_window_size`` = 100 episodes in ``stable_baselines3/common/base_class.py``).
+
     **Known false positives.** Curricula or reward changes at a known step; evaluation rows
     mixed into the training series.
 
@@ -147,8 +152,11 @@ def _stands_out(v: np.ndarray, sp: Span, resid: np.ndarray, window: int, min_dev
     least ``min_dev`` from the median of the ``window`` points on each side that has any, and
     the series came back after it: a jump at the last logged points is the start of a new level
     as much as a spike (a live prefix ending in a reward that takes off), and only the points
-    after it can tell."""
-    if sp.end_idx >= len(v) - 1:
+    after it can tell.  A span at the first logged point has no level to jump from: the first
+    point is the reward of the policy before training moved it, and a rolling mean's first point
+    (SB3's ``rollout/ep_rew_mean``, baselines' ``eprewmean``: the mean of the last 100 episodes)
+    averages the few episodes finished so far, so it swings far more than the points after it."""
+    if sp.end_idx >= len(v) - 1 or sp.start_idx == 0:
         return False
     sign = 1.0 if resid[sp.peak_idx] >= 0 else -1.0
     sides = [v[max(0, sp.start_idx - window) : sp.start_idx], v[sp.end_idx + 1 : sp.end_idx + 1 + window]]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import summarize
+from ..detect import peak_drop, summarize
 from ..canonical.hparams import temperature_regime
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 from .messages import fmt_num
 from .movement import no_movement_evidence
-from .reward_progress import COLLAPSE_DEFAULTS, collapsed
+from .reward_progress import COLLAPSE_DEFAULTS, collapsed, trend_arrays
 
 
 def reached_ceiling(v: np.ndarray, window: int, limit: float) -> bool:
@@ -24,13 +24,32 @@ def reached_ceiling(v: np.ndarray, window: int, limit: float) -> bool:
     return bool(v[0] < early - limit and late >= top - limit)
 
 
+def _never_rose(s: np.ndarray, v: np.ndarray, limit: float) -> bool:
+    """The reward's local level never rose ``limit`` above its first window: it only fell."""
+    pd = peak_drop(s, v)
+    return pd is not None and pd.gain < limit
+
+
+def _ends_at_floor(v: np.ndarray, window: int) -> bool:
+    """The last window's median is the lowest value of the run (within 1 % of its range): the
+    policy settled on its worst outcome, not a level that drifts a little below its start."""
+    lo, hi = float(v.min()), float(v.max())
+    return float(np.median(v[-window:])) <= lo + 0.01 * (hi - lo)
+
+
 class RewardNotImproving(Rule):
     """The mean reward does not improve over the whole run.
 
     **What it detects.** The median reward of the last 10 % of the run is within
     ``min_rise`` standard errors of the first 10 % (standard error of a window median from
-    the point-to-point noise), and the Theil-Sen trend over the run is no larger.  Runs of
-    fewer than ``min_points`` points are not judged.  The finding lists what else shows the
+    the point-to-point noise), and the Theil-Sen trend over the run is no larger; or the
+    reward fell to the lowest value of the run, where its last window sits, and its level
+    never rose above its first window on the way (a policy that only got worse, as one that
+    settles on a losing move whose return is the task's floor).
+    The reward is judged on its step axis (``detect.even_in_steps``: one point per episode
+    weighs short episodes by their number) and, when it holds one value on most points (a
+    sparse reward at its floor), by window means (``detect.sticky``).  Runs of fewer than
+    ``min_points`` points are not judged.  The finding lists what else shows the
     policy is not moving: a KL to the reference under 5 % of its band, an approx KL per update
     near 0, near-zero gradients, or a learning rate under 1e-8; with such evidence it is an
     error (no learning over the whole run), without it a warning.  Not reported when the reward
@@ -68,14 +87,18 @@ class RewardNotImproving(Rule):
 
     def evaluate(self, ctx):
         p = ctx.params
-        metric, s, v = ctx.req[0].metric, ctx.req[0].steps, ctx.req[0].values
+        metric = ctx.req[0].metric
+        s, v = trend_arrays(ctx, metric)
         if len(v) < p["min_points"]:
             return
         t = summarize(s, v)
         se = t.noise * np.sqrt(2.0 / max(1, t.window))
         limit = p["min_rise"] * max(se, 1e-12)
-        if t.change >= limit or t.fitted_change >= limit or t.change <= -limit:
-            return  # improving, or clearly falling (a different problem)
+        if t.change >= limit or t.fitted_change >= limit:
+            return  # improving
+        fell = t.change <= -limit
+        if fell and not (_never_rose(s, v, limit) and _ends_at_floor(v, t.window)):
+            return  # it rose then fell (PD204), or sagged from where it began: another problem
         if reached_ceiling(v, t.window, limit):
             return  # it rose to its plateau within the first window and stayed there: solved, not stuck
         # judged with reward-collapse's settings as configured, so [rules.reward-collapse] reaches it
@@ -105,7 +128,7 @@ class RewardNotImproving(Rule):
             severity="error" if evidence else "warning",
             fmt={
                 "n": len(v),
-                "why": "; the policy is barely moving" if evidence else "",
+                "why": ("; it only fell" if fell else "") + ("; the policy is barely moving" if evidence else ""),
             },
         )
 

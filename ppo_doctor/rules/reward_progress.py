@@ -13,13 +13,20 @@ import math
 
 import numpy as np
 
-from ..detect import PeakDrop, TrendSummary, finite_xy, peak_drop, summarize
+from ..detect import PeakDrop, TrendSummary, even_in_steps, finite_xy, peak_drop, quantum, summarize
 from .base import RuleContext
 from .messages import fmt_num
 
 # How many noise standard errors of a window median the reward must rise by for "the policy
 # learns well" (PD203 and PD202 use 3 for a significant reward change).
 LEARNING_RISE = 3.0
+
+
+def trend_arrays(ctx: RuleContext, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """Finite steps and values of ``metric`` as its trend is judged: on the step axis
+    (:func:`~ppo_doctor.detect.even_in_steps`), so that a log of one point per episode does not
+    weigh a stretch of short, failing episodes by their number."""
+    return even_in_steps(*ctx.finite(metric))
 
 
 def reward_arrays(ctx: RuleContext, min_points: int) -> tuple[str, np.ndarray, np.ndarray] | None:
@@ -39,11 +46,11 @@ def _rising_reward(ctx: RuleContext, min_points: int) -> tuple[TrendSummary, np.
     reward = reward_arrays(ctx, min_points)
     if reward is None:
         return None
-    _, s, v = reward
-    t = summarize(s, v)
+    metric, _, _ = reward
+    t = summarize(*trend_arrays(ctx, metric))
     if not (t.change > 0 and t.change_in_noise >= LEARNING_RISE):
         return None
-    return t, v
+    return t, trend_arrays(ctx, metric)[1]
 
 
 def learning_despite_critic(ctx: RuleContext, min_points: int = 20) -> str | None:
@@ -107,6 +114,10 @@ def phase_starts(ctx: RuleContext) -> list[int]:
 COLLAPSE_DEFAULTS = {"min_gain": 4.0, "drop": 0.5, "min_points": 30}
 
 
+# A gain or a fall must span at least this many of the series' smallest steps (its quantum).
+MIN_QUANTA = 3
+
+
 def collapsed(ctx: RuleContext, metric: str, min_gain: float, drop: float, min_points: int) -> tuple[np.ndarray, PeakDrop] | None:
     """``(steps, PeakDrop)`` when ``metric`` fell far below an established peak level for good:
     after climbing significantly, it lost at least ``drop`` of that gain; or, when its first
@@ -114,13 +125,15 @@ def collapsed(ctx: RuleContext, metric: str, min_gain: float, drop: float, min_p
     best), it fell significantly by at least ``drop`` of the peak's magnitude.  None otherwise
     (PD204 reports it; PD301 does not call such a reward "not improving": it did improve once, or
     started high)."""
-    s, v = ctx.finite(metric)
+    s, v = trend_arrays(ctx, metric)
     if len(v) < min_points:
         return None
     pd = peak_drop(s, v)
     if pd is None or pd.fall_idx is None or pd.recovered:
         return None
-    floor = min_gain * max(pd.noise_se, 1e-12)
+    # a move of one or two of the series' smallest steps is a count of rare events (one more
+    # success among the 100 episodes of a rolling mean), not a level the policy reached or lost
+    floor = max(min_gain * max(pd.noise_se, 1e-12), MIN_QUANTA * quantum(v))
     before_the_end = pd.fall_idx < len(v) - pd.window  # it fell, then stayed down for a window at least
     if not (before_the_end and pd.fall >= floor):
         return None

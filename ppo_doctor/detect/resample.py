@@ -1,0 +1,57 @@
+"""Judge a series on its step axis when its points are spread unevenly over the steps.
+
+Most logs write a point every N steps (an optimizer step, an SB3 rollout of ``n_steps``), and the
+points are the run's time.  A log of episode returns writes a point per finished episode instead
+(CleanRL's ``charts/episodic_return``, a home-made JAX loop's per-episode return): short episodes
+write many points and long ones few, so a policy that balances a CartPole for 500 steps writes
+one point where one that falls after 6 writes 80.  Windows of *points* (the first 10 % of the
+run, a block median) then weigh the failing stretches of a run many times over: a run that held
+500 for 300k steps and then fell to 6 for 150k is, in points, a run at 6 from the start.
+
+:func:`even_in_steps` spots such a spread (the points per step differ by :data:`UNEVEN_RATIO`
+or more between stretches of the run) and returns the means of equal step bins, one value per
+bin with points: the average of the episodes that ended in that stretch of training.  Evenly
+logged series come back unchanged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# The run's step range is cut into this many equal stretches to compare their point counts.
+STRETCHES = 20
+# Points per step differing by this factor between the densest stretch and a typical one:
+# an episode-per-point log whose episodes got several times longer or shorter.  Logs written
+# every N steps differ by at most a rounding (or a gap where a run was resumed).
+UNEVEN_RATIO = 4.0
+# The resampled series has at most this many bins: 0.2 % of the run each, finer than any
+# window the trend rules use (10 % of the run).
+MAX_BINS = 500
+
+
+def uneven(steps: np.ndarray) -> bool:
+    """The points of ``steps`` (sorted) are spread unevenly over the step range: the densest of
+    :data:`STRETCHES` equal stretches holds at least :data:`UNEVEN_RATIO` times the points of the
+    median stretch that holds any."""
+    if len(steps) < 2 * STRETCHES or steps[-1] <= steps[0]:
+        return False
+    counts, _ = np.histogram(steps, bins=STRETCHES, range=(float(steps[0]), float(steps[-1])))
+    held = counts[counts > 0]
+    return bool(len(held) > 1 and counts.max() >= UNEVEN_RATIO * float(np.median(held)))
+
+
+def even_in_steps(steps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(steps, values)`` unchanged when evenly spread over the steps; else the mean of each of
+    up to :data:`MAX_BINS` equal step bins that holds points, at the bin's last step.  Both
+    arrays finite, ``steps`` sorted."""
+    if not uneven(steps):
+        return steps, values
+    bins = min(MAX_BINS, len(values))
+    edges = np.linspace(float(steps[0]), float(steps[-1]), bins + 1)
+    idx = np.clip(np.searchsorted(edges, steps, side="right") - 1, 0, bins - 1)
+    counts = np.bincount(idx, minlength=bins)
+    sums = np.bincount(idx, weights=values.astype(np.float64), minlength=bins)
+    last = np.zeros(bins, dtype=steps.dtype)
+    np.maximum.at(last, idx, steps)
+    held = counts > 0
+    return last[held], sums[held] / counts[held]

@@ -1,0 +1,203 @@
+"""Reward shapes that real classic-RL and GRPO logs have and that the reward rules must read by
+their mechanism (issue 25): one point per episode (time is steps, not points), a sparse reward
+that sits on one value (sticky), a rolling mean that moves in steps of one episode (quantum) and
+starts on a few episodes, a reward that only fell to its floor, and a run that died of NaN
+(judged where it stands).  Every series is synthetic and seeded."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from ppo_doctor.detect import even_in_steps, oscillation, peak_drop, quantum, sticky, summarize
+from ppo_doctor.rules.base import Example
+from ppo_doctor.rules.engine import run_rules
+from ppo_doctor.rules.examples import example_run
+
+
+def _codes(example: Example, *, planned: int | None = None, live: bool = False) -> dict[str, str]:
+    """Rule code -> severity of every finding on the example's run."""
+    run = example_run(example)
+    if planned is not None or live:
+        run = dataclasses.replace(run, planned_steps=planned, planned_from="test" if planned else "", live=live)
+    findings, _ = run_rules(run)
+    return {f.code: f.severity for f in findings}
+
+
+def _episodes(rng: np.random.Generator, phases: list[tuple[int, float, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """One point per finished episode, at the step it ended: ``phases`` of (steps, mean return,
+    sd), each episode as long as its return (a CartPole return is its length, at least 5)."""
+    steps, values, t = [], [], 0
+    for length, mean, sd in phases:
+        end = t + length
+        while t < end:
+            r = float(np.clip(rng.normal(mean, sd), 5, 500))
+            t += int(r)
+            steps.append(t)
+            values.append(r)
+    return np.asarray(steps, dtype=np.int64), np.asarray(values)
+
+
+def _cartpole(seed: int, collapse: bool) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    phases = [(20_000, 20, 8), (40_000, 150, 60), (300_000, 500, 0)]
+    phases.append((150_000, 7, 1) if collapse else (150_000, 500, 0))
+    return _episodes(rng, phases)
+
+
+# -- time is steps, not points --------------------------------------------------------------
+def test_evenly_logged_series_are_judged_as_they_are():
+    s = np.arange(0, 200_000, 2048, dtype=np.int64)
+    v = np.random.default_rng(1).normal(0, 1, len(s))
+    s2, v2 = even_in_steps(s, v)
+    assert s2 is s and v2 is v
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_a_collapse_logged_one_point_per_episode_is_a_collapse_not_a_flat_run(seed):
+    s, v = _cartpole(seed, collapse=True)
+    # in points the collapsed stretch dominates: its short episodes write most of the log
+    assert np.mean(v < 20) > 0.6
+    s2, v2 = even_in_steps(s, v)
+    assert len(v2) < len(v) and np.all(np.diff(s2) > 0)
+    codes = _codes(Example(series={"reward/score": (s, v)}, framework="cleanrl"))
+    assert codes.get("PD204") == "error" and "PD301" not in codes
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_a_solved_run_logged_one_point_per_episode_is_healthy(seed):
+    s, v = _cartpole(seed, collapse=False)
+    codes = _codes(Example(series={"reward/score": (s, v)}, framework="cleanrl"))
+    assert "PD204" not in codes and "PD301" not in codes
+
+
+# -- a sparse reward sitting on one value ---------------------------------------------------
+def _sparse(seed: int, n: int = 90, p_late: float = 0.3) -> np.ndarray:
+    """A GRPO reward that is exactly 0 on most steps, with rare negative departures (format
+    penalties) at the same rate from start to end."""
+    rng = np.random.default_rng(seed)
+    hit = rng.random(n) < p_late
+    return np.where(hit, -np.abs(rng.normal(0.15, 0.12, n)), 0.0)
+
+
+def test_a_sparse_reward_stuck_at_its_floor_is_stagnation_not_oscillation():
+    seeds = range(20)
+    stagnant = 0
+    for seed in seeds:
+        v = _sparse(seed)
+        assert sticky(v)
+        assert oscillation(np.arange(len(v)), v).swings == 0
+        codes = _codes(Example(series={"reward/score": v}))
+        assert "PD501" not in codes
+        stagnant += codes.get("PD301") == "warning"
+    # the first and last windows hold 9 points each: by chance alone one run in twenty or so
+    # looks like a 2-s.e. rise (PD301's threshold), so most, not all, are called stagnant
+    assert stagnant >= 0.8 * len(seeds)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_sticky_success_rate_that_rises_is_progress(seed):
+    rng = np.random.default_rng(seed)
+    p = np.linspace(0.05, 0.8, 120)
+    v = (rng.random(120) < p).astype(float)  # a success rate of one sample per step: 0 or 1
+    assert sticky(v) or np.mean(v) > 0.4
+    codes = _codes(Example(series={"reward/score": v}))
+    assert "PD301" not in codes and "PD204" not in codes
+
+
+# -- a rolling mean over 100 episodes -------------------------------------------------------
+def _rolling_mean(returns: np.ndarray, episodes_per_point: int, window: int = 100) -> np.ndarray:
+    """SB3's ``rollout/ep_rew_mean``: the mean of the last ``window`` episodes, logged after
+    every ``episodes_per_point`` episodes (fewer than ``window`` at the start)."""
+    c = np.concatenate([[0.0], np.cumsum(returns)])
+    ends = np.arange(episodes_per_point, len(returns) + 1, episodes_per_point)
+    starts = np.maximum(0, ends - window)
+    return (c[ends] - c[starts]) / (ends - starts)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_rare_success_coming_and_going_in_a_rolling_mean_is_no_collapse(seed):
+    # a Tetris-like agent: episodes almost never clear a line (return 1), a little more often
+    # for a while; the 100-episode mean moves in steps of 0.01
+    rng = np.random.default_rng(seed)
+    p = np.r_[np.full(2500, 0.0005), np.full(1000, 0.015), np.full(2500, 0.0005)]
+    v = np.round(_rolling_mean((rng.random(len(p)) < p).astype(float), 100), 6)
+    assert quantum(v) == pytest.approx(0.01)
+    codes = _codes(Example(series={"reward/score": v}, framework="sb3"))
+    assert "PD204" not in codes
+
+
+def test_a_real_collapse_in_a_rolling_mean_is_still_one():
+    rng = np.random.default_rng(7)
+    returns = np.r_[np.linspace(-200, 250, 3000), np.full(3000, 250.0), np.full(3000, -150.0)] + rng.normal(0, 30, 9000)
+    v = _rolling_mean(returns, 60)
+    assert _codes(Example(series={"reward/score": v}, framework="sb3")).get("PD204") == "error"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_first_point_of_a_rolling_mean_is_no_spike(seed):
+    # the first point averages the two episodes finished so far, the next ones more
+    rng = np.random.default_rng(seed)
+    returns = np.r_[[9.0, 8.0], rng.normal(2.0, 0.5, 3000)] + np.linspace(0, 8, 3002)
+    v = np.r_[returns[:2].mean(), _rolling_mean(returns, 60)]
+    assert "PD201" not in _codes(Example(series={"reward/score": v}, framework="sb3"))
+    v[len(v) // 2] += 40.0  # a jump in the middle still is one
+    assert "PD201" in _codes(Example(series={"reward/score": v}, framework="sb3"))
+
+
+# -- a reward that only fell ----------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(4))
+def test_a_reward_that_only_fell_to_its_floor_did_not_improve(seed):
+    # a chess agent that settles on a losing move: -96 early, then the -100 floor for good
+    rng = np.random.default_rng(seed)
+    v = np.r_[-100 + np.abs(rng.normal(0, 4, 12)).round(), np.full(170, -100.0)]
+    codes = _codes(Example(series={"reward/score": v}, framework="sb3"))
+    assert codes.get("PD301") == "warning"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_reward_that_sags_a_little_at_its_ceiling_is_no_stagnation(seed):
+    # a resumed GSM8K run at 0.95 accuracy that loses 0.02 (six standard errors of a window
+    # mean) while its batches keep scattering around it: a sag, not a policy settled at its worst
+    rng = np.random.default_rng(seed)
+    v = np.clip(rng.normal(0.95, 0.013, 335) - np.linspace(0, 0.02, 335), 0, 1)
+    t = summarize(np.arange(len(v)), v)
+    assert t.change < -2 * t.noise * np.sqrt(2 / t.window)  # it clearly fell
+    assert "PD301" not in _codes(Example(series={"reward/score": v}))
+
+
+# -- a run that died of NaN is over where it stands -----------------------------------------
+def _dying(n: int = 50) -> Example:
+    entropy = np.r_[np.linspace(1.3, 1e-6, 12), np.full(n - 12, 1e-8)]
+    grad = np.r_[np.random.default_rng(2).normal(5, 1, n - 1), np.nan]
+    return Example(series={"policy/entropy": entropy, "grad/norm": grad, "reward/score": np.random.default_rng(3).normal(0, 0.1, n)})
+
+
+def test_a_run_that_died_of_nan_is_judged_where_it_stands():
+    run = example_run(_dying())
+    run = dataclasses.replace(run, planned_steps=1001, planned_from="test")
+    st = run.standing
+    assert st.diverged == 49 and st.partial and st.fair()
+    codes = _codes(_dying(), planned=1001)
+    assert codes.get("PD701") in ("warning", "error")
+
+
+def test_a_live_run_with_a_nan_at_its_last_step_is_not_declared_over():
+    run = dataclasses.replace(example_run(_dying()), planned_steps=1001, planned_from="test", live=True)
+    assert run.standing.diverged is None and not run.standing.fair()
+
+
+def test_nan_in_a_metric_of_the_data_does_not_end_a_run():
+    ex = _dying()
+    ex.series["grad/norm"] = np.abs(ex.series["grad/norm"][:-1]).tolist() + [5.0]
+    ex.series["value/explained_var"] = np.r_[np.zeros(10), np.full(40, np.nan)]
+    run = dataclasses.replace(example_run(ex), planned_steps=1001, planned_from="test")
+    assert run.standing.diverged is None and not run.standing.fair()
+
+
+def test_peak_drop_of_a_sticky_series_uses_its_means():
+    v = np.r_[np.zeros(40), (np.arange(40) % 2).astype(float), np.zeros(40)]  # 0, then half 1s, then 0
+    pd = peak_drop(np.arange(len(v)), v)
+    assert pd is not None and 0.3 < pd.peak <= 0.6 and pd.first == 0.0
