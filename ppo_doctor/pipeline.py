@@ -109,6 +109,9 @@ def qualified_id(source: RunSource, root: Path, label: str) -> str:
 def process_source(source: RunSource, fn: Callable[[Run], T], aliases: dict[str, str] | None) -> tuple[list[T], list[ReadIssue]]:
     """One task: read one discovered run and apply ``fn`` to each run it holds (runs in a worker)."""
     runs, errors = read_source(source, aliases)
+    if not runs and not errors:
+        # discovery found logs here: a run that reads as nothing must say so, never vanish
+        errors = [ReadIssue(path=str(source.root), message="no run could be read from this run's files")]
     return [fn(run) for run in runs], _displayed(errors)
 
 
@@ -163,6 +166,11 @@ def map_runs(
                 out = pending.pop(next_index)
                 next_index += 1
                 yield out.results, out.errors
+        # every discovered run is accounted for: one whose outcome never came back (an executor
+        # that lost a task without an exception) is an error, never a run silently left out
+        for index in range(next_index, len(sources)):
+            out = pending.pop(index, None) or _failed(index, sources[index], "no result came back for this run")
+            yield out.results, out.errors
 
 
 def load(

@@ -110,3 +110,28 @@ def test_import_ppo_doctor_loads_no_optional_engine():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
     assert out.stdout.strip() == "[]"
+
+
+def test_a_run_whose_outcome_never_comes_back_is_an_error_not_a_gap(sweep_dir, monkeypatch):
+    # an executor that loses a task without raising (issue 28: a run came back empty once in CI)
+    import ppo_doctor.pipeline as pipeline
+
+    real = pipeline.stream
+
+    def lossy(sources, fn, schedule=Schedule(), **kw):
+        return (o for o in real(sources, fn, schedule, **kw) if o.index != 1)
+
+    monkeypatch.setattr(pipeline, "stream", lossy)
+    pairs = list(map_runs(sweep_dir, _points))[1:]  # the first pair is discovery's
+    assert len(pairs) == 4
+    assert pairs[1][0] == [] and "no result came back for this run" in pairs[1][1][0].message
+    assert [r for rs, _ in pairs for r in rs] == [("kl0.05_seed1", 360), ("kl0.5_seed1", 360), ("kl0.5_seed2", 360)]
+
+
+def test_a_run_that_reads_as_nothing_says_so(sweep_dir, monkeypatch):
+    import ppo_doctor.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "read_source", lambda source, aliases: ([], []))
+    sources, _ = find_sources([sweep_dir])
+    results, errors = pipeline.process_source(sources[0], _points, None)
+    assert results == [] and "no run could be read" in errors[0].message
