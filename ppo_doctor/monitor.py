@@ -239,9 +239,11 @@ def describe(finding: Finding, causes: Sequence[RankedCause] = ()) -> str:
 
 
 def top_fix(finding: Finding, causes: Sequence[RankedCause]) -> str | None:
-    """The first fix of the best-ranked of ``causes`` (a report's ranking) this finding supports."""
+    """The first fix of the best-ranked of ``causes`` (a report's ranking) this finding supports
+    in the run's domain (``RankedCause.supported_by``: a classic-RL run's findings support the
+    classic causes the ranking put in place of the LLM ones)."""
     for cause in causes:
-        if cause.id in finding.causes and cause.fixes:
+        if finding.code in cause.supported_by and cause.fixes:
             return cause.fixes[0]
     return None
 

@@ -135,6 +135,9 @@ class RankedCause:
     config_evidence: list[str] = field(default_factory=list)  # from the run's own config, for
     fixes: list[str] = field(default_factory=list)
     config_against: list[str] = field(default_factory=list)  # from the run's own config, against
+    # the codes of the findings that support the cause in this run's domain (a live alert names
+    # the first fix of the best cause its finding supports); not serialised: ``evidence`` says it
+    supported_by: list[str] = field(default_factory=list)
 
     @property
     def evidence_for(self) -> list[str]:

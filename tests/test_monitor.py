@@ -154,3 +154,23 @@ def test_two_threads_logging_lose_no_point() -> None:
     by_tag = {s.tag: s for s in mon.raw_run().series}
     assert sorted(by_tag) == ["t0", "t100000"]
     assert all(len(s) == 4000 and np.array_equal(s.values, s.steps.astype(float)) for s in by_tag.values())
+
+
+def test_a_live_alert_on_a_classic_run_names_the_classic_fix_first():
+    # the ranking puts classic causes (ent-coef-too-low) in place of the LLM ones a rule names
+    # (kl-coef-too-low); the alert's fix follows the ranking, not the rule's own cause list
+    import numpy as np
+
+    from ppo_doctor.analyze import analyze_run
+    from ppo_doctor.monitor import describe, top_fix
+    from ppo_doctor.rules.base import Example
+    from ppo_doctor.rules.examples import example_run
+
+    rewards = np.random.default_rng(0).normal(0, 1, 200)
+    entropy = np.r_[np.linspace(1.2, 0.01, 60), np.full(140, 0.005)]
+    rr = analyze_run(example_run(Example(series={"reward/score": rewards, "policy/entropy": entropy}, framework="sb3")))
+    collapse = next(f for f in rr.findings if f.code == "PD701")
+    assert "ent-coef-too-low" not in collapse.causes and rr.causes[0].id == "ent-coef-too-low"
+    assert "PD701" in rr.causes[0].supported_by
+    assert top_fix(collapse, rr.causes) == rr.causes[0].fixes[0]
+    assert "ent_coef" in describe(collapse, rr.causes)

@@ -537,11 +537,6 @@ EVIDENCE: dict[str, Callable[[RunView], list[Evidence]]] = {
 }
 
 
-def domain(run: Run) -> str:
-    """"llm", "classic" or "unknown": which recipes the run's knobs are judged against."""
-    return RunView(run).domain
-
-
 def knob_value(run: Run, knob: str) -> float | None:
     """A knob's value: from the config, or for the learning rate its logged peak."""
     view = RunView(run)

@@ -170,6 +170,7 @@ def rank_causes(findings: list[Finding], run: Run) -> list[RankedCause]:
                     confidence=conf,
                     explanation=cause.explanation,
                     evidence=[text for _, text in finding_ev[cid]],
+                    supported_by=[f.code for f in findings if finding_causes(f, domain).get(cid, 0) > 0],
                     config_evidence=[e.text for e in ev if e.weight >= 0],
                     config_against=[e.text for e in ev if e.weight < 0] + fix_notes,
                     fixes=fixes,
