@@ -169,7 +169,7 @@ def map_runs(
         # every discovered run is accounted for: one whose outcome never came back (an executor
         # that lost a task without an exception) is an error, never a run silently left out
         for index in range(next_index, len(sources)):
-            out = pending.pop(index, None) or _failed(index, sources[index], "no result came back for this run")
+            out = pending.pop(index) if index in pending else _failed(index, sources[index], "no result came back for this run")
             yield out.results, out.errors
 
 
