@@ -68,8 +68,9 @@ class RewardSpike(Rule):
     **Known false positives.** Curricula or reward changes at a known step; evaluation rows
     mixed into the training series.
 
-    **Source.** guides-digest.md ("Reward surge"); robust z as in rlwatch / ADTK PersistAD;
-    OLMo 2 "spike score" and PaLM's loss-spike practice (thresholds-and-peers.md §1.2, §2.1).
+    **Source.** The troubleshooting guide's "reward surge"; robust z as in rlwatch / ADTK
+    PersistAD; OLMo 2 (arXiv:2501.00656) "spike score" and PaLM's (arXiv:2204.02311) loss-spike
+    practice (docs/sources.md#reward-spike).
     """
 
     code = "PD201"
