@@ -1,6 +1,6 @@
 """RunFrame: every scalar point of one run in one long table, nothing dropped.
 
-Columns (DESIGN.md "Contracts"): ``step:int64, metric:str, value:float64 (NaN/Inf kept),
+Columns (docs/architecture.md#contracts): ``step:int64, metric:str, value:float64 (NaN/Inf kept),
 wall_time:float64, raw_tag:str, source:str``.  ``metric`` is the canonical name when the
 alias table maps the raw tag, else the raw tag itself.
 
@@ -124,7 +124,7 @@ class RunFrame:
     # -- access -------------------------------------------------------------------------
     @property
     def df(self) -> pd.DataFrame:
-        """The points as a DataFrame (the DESIGN.md contract's columns; pandas is imported here)."""
+        """The points as a DataFrame (the contract's columns; pandas is imported here)."""
         if self._df is None:
             self._df = self._cols.dataframe()
         return self._df

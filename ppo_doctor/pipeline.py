@@ -1,5 +1,5 @@
 """How runs are scheduled, for every command: in this process, in local worker processes, or on
-a Dask cluster (DESIGN.md "One straight line": one module decides this, not ``ingest/``).
+a Dask cluster (docs/architecture.md: one module decides this, not ``ingest/``).
 
 The unit of work is one discovered run (a :class:`~ppo_doctor.ingest.discover.RunSource`): a task
 reads it and applies the command's function to each run it holds (``analyze_run`` for ``report``

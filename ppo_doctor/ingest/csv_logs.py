@@ -1,6 +1,6 @@
 """Tabular text logs: SB3 / baselines ``progress.csv``, Lightning ``metrics.csv``, generic CSV.
 
-One row per logging call, one column per key (``reference/formats.md`` §7):
+One row per logging call, one column per key (``docs/sources.md#sb3-logger-keys``):
 
 * SB3 writes ``progress.csv`` with the union of keys in first-seen order and rewrites the file
   with an extended header when a key appears, leaving empty cells; an interrupted rewrite can leave

@@ -1,6 +1,7 @@
 """JSON lines logs (one object per line) and columnar JSON documents.
 
-Handles the shapes seen in the wild (``reference/formats.md`` §3, §7, §12):
+Handles the shapes seen in the wild (docs/sources.md#verl-metrics,
+docs/sources.md#sb3-logger-keys, docs/sources.md#nan-encodings):
 
 * plain JSON lines with a step key (``step``, ``global_step``, ``_step``, ``iteration`` ...), nested
   dicts flattened with ``/``, ``NaN``/``Infinity`` tokens (Python's ``json`` accepts them);

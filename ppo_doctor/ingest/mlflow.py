@@ -1,6 +1,6 @@
 """MLflow file store runs: ``mlruns/<experiment>/<run>/``.
 
-Layout of ``mlflow/store/tracking/file_store.py`` (mlflow 3.17, ``reference/formats.md`` §11):
+Layout of ``mlflow/store/tracking/file_store.py`` (mlflow 3.17, ``docs/sources.md#mlflow-file-store``):
 
 * ``metrics/<key>``: one file per metric, a key with ``/`` becomes nested folders
   (``metrics/actor/pg_loss``).  Lines are ``<timestamp ms> <value> <step>``, optionally followed

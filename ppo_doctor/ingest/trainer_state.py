@@ -1,7 +1,7 @@
 """Hugging Face / TRL ``trainer_state.json`` and bare lists of Trainer log dicts.
 
 ``transformers.Trainer`` saves ``json.dumps(asdict(state), indent=2, sort_keys=True)`` into every
-``checkpoint-N/`` and into ``output_dir`` (``reference/formats.md`` §1e).  What is read:
+``checkpoint-N/`` and into ``output_dir`` (``docs/sources.md#hf-trainer-logs``).  What is read:
 
 * ``log_history``: one dict per ``Trainer.log`` call, the unprefixed keys plus ``step`` (and
   usually ``epoch``).  Rows with ``eval_*`` / ``test_*`` keys are evaluation rows and go to

@@ -1,7 +1,7 @@
 """veRL console logs: one ``step:N - key:value - key:value ...`` line per training step.
 
 veRL's console backend (``verl/utils/logger/aggregate_logger.py::concat_dict_to_str``,
-``reference/formats.md`` §3) prints every step's metrics on one line.  Under Ray the line is
+``docs/sources.md#verl-metrics``) prints every step's metrics on one line.  Under Ray the line is
 prefixed with ``(TaskRunner pid=...)`` and wrapped in ANSI colour codes.  Value formats:
 
 * veRL <= 0.4.1: ``f"{v:.3f}"``, three decimals, so metrics below 0.0005 (``actor/ppo_kl``, small
