@@ -308,9 +308,10 @@ def guess_framework(tags: Iterable[str], flat_config: dict[str, Any] | None = No
 # -- evaluation series ------------------------------------------------------------------------------
 # Keys of evaluation rows, kept apart from training series by every reader of key-value logs
 # (JSONL, CSV, W&B, MLflow, live monitors): HF Trainer's rewrite_logs (``eval/``, ``test/``) and
-# its flat ``eval_`` keys (docs/sources.md#hf-trainer-logs), veRL's validation metrics (``val-core/``,
-# ``val-aux/``, §3), Lightning-style ``validation/``. ``val/`` is NOT here: in TRL it is the value
-# head / policy ratio (``val/clipfrac_avg``, ``val/ratio``, §1b), not validation.
+# its flat ``eval_`` keys (docs/sources.md#hf-trainer-logs), veRL's validation metrics
+# (``val-core/``, ``val-aux/``, docs/sources.md#verl-metrics), Lightning-style ``validation/``.
+# ``val/`` is NOT here: in TRL it is the value head / policy ratio (``val/clipfrac_avg``,
+# ``val/ratio``, docs/sources.md#trl-ppo-metrics), not validation.
 EVAL_PREFIXES = ("eval/", "eval_", "test/", "val-core/", "val-aux/", "validation/")
 # veRL's console log has no TRL keys beside it, and older veRL prints validation as ``val/``.
 VERL_CONSOLE_EVAL_PREFIXES = ("val-core/", "val-aux/", "val/")

@@ -95,8 +95,8 @@ def kl_coef_too_low(v: RunView) -> list[Evidence]:
         return []
     if beta == 0 and v.is_grpo:
         # beta = 0 is GRPOTrainer's default since TRL 0.19 (after DAPO and Dr. GRPO found the KL
-        # term unneeded; docs/sources.md#missing-kl-by-design): a choice many healthy runs make, so it can add to a
-        # symptom's own causes but not outrank them
+        # term unneeded; docs/sources.md#missing-kl-by-design): a choice many healthy runs make, so
+        # it can add to a symptom's own causes but not outrank them
         return [Evidence(0.4, f"{where}: no KL penalty (GRPO's default since TRL 0.19): nothing pulls the policy back")]
     if beta == 0:
         return [Evidence(1.0, f"{where}: no KL penalty at all")]

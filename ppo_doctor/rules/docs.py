@@ -3,8 +3,9 @@
 The docstring of each rule is its documentation (sqlfluff/ruff style,
 docs/sources.md#peer-linters); this module adds the metadata (symptom, severity, required
 metrics, parameters, cause weights, message) and what the bad example produces, and makes the
-docstring's ``docs/<page>.md#anchor`` citations links (the file sits beside those pages).  ``python -m ppo_doctor.rules.docs``
-rewrites ``docs/rules.md``; ``--check`` exits 1 when the file is out of date.
+docstring's ``docs/<page>.md#anchor`` citations links (the file sits beside those pages).
+``python -m ppo_doctor.rules.docs`` rewrites ``docs/rules.md``; ``--check`` exits 1 when the file is
+out of date.
 """
 
 from __future__ import annotations
