@@ -130,7 +130,7 @@ def _verdict(run: Run, findings: list[Finding], not_applicable: list[NotApplicab
     reason = "no warning- or error-level finding on a training symptom"
     if critic_free:
         # a critic-free trainer (GRPO, RLOO, ...) has no value loss to log, and its total loss
-        # (TRL's ``loss``) is the policy loss: neither is a gap in the log (issue 15 §5)
+        # (TRL's ``loss``) is the policy loss: neither is a gap in the log
         reason += f"; {critic_free}: no value metrics by design"
         missing = [
             "policy loss" if fam == LOSS_FAMILY else fam

@@ -165,7 +165,7 @@ class _Walker:
 
     def _walk(self, top: Path) -> None:
         """Depth-first through ``top`` in name order, with a stack of folder listings instead of
-        recursion: a tree thousands of folders deep is walked (issue 19), as deep as the
+        recursion: a tree thousands of folders deep is walked (tests/test_hostile_round2.py), as deep as the
         operating system's path calls go (past that, a folder is reported as unreadable)."""
         # real paths are joined on the way down (os.path.realpath costs one lstat per path
         # component: quadratic in depth); only the top and the symlinks are resolved

@@ -35,7 +35,8 @@ NAME = "mlflow"
 _STATUS = {1: "RUNNING", 2: "SCHEDULED", 3: "FINISHED", 4: "FAILED", 5: "KILLED"}
 _MAX_META_BYTES = 1 << 20
 # A metric file line is "<ts> <value> <step>" (~40 bytes): a longer one (a zero-filled tail) is
-# skipped as the file streams in (issue 19); the smallest limit filebytes.read_capped_lines takes.
+# skipped as the file streams in (docs/architecture.md#inputs-are-untrusted); the smallest limit
+# filebytes.read_capped_lines takes.
 _MAX_LINE_BYTES = 1 << 20
 _NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 _INT = re.compile(r"[-+]?\d+")

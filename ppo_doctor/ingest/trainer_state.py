@@ -237,7 +237,7 @@ def _arrow_history(path: Path, data: bytes) -> RawRun | None:
     (pyarrow's null would mean both); pyarrow must give one row per entry, reject no key (given
     twice, changing type) and type every column as a number.  Summary entries
     (``train_runtime`` ...) are few and are parsed by ``json``, so config values keep their JSON
-    types.  Measured on benchmarks/ 1M-point trainer_state.json (issue 6): 0.31 s against
+    types.  Measured on benchmarks/ 1M-point trainer_state.json (benchmarks/RESULTS.md): 0.31 s against
     0.75 s for ``json.load`` + ``pandas.DataFrame(log_history)`` (2.5x; the ``json`` path took
     about what pandas takes).
     """

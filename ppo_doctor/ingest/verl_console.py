@@ -46,7 +46,8 @@ SNIFF_BYTES = 16 << 20
 _CONSOLE_SUFFIXES = frozenset({"", ".log", ".txt", ".out", ".err"})
 _MAX_CONFIG_LINES = 20000
 # Longest line read (16 MiB; a step line of a few hundred metrics is ~20 KB): a longer one, such
-# as the zero-filled tail a killed job leaves, is skipped as the file streams in (issue 19).
+# as the zero-filled tail a killed job leaves, is skipped as the file streams in
+# (docs/architecture.md#inputs-are-untrusted).
 MAX_LINE_BYTES = 16 << 20
 
 
