@@ -2,8 +2,9 @@
 summary of the change between them against the series' noise.
 
 A series that holds one value on most of its points (``_util.sticky``: a sparse reward) is
-summarised by window means (winsorized at 1-99 %), a least-squares slope and the plain noise of its differences: its
-medians and its Theil-Sen slope are that one value and 0 whatever its departures do.
+summarised by window means (winsorized at 1-99 %) and the plain noise of its differences: its
+medians would be that one value whatever its departures do.  Its slope stays Theil-Sen's: the
+trend of the majority of its points (0 for a reward that holds its ceiling most of the run).
 
 Theil-Sen (median of pairwise slopes) ignores outliers; it is O(m^2) in the number of
 points, so long series are first thinned to ``max_points`` evenly spaced points (the slope
@@ -108,8 +109,7 @@ def summarize(steps: ArrayLike, values: ArrayLike, window_frac: float = 0.1, min
         # few levels): the windows' means carry how often and how far it departed
         clipped = winsorized(v)
         a, b = float(np.mean(clipped[:w])), float(np.mean(clipped[-w:]))
-        slope = float(np.polyfit(s.astype(np.float64), v, 1)[0]) if len(np.unique(s)) > 1 else float("nan")
     else:
         a, b = first_last(v, w)
-        slope, _ = theil_sen(s, v)
+    slope, _ = theil_sen(s, v)
     return TrendSummary(n, slope, a, b, b - a, level_noise_sd(v), int(s[-1] - s[0]), w)
