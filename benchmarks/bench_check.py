@@ -5,7 +5,7 @@
 * end to end: ``ppo-doctor check <run> --isolated`` in a fresh process pinned to one core
   (``taskset -c 0``), imports included, on 1,000,000 scalars (50 tags x 20,000 steps, one event
   file) whose tags are real TRL PPO names (``gen_formats.CHECK_TAGS``) so the rules run.
-  Budget (DESIGN.md): under 3 s;
+  Budget (docs/architecture.md#budgets): under 3 s;
 * imports: the modules a check run leaves in ``sys.modules`` must not include matplotlib, scipy,
   torch (heavy, and the check path has no use for them);
 * rule engine alone (``rules.engine.run_rules``) on one Run of 12 canonical metrics at 10k, 100k

@@ -1,4 +1,4 @@
-"""Live mode budget (DESIGN.md "Budgets"): ``Monitor.log`` every step and ``Monitor.check``
+"""Live mode budget (docs/architecture.md#budgets): ``Monitor.log`` every step and ``Monitor.check``
 every 10 steps, for 10,000 steps x 30 metrics, must add under 1 % to a loop of 0.5 s per step;
 the points must stay within 2x their raw float64 size.
 

@@ -6,7 +6,7 @@ The run is one folder of 10 event files x 1,000,000 scalars (50 tags x 20,000 st
 continuing from file to file; ``gen_formats.tensorboard_run``).  Each measurement runs in a
 fresh subprocess and reports ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` (KiB on Linux):
 after the imports only, after ``load_runs``, and after the whole ``analyze``.
-Budget (DESIGN.md): under 2 GB for load + analysis.
+Budget (docs/architecture.md#budgets): under 2 GB for load + analysis.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Generates (once, deterministically) 50 tags x 20,000 steps into ``benchmarks/dat
 float32 ``simple_value`` scalars (torch ``add_scalar``) and one of TF2-style scalar tensors (torch
 ``new_style=True``). Times, in this one process, several runs of each reader and reports medians,
 the points each reader returned, and the speed-up of ppo_doctor over each peer
-(DESIGN.md budget: at least 100x, no point dropped). The table goes to stdout and to the
+(docs/architecture.md#budgets: at least 100x, no point dropped). The table goes to stdout and to the
 "TensorBoard" section of ``benchmarks/RESULTS.md``.
 
 Peers: ``tbparse.SummaryReader(path).scalars`` (``.tensors`` for the tensor file) and

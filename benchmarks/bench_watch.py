@@ -1,4 +1,4 @@
-"""``ppo-doctor watch`` budget (DESIGN.md "Budgets"): a poll of a growing 1,000,000-scalar event
+"""``ppo-doctor watch`` budget (docs/architecture.md#budgets): a poll of a growing 1,000,000-scalar event
 file that grew by 1,000 scalars costs under 10 ms, because the follower reads only the
 appended records (``ppo_doctor.ingest.follow.TensorBoardTail``).
 

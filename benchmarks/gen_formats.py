@@ -10,7 +10,7 @@ Same arguments, same bytes (seeded ``numpy.random.Generator``, fixed clock):
   points (``gen_inputs.scalar_series``: 50 tags x 20,000 steps by default) in the other formats.
 
 The ``.wandb`` writer is the minimal inverse of ``ppo_doctor/ingest/wandb_binary.py``
-(formats.md section 9d): LevelDB-log framing (32 KiB blocks, FULL/FIRST/MIDDLE/LAST fragments,
+(docs/sources.md#wandb-transaction-log): LevelDB-log framing (32 KiB blocks, FULL/FIRST/MIDDLE/LAST fragments,
 zlib CRC-32 seeded with the CRC-32 of the type byte) around protobuf ``Record{history}`` rows
 of ``HistoryItem{key, value_json}``, as W&B's legacy Python backend writes them.
 """
@@ -38,7 +38,7 @@ from benchmarks.gen_inputs import (
     varint,
 )
 
-# 25 TRL PPOTrainer keys (legacy and new names, formats.md section 1a) that the alias table maps to
+# 25 TRL PPOTrainer keys (legacy and new names, docs/sources.md#trl-legacy-ppo-metrics) that the alias table maps to
 # canonical metrics, plus 25 tags no rule reads (timings, token counts, SB3/CleanRL names).
 CHECK_TAGS = (
     "objective/kl", "objective/kl_coef", "objective/entropy", "objective/rlhf_reward", "objective/scores",
@@ -146,7 +146,7 @@ def csv_file(out_dir: Path, *, n_tags: int = 50, n_steps: int = 20_000, seed: in
 
 
 def trainer_state_file(out_dir: Path, *, n_tags: int = 50, n_steps: int = 20_000, seed: int = 0) -> Path:
-    """HF ``trainer_state.json`` whose ``log_history`` holds one dict per step (formats.md section 1e)."""
+    """HF ``trainer_state.json`` whose ``log_history`` holds one dict per step (docs/sources.md#hf-trainer-logs)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "trainer_state.json"
@@ -157,7 +157,7 @@ def trainer_state_file(out_dir: Path, *, n_tags: int = 50, n_steps: int = 20_000
     return path
 
 
-# -- W&B transaction log (formats.md section 9d) --------------------------------------------------
+# -- W&B transaction log (docs/sources.md#wandb-transaction-log) --------------------------------------------------
 
 _WANDB_HEADER = b":W&B" + struct.pack("<HB", 0xBEE1, 0)
 _BLOCK, _REC_HEADER = 32 * 1024, 7

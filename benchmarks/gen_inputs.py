@@ -8,7 +8,7 @@ TensorBoard files are written by the small, explicit TFRecord / ``Event`` encode
 than by ``torch``'s ``SummaryWriter`` (which needs ~60 s for a million scalars). The encoder
 produces the same bytes as the real writers for the messages it covers (see
 ``tests/test_ingest_tensorboard.py``, which compares it with tbparse and with torch's output).
-Field numbers: tensorboard/compat/proto/{event,summary,tensor}.proto, formats.md section 10.
+Field numbers: tensorboard/compat/proto/{event,summary,tensor}.proto, docs/sources.md#tensorboard-event-files.
 """
 
 from __future__ import annotations
@@ -157,7 +157,8 @@ class EventFileWriter:
 
 # -- input kinds -----------------------------------------------------------------------------------
 
-# Real PPO/RLHF tag names (TRL legacy, SB3, CleanRL; formats.md sections 1a, 6, 7), so that tag
+# Real PPO/RLHF tag names (TRL legacy, SB3, CleanRL; docs/sources.md#trl-legacy-ppo-metrics,
+# docs/sources.md#cleanrl-metrics, docs/sources.md#sb3-logger-keys), so that tag
 # lengths, and therefore record layouts, vary the way they do in real files.
 PPO_TAGS = (
     "env/reward_mean", "env/reward_std", "ppo/mean_scores", "ppo/std_scores", "ppo/mean_non_score_reward",

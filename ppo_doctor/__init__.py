@@ -9,7 +9,7 @@ Public API::
 
 The names below are imported on first use (PEP 562): ``import ppo_doctor`` and every
 ``ppo_doctor.<submodule>`` import, the CLI's ``--help`` among them, load only what they use
-(issue 26).
+(benchmarks/RESULTS.md, "Import cost"; tests/test_import_cost.py).
 """
 
 from __future__ import annotations

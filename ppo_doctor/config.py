@@ -1,7 +1,7 @@
 """Configuration: ``[tool.ppo-doctor]`` in ``pyproject.toml`` or a ``ppo-doctor.toml``.
 
 Precedence is defaults < file < command line.  The file is found by walking up from the
-current directory (as ruff and sqlfluff do, reference/style-anchors.md section 1a): in each
+current directory (as ruff and sqlfluff do, docs/sources.md#peer-linters): in each
 directory a ``ppo-doctor.toml`` wins over a ``pyproject.toml``, and a ``pyproject.toml``
 without a ``[tool.ppo-doctor]`` table is passed over.  ``ppo-doctor.toml`` holds the keys
 at top level.

@@ -13,9 +13,9 @@ Where the hours come from, first that the log has:
   its downtime: the log cannot tell a pause from a slow step; bursty writers, which log many
   steps at once, rule out judging a gap by the typical one);
 * a clock logged as a metric, seconds since training began (SB3's ``time/time_elapsed``,
-  formats.md §7): its rise from the onset to the end;
+  docs/sources.md#sb3-logger-keys): its rise from the onset to the end;
 * a per-step time series (TRL's ``step_time``: ``progress/step_time``; veRL's ``timing_s/step``,
-  formats.md §3), summed over the steps it covers;
+  docs/sources.md#verl-metrics), summed over the steps it covers;
 * the run's ``train_runtime`` (HF Trainer's final row, seconds for the whole training), times
   the share of the steps after the onset (step times taken as even).
 

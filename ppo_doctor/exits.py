@@ -1,4 +1,4 @@
-"""The exit codes of every command, in one place (DESIGN.md "CLI exit codes", docs/cli.md).
+"""The exit codes of every command, in one place (docs/architecture.md#contracts, docs/cli.md).
 
 The library computes them too (:meth:`ppo_doctor.watch.Watcher.finish` ends a watch with
 ``check``'s code), so they live outside the CLI package.

@@ -1,6 +1,6 @@
 """RunFrame: every scalar point of one run in one long table, nothing dropped.
 
-Columns (DESIGN.md "Contracts"): ``step:int64, metric:str, value:float64 (NaN/Inf kept),
+Columns (docs/architecture.md#contracts): ``step:int64, metric:str, value:float64 (NaN/Inf kept),
 wall_time:float64, raw_tag:str, source:str``.  ``metric`` is the canonical name when the
 alias table maps the raw tag, else the raw tag itself.
 
@@ -54,8 +54,8 @@ class RunFrame:
 
     The points are held as numpy columns (the three string columns as integer codes into a
     list of names, as a categorical holds them), so that reading a log and running the rules
-    never imports pandas (issue 26: pandas is half a second of a one-file ``check``).  ``df``
-    and ``series`` build pandas objects on first use; a frame made from a DataFrame
+    never imports pandas (pandas is half a second of a one-file ``check``: benchmarks/RESULTS.md,
+    "Import cost").  ``df`` and ``series`` build pandas objects on first use; a frame made from a DataFrame
     (``RunFrame(df)``, the public constructor) keeps that DataFrame as its ``df``.
     """
 
@@ -96,7 +96,8 @@ class RunFrame:
         """Build from ``(metric_name, RawSeries)`` pairs without per-point Python work."""
         items = list(items)
         # one Python pass over the items for the category codes, then whole-column numpy work:
-        # per-item slice assignments cost seconds for 100,000 one-point tags (issue 19)
+        # per-item slice assignments cost seconds for 100,000 one-point tags
+        # (benchmarks/RESULTS.md, "Hostile inputs")
         metric_cats: dict[str, int] = {}
         tag_cats: dict[str, int] = {}
         src_cats: dict[str, int] = {}
@@ -124,7 +125,7 @@ class RunFrame:
     # -- access -------------------------------------------------------------------------
     @property
     def df(self) -> pd.DataFrame:
-        """The points as a DataFrame (the DESIGN.md contract's columns; pandas is imported here)."""
+        """The points as a DataFrame (the contract's columns; pandas is imported here)."""
         if self._df is None:
             self._df = self._cols.dataframe()
         return self._df
@@ -144,8 +145,9 @@ class RunFrame:
 
     def _index(self) -> dict[str, np.ndarray]:
         """Row positions of each metric, built once: every per-metric accessor is O(its
-        points), so a pass over all metrics is linear in points and tags (issue 19: one
-        full-column scan per metric made ``metrics`` quadratic in tags)."""
+        points), so a pass over all metrics is linear in points and tags (one full-column
+        scan per metric would make ``metrics`` quadratic in tags: benchmarks/RESULTS.md, "Hostile
+        inputs")."""
         if self._groups is None:
             codes, names = self._cols.labels["metric"]
             order = np.argsort(codes, kind="stable")

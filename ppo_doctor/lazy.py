@@ -1,4 +1,4 @@
-"""Heavy third-party modules, imported on first use (issue 26).
+"""Heavy third-party modules, imported on first use (benchmarks/RESULTS.md, "Import cost").
 
 A one-file ``check`` of a small log must cost what reading it costs, not the half second that
 importing pandas (0.35 s), pyarrow (0.15 s), yaml or crc32c takes; yet the readers of W&B exports,

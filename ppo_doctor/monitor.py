@@ -1,4 +1,4 @@
-"""Live mode: the doctor inside a training loop (DESIGN.md "Three ways in": live).
+"""Live mode: the doctor inside a training loop (docs/live.md).
 
 ::
 

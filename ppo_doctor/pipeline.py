@@ -1,5 +1,5 @@
 """How runs are scheduled, for every command: in this process, in local worker processes, or on
-a Dask cluster (DESIGN.md "One straight line": one module decides this, not ``ingest/``).
+a Dask cluster (docs/architecture.md: one module decides this, not ``ingest/``).
 
 The unit of work is one discovered run (a :class:`~ppo_doctor.ingest.discover.RunSource`): a task
 reads it and applies the command's function to each run it holds (``analyze_run`` for ``report``
@@ -292,7 +292,8 @@ def dask_settings(schedule: Schedule) -> dict[str, Any]:
 
 # Runs per Dask task: a task costs the client and the scheduler ~1 ms of bookkeeping whatever it
 # carries, and 10,000 one-run tasks in flight at once made that cost grow faster than the runs
-# (issue 26: 4.7 s for 1,000 runs, 76 s for 10,000); a batch amortises it.
+# (4.7 s for 1,000 runs, 76 s for 10,000: benchmarks/RESULTS.md, "Dask at fleet size"); a batch
+# amortises it.
 DASK_BATCH_RUNS = 100
 # Batches in flight per worker: enough to keep each one busy while results travel back; the
 # client holds the results of at most this many batches, however many runs the sweep has.

@@ -168,7 +168,8 @@ def _jsonable(v: Any) -> Any:
 
 
 # 2: symptoms unstable_updates and reward_collapse, cause evidence split into for / against,
-# the verdict contract of DESIGN.md (ppo_doctor/report/report.schema.json describes each version).
+# the verdict contract of docs/architecture.md#contracts (ppo_doctor/report/report.schema.json
+# describes each version).
 SCHEMA_VERSION = 2
 
 

@@ -1,4 +1,4 @@
-"""Run: one training run with its RunFrame and metadata (DESIGN.md "Contracts")."""
+"""Run: one training run with its RunFrame and metadata (docs/architecture.md#contracts)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Where a run stands: how far it got against how far it was planned to go (DESIGN.md "Where the
-run stands").
+"""Where a run stands: how far it got against how far it was planned to go
+(docs/architecture.md#contracts).
 
 A rule that judges an *absence of progress* (the reward did not improve, the gradients vanished,
 the critic learns nothing) reads "the whole run".  On a run that is still training, or that was

@@ -14,7 +14,7 @@ from .results import SEVERITY_RANK, SYMPTOMS, Finding, NotApplicable
 from .run import Run
 
 # Symptoms about the run's dynamics (everything but log quality).  One warning- or error-level
-# finding with one of them makes a run unhealthy (DESIGN.md "Verdict contract"): a warning is a
+# finding with one of them makes a run unhealthy (docs/architecture.md#contracts): a warning is a
 # claim the rule defends to the run's author, and severity says how bad it is.
 CORE_SYMPTOMS = tuple(s for s in SYMPTOMS if s != "log_quality")
 # The fewest points the longest core metric needs before a run is judged at all: the trend and
@@ -23,7 +23,7 @@ CORE_SYMPTOMS = tuple(s for s in SYMPTOMS if s != "log_quality")
 MIN_POINTS_FOR_VERDICT = 20
 CORE_METRICS = ("reward/score", "reward/total", "kl/ref", "kl/old", "loss/policy", "loss/value", "loss/total")
 
-# The metric families a verdict needs at least one of (DESIGN.md "Report": unknown when the
+# The metric families a verdict needs at least one of (docs/architecture.md#contracts: unknown when the
 # run lacks the metrics to judge, e.g. SFT control runs or logs of timings only).  Only the RL
 # losses count: a bare ``loss`` (HF Trainer) maps to ``loss/total`` and is an SFT run's loss too.
 JUDGING_FAMILIES = {
@@ -91,7 +91,7 @@ def verdict_for(run: Run, findings: list[Finding], not_applicable: list[NotAppli
 
 
 def _verdict(run: Run, findings: list[Finding], not_applicable: list[NotApplicable]) -> tuple[str, str]:
-    """``(verdict, reason)``, the one contract of every output (DESIGN.md "Verdict contract").
+    """``(verdict, reason)``, the one contract of every output (docs/architecture.md#contracts).
 
     * unhealthy: at least one warning- or error-level finding on a training symptom; the
       reason is the worst one's message (errors first, then the earliest onset), and names the
@@ -130,7 +130,7 @@ def _verdict(run: Run, findings: list[Finding], not_applicable: list[NotApplicab
     reason = "no warning- or error-level finding on a training symptom"
     if critic_free:
         # a critic-free trainer (GRPO, RLOO, ...) has no value loss to log, and its total loss
-        # (TRL's ``loss``) is the policy loss: neither is a gap in the log (issue 15 §5)
+        # (TRL's ``loss``) is the policy loss: neither is a gap in the log
         reason += f"; {critic_free}: no value metrics by design"
         missing = [
             "policy loss" if fam == LOSS_FAMILY else fam

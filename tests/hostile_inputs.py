@@ -8,7 +8,7 @@ tests do not depend on the readers' helpers nor on optional writers (torch, wand
   (tensorboard/compat/proto/event.proto, summary.proto);
 * W&B ``.wandb``: LevelDB log framing (7-byte header, 32 KiB blocks, FULL/FIRST/MIDDLE/LAST
   records, zlib CRC-32 seeded with the type byte) around ``wandb_internal.Record``
-  protobufs (reference/formats.md section 9d);
+  protobufs (docs/sources.md#wandb-transaction-log);
 * JSONL, CSV, ``trainer_state.json`` (``json.dumps(indent=2, sort_keys=True)`` as
   transformers writes it), MLflow file-store run folders and veRL console logs as text.
 

@@ -2,7 +2,7 @@
 output files and formats.
 
 The analysis is replaced by a stub returning hand-built reports, so these tests pin the CLI's
-own contract (DESIGN.md "CLI exit codes") independently of the rules' thresholds.
+own contract (docs/architecture.md#contracts) independently of the rules' thresholds.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ DESIGN_CAUSES = (
     "generation-settings implementation-bug lr-too-low weak-learning-signal reward-dominated-by-query"
 ).split()
 
-# Every cause and fix of guides-digest.md "Causes and fixes": (what the guide says, cause id,
+# Every cause and fix the guides name (docs/sources.md#guides): (what the guide says, cause id,
 # phrases the cause's fixes must contain).
 DIGEST = [
     ("1. KL coefficient beta too low; raise beta", "kl-coef-too-low", ["0.05-0.2", "adaptive", "target=6"]),

@@ -1,7 +1,7 @@
 """The CLI on broken and hostile inputs (issue 7): documented exit codes, one clear message per
 bad file naming it, no traceback, other runs still analysed; log text rendered inert.
 
-Exit codes (DESIGN.md): 0 no finding at or above --fail-on, 1 there is one, 2 usage, config or
+Exit codes (docs/architecture.md#contracts): 0 no finding at or above --fail-on, 1 there is one, 2 usage, config or
 unreadable input (no run could be read).  The hostile runs are real log files (JSONL with
 hostile keys and text samples, a config.json, a TensorBoard file with a hostile tag) in folders
 with hostile names, analysed through ``ppo-doctor report``.

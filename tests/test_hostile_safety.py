@@ -1,4 +1,4 @@
-"""Nothing from a log is ever executed or unpickled (issue 7; DESIGN.md "Inputs are untrusted").
+"""Nothing from a log is ever executed or unpickled (docs/architecture.md#inputs-are-untrusted).
 
 Two independent checks:
 

@@ -1,7 +1,8 @@
 """Text-format readers: JSONL / JSON documents, trainer_state.json, CSV, MLflow file store, veRL console.
 
 Every fixture is written at test time, by the real writer where one is installed (MLflow), else
-following the layout in reference/formats.md (SB3 CSV §7, HF trainer_state §1e, veRL §3).
+following the layouts of docs/sources.md#sb3-logger-keys (SB3 CSV), docs/sources.md#hf-trainer-logs
+(trainer_state.json) and docs/sources.md#verl-metrics (veRL).
 """
 
 from __future__ import annotations

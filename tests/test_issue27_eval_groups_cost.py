@@ -83,7 +83,7 @@ def test_pd205_not_applicable_without_evaluation():
 
 def test_pd205_on_a_trl_trainer_state_with_eval_rows(tmp_path):
     # what transformers' Trainer writes: log_history rows with unprefixed training keys and
-    # separate evaluate() rows whose keys carry the eval_ prefix (formats.md §1e)
+    # separate evaluate() rows whose keys carry the eval_ prefix (docs/sources.md#hf-trainer-logs)
     rng = np.random.default_rng(12)
     history = []
     for step in range(5, 305, 5):

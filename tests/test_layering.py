@@ -1,6 +1,6 @@
 """The package's layering, read from its own source with an AST walk (issue 13).
 
-The straight line of DESIGN.md (discover -> ingest -> canonicalise -> detect -> rules ->
+The straight line of docs/architecture.md (discover -> ingest -> canonicalise -> detect -> rules ->
 diagnose -> report) holds in the imports: the stages before the report never import the
 renderers or the CLI, ``detect/`` is generic (it imports nothing else of ppo_doctor), no
 import cycle exists between modules, and no module imports another of the package inside a

@@ -100,7 +100,7 @@ def test_summary_and_pass_rule():
 
 
 def test_pass_rule_is_the_design_budget():
-    """DESIGN.md: recall >= 95 %, cause first >= 80 %, no warning-level symptom on a healthy seed."""
+    """docs/architecture.md#budgets: recall >= 95 %, cause first >= 80 %, no warning-level symptom on a healthy seed."""
     found = [Outcome(f"f{i}", fs("kl_blowup"), top_cause="lr-too-high", detected=fs("kl_blowup"),
                      causes=("lr-too-high",)) for i in range(19)]
     missed = Outcome("m", fs("kl_blowup"), top_cause="lr-too-high", causes=("lr-too-high",))

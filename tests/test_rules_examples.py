@@ -1,4 +1,5 @@
-"""Every rule's examples run as tests (pylint's good/bad documentation examples, style-anchors §1b):
+"""Every rule's examples run as tests (pylint's good/bad documentation examples,
+docs/sources.md#peer-linters):
 the bad example fires, the good one stays silent, and every finding is well formed."""
 
 from __future__ import annotations

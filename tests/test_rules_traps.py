@@ -1,5 +1,6 @@
 """Known traps: units, signs, estimators and configurations that fool naive thresholds
-(thresholds-and-peers.md §4-§5, formats.md §8 and §12)."""
+(docs/sources.md: the thresholds' sections, docs/sources.md#kl-estimators and the log gotchas
+from docs/sources.md#downsampled-histories on)."""
 
 from __future__ import annotations
 

@@ -3,8 +3,9 @@
 A rule that needs a value metric cannot run on a critic-free run, and a KL rule cannot run when
 the KL coefficient is 0; neither is a gap in the log.  :func:`by_design` says so once per run
 (``Run.by_design``, family -> why), so the report writes "critic-free" and "KL off by
-configuration" instead of listing every value and KL rule as missing a metric
-(DESIGN.md "Critic-free runs").
+configuration" instead of listing every value and KL rule as missing a metric: GRPO, RLOO and
+REINFORCE++ train no critic, and a KL term is off by default in TRL GRPO and veRL
+(docs/sources.md#missing-kl-by-design).
 
 * **critic-free**: no value metric is logged and either the config names a critic-free
   advantage estimator (veRL ``algorithm.adv_estimator``, OpenRLHF ``--advantage_estimator`` /

@@ -18,7 +18,8 @@ and which classic-control / game policies, and how their logs name evaluation se
   training series by every reader; :data:`VERL_CONSOLE_EVAL_PREFIXES` and
   :data:`HF_EVAL_ROW_PREFIXES` are the two formats whose names differ (see there).
 
-Sources: ``reference/formats.md`` §0-§12 (per-framework metric keys).
+Sources: the framework facts of docs/sources.md, per-framework metric keys (from
+docs/sources.md#trl-legacy-ppo-metrics to docs/sources.md#sb3-logger-keys).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ FRAMEWORK_ORDER = tuple(FRAMEWORKS)
 
 # Classic-control / game trainers (SB3, SB2, CleanRL): no reference policy, so no reference KL;
 # lr 3e-4 and 10 PPO epochs are their normal recipe (CleanRL defaults, 37-details blog;
-# thresholds-and-peers §4.2).
+# docs/sources.md#reference-recipes).
 CLASSIC_RL_FRAMEWORKS = frozenset({"sb3", "sb2", "cleanrl"})
 # Every other known id trains a language model.
 LLM_FRAMEWORKS = frozenset(FRAMEWORKS) - CLASSIC_RL_FRAMEWORKS - {"unknown"}
@@ -58,7 +59,7 @@ GRPO_FRAMEWORKS = frozenset({"trl_grpo", "trl_async_grpo"})
 # Canonical metrics only LLM training produces: a KL to a reference model, its coefficient or
 # penalty, response lengths.
 LLM_METRICS = ("kl/ref", "kl/coef", "reward/kl_penalty", "len/response_mean", "len/response_clip_ratio")
-# Raw tags of classic-RL episode returns (baselines, SB3's Monitor, custom ports; formats.md §7):
+# Raw tags of classic-RL episode returns (baselines, SB3's Monitor, custom ports; docs/sources.md#sb3-logger-keys):
 # an unknown framework's log that has one is read with the classic-RL spellings.
 EPISODE_TAGS = ("episode_reward", "eprewmean", "mean 100 episode reward", "mean_episode_rewards", "Rewards/mean_episodes", "ep_rew_mean", "rollout/ep_rew_mean")
 
@@ -70,7 +71,7 @@ def candidate_keys(tag: str) -> list[str]:
     """The keys a raw tag may be listed under: itself, then without ``train/``.
 
     The HF Trainer (TensorBoard/W&B) and OpenRLHF prefix every key with ``train/``, while
-    SB3's own ``train/approx_kl`` keeps it, so the exact tag is tried first (formats.md §1e, §12.2).
+    SB3's own ``train/approx_kl`` keeps it, so the exact tag is tried first (docs/sources.md#metric-prefixes).
     """
     keys = [tag]
     if tag.startswith(HF_PREFIX) and len(tag) > len(HF_PREFIX):
@@ -300,16 +301,17 @@ def guess_framework(tags: Iterable[str], flat_config: dict[str, Any] | None = No
         if _config_hit("rloo_k", list(flat)):
             return "trl_rloo"
         if best == "trl" and "loss/policy_avg" in keys and not keys & {"loss/value_avg", "val/clipfrac_avg"}:
-            return "trl_rloo"  # RLOO 0.16-0.21: PPOv2 names, no critic (formats.md §1c)
+            return "trl_rloo"  # RLOO 0.16-0.21: PPOv2 names, no critic (docs/sources.md#trl-rloo-metrics)
     return best
 
 
 # -- evaluation series ------------------------------------------------------------------------------
 # Keys of evaluation rows, kept apart from training series by every reader of key-value logs
 # (JSONL, CSV, W&B, MLflow, live monitors): HF Trainer's rewrite_logs (``eval/``, ``test/``) and
-# its flat ``eval_`` keys (formats.md §1e), veRL's validation metrics (``val-core/``,
-# ``val-aux/``, §3), Lightning-style ``validation/``. ``val/`` is NOT here: in TRL it is the value
-# head / policy ratio (``val/clipfrac_avg``, ``val/ratio``, §1b), not validation.
+# its flat ``eval_`` keys (docs/sources.md#hf-trainer-logs), veRL's validation metrics
+# (``val-core/``, ``val-aux/``, docs/sources.md#verl-metrics), Lightning-style ``validation/``.
+# ``val/`` is NOT here: in TRL it is the value head / policy ratio (``val/clipfrac_avg``,
+# ``val/ratio``, docs/sources.md#trl-ppo-metrics), not validation.
 EVAL_PREFIXES = ("eval/", "eval_", "test/", "val-core/", "val-aux/", "validation/")
 # veRL's console log has no TRL keys beside it, and older veRL prints validation as ``val/``.
 VERL_CONSOLE_EVAL_PREFIXES = ("val-core/", "val-aux/", "val/")

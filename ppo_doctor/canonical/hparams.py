@@ -76,7 +76,7 @@ def temperature_regime(temperature: float | None) -> str | None:
         return "greedy"
     return "hot" if temperature >= HOT_TEMPERATURE else None
 
-# Estimator spellings in configs -> MetricInfo estimator ids (formats.md §8).
+# Estimator spellings in configs -> MetricInfo estimator ids (docs/sources.md#kl-estimators).
 ESTIMATOR_NAMES = {
     "kl": "k1",
     "k1": "k1",
@@ -583,14 +583,14 @@ def _derive(out: dict[str, Any], flat: dict[str, Any], framework: str) -> None:
     if framework == "openrlhf" and "kl_estimator" not in out:
         k3 = lookup(flat, ("use_kl_estimator_k3",))
         if k3 is not None and _as_bool(k3[1]):
-            out["kl_estimator"] = "k3"  # OpenRLHF 0.5.x flag (formats.md §2)
+            out["kl_estimator"] = "k3"  # OpenRLHF 0.5.x flag (docs/sources.md#openrlhf-metrics)
     for key in ("kl_coef", "reward_clip"):
         if out.get(key) is not None and out[key] < 0:
             out.pop(key)  # negative coefficients/bounds are not meaningful; leave them out
 
 
 def _verl_kl(out: dict[str, Any], flat: dict[str, Any]) -> None:
-    """veRL has two KL mechanisms; record the one in use (formats.md §3)."""
+    """veRL has two KL mechanisms; record the one in use (docs/sources.md#verl-metrics)."""
     use_loss = lookup(flat, ("actor_rollout_ref.actor.use_kl_loss", "use_kl_loss"))
     in_reward = lookup(flat, ("algorithm.use_kl_in_reward", "use_kl_in_reward"))
     if use_loss is not None and _as_bool(use_loss[1]):

@@ -1,7 +1,7 @@
 """What every command shares: the error exit, settings resolution, writing the output, colour,
 verbosity, and the ``--executor``/``--dask`` options.
 
-The conventions follow ruff's (reference/style-anchors.md): ``-o -`` is stdout, ``-q`` drops
+The conventions follow ruff's (docs/sources.md#peer-linters): ``-o -`` is stdout, ``-q`` drops
 everything but the report (``-qq`` the report too: only the exit code), ``-v`` works before
 or after the subcommand, ``--color auto|always|never`` with ``NO_COLOR`` and ``FORCE_COLOR``.
 Settings come from defaults < config file < flags (:mod:`ppo_doctor.config`).

@@ -1,4 +1,4 @@
-"""Refusing an output path that is one of a command's inputs (issue 28).
+"""Refusing an output path that is one of a command's inputs (tests/test_issue28_output_paths.py).
 
 ``report DIR -o DIR/metrics.jsonl`` used to replace the training log it had just read.  Before a
 command writes anything, each of its output paths (``-o``, a baseline being written) is compared,

@@ -225,7 +225,7 @@ def simulate(
     help="Held-out seeds: run every scenario with seed N instead of 1 (a scenario that fixes its own seed K, "
     "like healthy-s2, gets N+K-1); each run is named <scenario>-s<seed>.",
 )
-@click.option("--strict", is_flag=True, help="Exit 1 unless the suite meets DESIGN.md's budget: symptom recall "
+@click.option("--strict", is_flag=True, help="Exit 1 unless the suite meets the detection budget: symptom recall "
               ">= 95 %, the expected cause first in >= 80 %, no symptom on a healthy run.")
 def validate(
     suite: str,

@@ -14,8 +14,8 @@ import click
 from ..exits import EXIT_ERROR
 from ..report.escape import prose
 from ..rules.base import Rule
-from ..rules.citations import public_text, references
 from ..rules.docs import body, describe_example, describe_rule, example_findings, requires_text
+from ..rules.guides import references
 from ..rules.registry import all_rules, get, origin
 
 
@@ -51,19 +51,19 @@ def _plugin_key(rule: type[Rule]) -> dict[str, str]:
 def explain(code_or_name: str) -> None:
     """Explain one rule: documentation, parameters, requirements, causes and examples.
 
-    The documentation cites what a user can read: the guides by title and public URL
-    (:mod:`ppo_doctor.rules.citations`), never files of this repository that are not shipped.
+    The documentation cites public sources (papers, framework files, docs/sources.md anchors);
+    the guides the rules are built from follow by title and public URL (:mod:`ppo_doctor.rules.guides`).
     """
     try:
         rule = get(code_or_name)
     except KeyError as e:
         click.echo(f"Error: {e.args[0]}", err=True)
         sys.exit(EXIT_ERROR)
-    click.echo(f"{rule.code} {rule.name}: {prose(public_text(rule.summary()))}{_from(rule)}")
+    click.echo(f"{rule.code} {rule.name}: {prose(rule.summary())}{_from(rule)}")
     click.echo(f"symptom: {rule.symptom}    default severity: {rule.severity}    evidence: {rule.evidence}")
     click.echo(f"requires: {', '.join(requires_text(rule)) or 'nothing'}")
     click.echo("")
-    click.echo(prose(public_text(body(rule))))
+    click.echo(prose(body(rule)))
     click.echo("")
     if rule.params:
         click.echo("parameters (override under [tool.ppo-doctor.rules.%s]):" % rule.name)

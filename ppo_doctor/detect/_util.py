@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike
 
 # 1.4826 * MAD estimates the standard deviation of normal data (Rousseeuw & Croux 1993);
 # sqrt(pi/2) * mean absolute deviation does the same and is the fallback when over half the
-# points are identical (quantised logs, e.g. verl <= 0.4 prints 3 decimals: formats.md §12.4).
+# points are identical (quantised logs, e.g. verl <= 0.4 prints 3 decimals: docs/sources.md#logged-precision).
 MAD_TO_SD = 1.4826
 MEAN_AD_TO_SD = 1.2533
 # Scales and quantiles of longer series are estimated on an evenly strided subsample of this

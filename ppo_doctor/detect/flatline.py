@@ -3,7 +3,7 @@
 Two consecutive points are "the same" when they differ by at most
 ``abs_tol + rel_tol * max(|a|, |b|) + scale_tol * scale``, where ``scale`` is the robust
 spread of the whole series.  ``rel_tol`` absorbs float noise (TensorBoard stores float32,
-formats.md §12.4), ``scale_tol`` makes "flat" relative to how much the series moves
+docs/sources.md#logged-precision), ``scale_tol`` makes "flat" relative to how much the series moves
 elsewhere, so a learning-rate schedule stuck at its floor and a frozen reward both qualify.
 """
 

@@ -1,6 +1,6 @@
 """Non-finite values: NaN, +Inf and -Inf masks with the first step of each kind.
 
-Readers keep NaN/Inf exactly as logged (frame.py contract; formats.md §12.3 lists the many
+Readers keep NaN/Inf exactly as logged (frame.py contract; docs/sources.md#nan-encodings lists the many
 encodings), so this is the one place that decides what counts as non-finite.
 """
 

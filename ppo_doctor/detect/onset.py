@@ -10,7 +10,7 @@ single split under two least-squares models, each with two parameters:
 
 Both are scanned over every split in one vectorised pass with cumulative sums (linear time,
 like the first step of binary segmentation with an L2 cost; ruptures' ``Binseg``,
-thresholds-and-peers.md §2).  Only splits whose change points in the incident's direction
+docs/sources.md#detectors).  Only splits whose change points in the incident's direction
 count.  The model with the smaller error wins.  The fitted change (the jump, or the ramp's
 rise up to the incident) must exceed ``min_effect`` noise standard deviations (noise from
 first differences); otherwise the prefix holds no departure worth naming, the change is

@@ -14,9 +14,9 @@ Steps (all linear in the series length):
    die out (converging), ~1 or more means they do not.
 
 The guide's "performance fluctuation: reward or KL swing back and forth without converging"
-(guides-digest.md) is ``swings`` high, ``structure`` high and ``decay`` not small; AUTOTRAINER
-uses the same ingredients (gaps between adjacent local extrema over a share of epochs,
-thresholds-and-peers.md §1.1).  The thresholds are the caller's.
+(docs/sources.md#guides) is ``swings`` high, ``structure`` high and ``decay`` not small;
+AUTOTRAINER uses the same ingredients (gaps between adjacent local extrema over a share of
+epochs; docs/sources.md#peer-tools).  The thresholds are the caller's.
 """
 
 from __future__ import annotations

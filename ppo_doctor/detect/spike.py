@@ -2,7 +2,7 @@
 
 z = (x - level) / scale with a median level and a MAD scale (robust to the very spikes
 being searched for), as in ADTK's ``PersistAD``/``InterQuartileRangeAD`` and rlwatch's
-sigma rules (thresholds-and-peers.md §1.2, §2).  The local level is a block-median
+sigma rules (docs/sources.md#detectors).  The local level is a block-median
 curve (see :func:`._util.smooth_level`): it follows trends but not bursts shorter than half
 a window, so only short excursions count as spikes; long moves are level shifts
 (:mod:`.level_shift`).  Non-finite points get z = NaN and are never spikes here.

@@ -2,7 +2,7 @@
 
 One noisy point above a threshold is not an incident; ``k`` of any ``n`` consecutive points
 is (the "window" + "min_steps" pattern of PTT's YAML rules and rlwatch's consecutive-step
-counters, thresholds-and-peers.md §1.2).  Computed with two cumulative sums: linear time.
+counters, docs/sources.md#detectors).  Computed with two cumulative sums: linear time.
 """
 
 from __future__ import annotations

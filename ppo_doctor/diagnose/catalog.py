@@ -1,9 +1,9 @@
 """The cause catalog: every cause of PPO/RLHF instability the two guides name, with fixes.
 
-Sources (``reference/guides-digest.md``; originals in ``reference/seeds/``): the RLHF PPO
-troubleshooting guide (``000_*``, "causes and solutions" 1-4) and TRL's PPO training FAQ
-(``003_*``: negative KL, generation settings, debugging advice).  Typical values come from
-``reference/thresholds-and-peers.md`` §4.2 (recipes) and §5 (user threads); each fix names
+Sources (docs/sources.md#guides): the RLHF PPO troubleshooting guide ("causes and solutions"
+1-4) and the TRL Training FAQ (negative KL, generation settings, debugging advice).  Typical
+values come from published recipes (docs/sources.md#reference-recipes) and the user threads
+where a cause was found (docs/sources.md#cause-evidence); each fix names
 the knob, the direction and a typical value.
 
 A cause exists in some kinds of training only (:mod:`.domains`: ``classic``, ``rlhf``, ``grpo``):
@@ -17,7 +17,7 @@ gives each symptom its classic-RL causes, merged into what a rule names.
 Every fix stands on its own (no "Or ...", "Alternatively ..."): diagnosis drops the fixes a run's
 config already satisfies (``Cause.fix_ranges``), so any fix may be the first one shown.
 
-Cause ids are fixed (DESIGN.md "Causes"); rules refer to them in ``Rule.causes``.
+Cause ids are fixed (reports and the JSON schema carry them); rules refer to them in ``Rule.causes``.
 """
 
 from __future__ import annotations
@@ -779,7 +779,7 @@ CAUSE_IDS = tuple(c.id for c in CAUSES)
 _BY_ID = {c.id: c for c in CAUSES}
 
 # Default support per symptom, used for a finding whose rule declares no causes of its own
-# (from the guides' symptom -> cause lists; guides-digest.md "Causes and fixes").
+# (from the guides' symptom -> cause lists; docs/sources.md#guides).
 SYMPTOM_CAUSES: dict[str, dict[str, float]] = {
     "kl_blowup": {
         "kl-coef-too-low": 1.0,

@@ -3,9 +3,10 @@
 A symptom says *what* went wrong; the run's hyper-parameters often say *why*: a KL
 coefficient of 0.001, ``top_k=50`` during rollouts, 16 PPO epochs.  Each function here
 looks at one cause and returns :class:`Evidence` items with a signed weight (log-factor):
-positive supports the cause, negative argues against it.  Thresholds are the recipe values
-of ``reference/thresholds-and-peers.md`` §4.1-§4.2 and are framework-aware: a learning rate of
-3e-4 is normal for CleanRL/SB3 control tasks and far too high for an LLM policy.
+positive supports the cause, negative argues against it.  Thresholds are the values of
+published recipes (docs/sources.md#reference-recipes, docs/sources.md#cause-evidence) and are
+framework-aware: a learning rate of 3e-4 is normal for CleanRL/SB3 control tasks and far too
+high for an LLM policy.
 
 Evidence never creates a cause on its own (config alone is not a symptom): the ranking
 multiplies finding support by ``exp(sum of weights)``.  Its weight follows how specific it
@@ -94,8 +95,8 @@ def kl_coef_too_low(v: RunView) -> list[Evidence]:
         return []
     if beta == 0 and v.is_grpo:
         # beta = 0 is GRPOTrainer's default since TRL 0.19 (after DAPO and Dr. GRPO found the KL
-        # term unneeded; formats.md, GRPO table and gotcha 8): a choice many healthy runs make, so it can add to a
-        # symptom's own causes but not outrank them
+        # term unneeded; docs/sources.md#missing-kl-by-design): a choice many healthy runs make, so
+        # it can add to a symptom's own causes but not outrank them
         return [Evidence(0.4, f"{where}: no KL penalty (GRPO's default since TRL 0.19): nothing pulls the policy back")]
     if beta == 0:
         return [Evidence(1.0, f"{where}: no KL penalty at all")]
@@ -105,7 +106,7 @@ def kl_coef_too_low(v: RunView) -> list[Evidence]:
         return [Evidence(0.3, f"{where} is below the usual 0.02-0.2")]
     if beta < 0.1:
         # the fixed values recipes actually use (MOSS-RLHF 0.02, N+ implementation details 0.05):
-        # a run that drifts with one of them needs another reason as well (thresholds-and-peers §4.1)
+        # a run that drifts with one of them needs another reason as well (docs/sources.md#kl-coefficient-recipes)
         prior, said = 0.2, f"{where} is a usual fixed value (MOSS-RLHF 0.02, N+ details 0.05)"
     else:
         # 0.1 and above (TRL legacy init 0.2) is a firm constraint
@@ -157,7 +158,7 @@ def adaptive_kl_target_too_high(v: RunView) -> list[Evidence]:
 
 # Per-update size below which an update is not over-aggressive: Spinning Up's target_kl 0.01
 # (PTT flags approx KL above 0.02) and a clip fraction below PTT's "typically < 0.2"
-# (thresholds-and-peers.md §4.1).
+# (docs/sources.md#approx-kl).
 SMALL_UPDATE_KL = 0.01
 SMALL_UPDATE_CLIPFRAC = 0.1
 

@@ -308,7 +308,7 @@ def _rename_add_scalars(items: list[tuple[str, str, list[RawRun]]], rel: str) ->
     """Rename the tags of an ``add_scalars`` sub-run folder to ``<main>/<k>``; False if it is not one.
 
     torch writes ``<logdir>/<main with '/' -> '_'>_<k>/`` and tensorboardX ``<logdir>/<main>/<k>/``,
-    both with tag ``<main>`` (formats.md section 10).  Every tag must fit that pattern.
+    both with tag ``<main>`` (docs/sources.md#tensorboard-event-files).  Every tag must fit that pattern.
     """
     plan: list[tuple[RawSeries, str]] = []
     for _, _, raws in items:
@@ -339,7 +339,7 @@ def _tag_key(tag: str) -> str:
     """One key for the names one metric gets in different sinks of the same run.
 
     HF ``Trainer`` writes ``loss`` / ``eval_loss`` in trainer_state.json but ``train/loss`` /
-    ``eval/loss`` to TensorBoard and W&B (``rewrite_logs``, formats.md section 1e).
+    ``eval/loss`` to TensorBoard and W&B (``rewrite_logs``, docs/sources.md#hf-trainer-logs).
     """
     if tag.startswith("train/"):
         return tag[len("train/") :]

@@ -22,7 +22,7 @@ from .storage import open_binary
 HEAD_BYTES = 4096
 # Files smaller than this are parsed in Python (json, the csv fast path of csv_logs), never by
 # pyarrow or pandas' ujson: importing those costs 0.15-0.35 s, more than their faster parse
-# saves on a file this size (issue 26; measured in benchmarks/RESULTS.md, "One small check").
+# saves on a file this size (benchmarks/RESULTS.md, "One small check").
 # Both ways give the same run, which the tests check.
 PARSER_IMPORT_BYTES = 1 << 20
 

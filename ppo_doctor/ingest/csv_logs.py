@@ -1,6 +1,6 @@
 """Tabular text logs: SB3 / baselines ``progress.csv``, Lightning ``metrics.csv``, generic CSV.
 
-One row per logging call, one column per key (``reference/formats.md`` §7):
+One row per logging call, one column per key (``docs/sources.md#sb3-logger-keys``):
 
 * SB3 writes ``progress.csv`` with the union of keys in first-seen order and rewrites the file
   with an extended header when a key appears, leaving empty cells; an interrupted rewrite can leave
@@ -80,7 +80,7 @@ _WANDB_PANEL = re.compile(r".+ - .+")
 _BLANK = re.compile(rb"\s*\Z")
 # Longest line read, header included (16 MiB: ~200,000 columns of SB3-style names). Sniffing
 # reads on past the 4 KiB head until the header and first row end (an SB3 progress.csv with
-# 123 columns has a 4.6 KB header, issue 19); a longer header is refused with a message saying
+# 123 columns has a 4.6 KB header); a longer header is refused with a message saying
 # so, a longer row (the zero-filled tail a killed writer leaves) is skipped as the file streams in.
 MAX_LINE_BYTES = 16 << 20
 
@@ -159,8 +159,8 @@ def read(path: Path) -> list[RawRun]:
     if delim is None:
         raise LogReadError(str(path), "no delimiter (, ; or tab) in the header line", offset=0)
     # pandas parses the nan spellings itself so that every numeric column stays float (text
-    # columns cost 5-20x more, issue 6); the few NaN cells are then looked up in the bytes to
-    # tell a written nan (a logged NaN) from an empty cell (not logged at this row).
+    # columns cost 5-20x more: benchmarks/RESULTS.md, "Other formats vs pandas"); the few NaN
+    # cells are then looked up in the bytes to tell a written nan (a logged NaN) from an empty cell (not logged at this row).
     table = _fast_table(data, delim, nan_words=True, snapshot=snapshot)
     empty: dict[str, np.ndarray] | None = None
     block = None
@@ -186,7 +186,7 @@ def _arrow_run(path: Path) -> RawRun | None:
     reads the whole table or raises on the first cell that is not a number, an empty cell or a
     ``nan``/``inf`` spelling: a text column, a header line inside the file, a ragged row, a
     quoted line break.  Those files go down the other paths, unchanged.  Measured on
-    benchmarks/ 1M-point CSV (issue 6), ``pandas.read_csv`` time / this read, median of ~70
+    benchmarks/ 1M-point CSV, ``pandas.read_csv`` time / this read, median of ~70
     alternating pairs: 0.97x in benchmarks/RESULTS.md (interquartile 0.86-1.10), 0.80-1.10x
     across other runs of the same day: parity within the machine's noise.  pyarrow's parse alone is
     1.06-1.16x pandas (both parse on both cores; a perf profile puts 75 % of pyarrow's time in
@@ -253,8 +253,8 @@ _CELL = rb"(?:[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|-?(?:nan
 def _python_run(path: Path) -> RawRun | None:
     """The all-numeric fast path for a local file under :data:`.base.PARSER_IMPORT_BYTES`:
     the table :func:`_arrow_run` would read, parsed by ``float`` cell by cell without importing
-    pyarrow (0.15 s, more than pyarrow's parse saves on a small file: issue 26).  None when the
-    file is larger, or anything in it is not a plain number or an empty cell (then pyarrow's path
+    pyarrow (0.15 s, more than pyarrow's parse saves on a small file: benchmarks/RESULTS.md, "One
+    small check").  None when the file is larger, or anything in it is not a plain number or an empty cell (then pyarrow's path
     decides); a CR, a BOM, a blank or ragged row and a missing last line end send it on too."""
     if is_url(path):
         return None

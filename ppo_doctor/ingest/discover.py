@@ -8,7 +8,8 @@ Every file is recognised by content (``ppo_doctor.ingest.sniff``), then files ar
   several runs in one folder and become one run each once read (``ingest._split_sessions``);
   a file that continues the steps is a resumed run and stays with it;
 * HF Trainer's ``runs/<Mon DD_HH-MM-SS>_<host>/`` and the hparams sub-run ``<run>/<float time>/``
-  belong to their parent run (``reference/formats.md`` §1a, §1e, §10);
+  belong to their parent run (docs/sources.md#trl-legacy-ppo-metrics,
+  docs/sources.md#hf-trainer-logs);
 * ``checkpoint-N/trainer_state.json`` copies hold a prefix of the same history: only the newest is
   read (largest N, or the one in the output folder when its ``global_step`` is at least as large);
 * a folder of event files under another folder of event files may be an ``add_scalars`` sub-run
@@ -183,7 +184,7 @@ class _Walker:
 
     def _walk(self, top: Path) -> None:
         """Depth-first through ``top`` in name order, with a stack of folder listings instead of
-        recursion: a tree thousands of folders deep is walked (issue 19), as deep as the
+        recursion: a tree thousands of folders deep is walked (tests/test_hostile_round2.py), as deep as the
         operating system's path calls go (past that, a folder is reported as unreadable)."""
         # real paths are joined on the way down (os.path.realpath costs one lstat per path
         # component: quadratic in depth); only the top and the symlinks are resolved

@@ -1,4 +1,4 @@
-"""Bounded reads of untrusted files, shared by the readers (issue 19).
+"""Bounded reads of untrusted files, shared by the readers (docs/architecture.md#inputs-are-untrusted).
 
 A file named like a log may be anything: a sparse 20 GB file of zeros, a log whose crashed or
 pre-allocating writer left gigabytes of zero bytes after the last record, a FIFO.  The helpers
@@ -113,7 +113,8 @@ def read_capped_lines(path: Path | str, max_line: int) -> tuple[bytes, list[Long
 
     Read in windows of :data:`WINDOW` bytes, a long line is dropped as it streams by: memory
     follows the lines kept, never the long line (a 350 MB one-line JSON array cost 4.8 GB to
-    parse, issue 19).  A file no longer than ``max_line`` is read in one call.  Raises OSError.
+    parse: benchmarks/RESULTS.md, "Hostile inputs").  A file no longer than ``max_line`` is read
+    in one call.  Raises OSError.
     """
     if max_line < WINDOW:
         raise ValueError(f"max_line must be at least {WINDOW} bytes (one window)")
@@ -173,7 +174,7 @@ def read_lines_head(path: Path | str, lines: int, limit: int) -> bytes:
     most ``limit`` bytes, or up to the end of the file.
 
     For sniffers and header parsers whose lines may be longer than a fixed head (an SB3
-    ``progress.csv`` with 123 columns has a 4.6 KB header line, issue 19).  Raises OSError.
+    ``progress.csv`` with 123 columns has a 4.6 KB header line).  Raises OSError.
     """
     out = bytearray()
     seen = 0

@@ -1,6 +1,7 @@
 """JSON lines logs (one object per line) and columnar JSON documents.
 
-Handles the shapes seen in the wild (``reference/formats.md`` §3, §7, §12):
+Handles the shapes seen in the wild (docs/sources.md#verl-metrics,
+docs/sources.md#sb3-logger-keys, docs/sources.md#nan-encodings):
 
 * plain JSON lines with a step key (``step``, ``global_step``, ``_step``, ``iteration`` ...), nested
   dicts flattened with ``/``, ``NaN``/``Infinity`` tokens (Python's ``json`` accepts them);
@@ -85,8 +86,8 @@ MODEL_ARTEFACTS = frozenset(
 WRAPPER_KEYS = ("data", "metrics")
 _CHUNK_LINES = 4096
 # Longest line read (16 MiB). Parsing a line costs about 14x its size in Python objects (a
-# 350 MB line of numbers took 4.8 GB, issue 19); a longer line is skipped with a message naming
-# the file and line (no metric logger writes one: a wide W&B-style record is ~100 KB).
+# 350 MB line of numbers took 4.8 GB: benchmarks/RESULTS.md, "Hostile inputs"); a longer line is
+# skipped with a message naming the file and line (no metric logger writes one: a wide W&B-style record is ~100 KB).
 MAX_LINE_BYTES = 16 << 20
 
 _LEAD = re.compile(rb"(?:\xef\xbb\xbf)?\s*")
@@ -194,7 +195,8 @@ def _arrow_columns(path: Path, data: bytes) -> tuple[Columns, list[str]] | None:
     pyarrow skips blank lines, so the row count must equal the line count; it rejects a key
     given twice in one object (``json`` would keep the last) and a key changing type; text
     shows in the schema.  Doubles parse exactly (checked against ``json.loads`` in the tests).
-    Measured on benchmarks/ 1M-point JSONL: 2.2-2.7x ``pandas.read_json(lines=True)`` (issue 6).
+    Measured on benchmarks/ 1M-point JSONL: 2.2-2.7x ``pandas.read_json(lines=True)``
+    (benchmarks/RESULTS.md, "Other formats vs pandas").
     """
     if not data.startswith(b"{") or b"\r" in data or b"null" in data:
         return None

@@ -1,6 +1,6 @@
 """MLflow file store runs: ``mlruns/<experiment>/<run>/``.
 
-Layout of ``mlflow/store/tracking/file_store.py`` (mlflow 3.17, ``reference/formats.md`` §11):
+Layout of ``mlflow/store/tracking/file_store.py`` (mlflow 3.17, ``docs/sources.md#mlflow-file-store``):
 
 * ``metrics/<key>``: one file per metric, a key with ``/`` becomes nested folders
   (``metrics/actor/pg_loss``).  Lines are ``<timestamp ms> <value> <step>``, optionally followed
@@ -35,7 +35,8 @@ NAME = "mlflow"
 _STATUS = {1: "RUNNING", 2: "SCHEDULED", 3: "FINISHED", 4: "FAILED", 5: "KILLED"}
 _MAX_META_BYTES = 1 << 20
 # A metric file line is "<ts> <value> <step>" (~40 bytes): a longer one (a zero-filled tail) is
-# skipped as the file streams in (issue 19); the smallest limit filebytes.read_capped_lines takes.
+# skipped as the file streams in (docs/architecture.md#inputs-are-untrusted); the smallest limit
+# filebytes.read_capped_lines takes.
 _MAX_LINE_BYTES = 1 << 20
 _NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 _INT = re.compile(r"[-+]?\d+")

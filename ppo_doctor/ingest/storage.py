@@ -42,8 +42,8 @@ from .remote_file import io_errors, open_remote
 LOCAL_SCHEMES = ("file",)
 
 # Seconds a remote request may wait to connect, and between two reads of its answer: a stalled
-# server fails the read with the URL named instead of holding a CI job (issue 28).  Whole
-# transfers are not bounded (a large log streams for longer).  ``PPO_DOCTOR_REMOTE_TIMEOUT``
+# server fails the read with the URL named instead of holding a CI job
+# (tests/test_issue28_remote_bounds.py).  Whole transfers are not bounded (a large log streams for longer).  ``PPO_DOCTOR_REMOTE_TIMEOUT``
 # sets it.
 REMOTE_TIMEOUT = 30.0
 TIMEOUT_ENV = "PPO_DOCTOR_REMOTE_TIMEOUT"

@@ -29,7 +29,7 @@ from ..canonical.frameworks import is_eval_key
 
 log = logging.getLogger(__name__)
 
-# Step keys in order of preference. ``time/total_timesteps`` is SB3's x-axis (formats.md §7);
+# Step keys in order of preference. ``time/total_timesteps`` is SB3's x-axis (docs/sources.md#sb3-logger-keys);
 # ``_step`` is W&B's; ``batch`` is a last resort (Tinker's checkpoints.jsonl, custom loops).
 STEP_KEYS = (
     "step",

@@ -423,7 +423,8 @@ def _split_equal_rows(block: np.ndarray) -> list[np.ndarray | slice]:
         if assigned[first]:
             return parts
     # many distinct rows (thousands of tags of one layout): peeling costs a pass per tag,
-    # quadratic in tags (issue 19); group the rest by sorting them as opaque byte strings
+    # quadratic in tags (benchmarks/RESULTS.md, "Hostile inputs"); group the rest by sorting them
+    # as opaque byte strings
     rest = np.flatnonzero(~assigned)
     keys = np.ascontiguousarray(packed[rest]).view(np.dtype((np.void, packed.shape[1]))).ravel()
     _, inverse = np.unique(keys, return_inverse=True)

@@ -1,7 +1,7 @@
 """Config and samples carried by TensorBoard text and hparams summaries.
 
-Text summaries: the HF Trainer ``args`` / ``model_config`` JSON (formats.md §1e) and the CleanRL
-``hyperparameters`` markdown table (§6) are config (:func:`config_from_text`); a
+Text summaries: the HF Trainer ``args`` / ``model_config`` JSON (docs/sources.md#hf-trainer-logs) and
+the CleanRL ``hyperparameters`` markdown table (docs/sources.md#cleanrl-metrics) are config (:func:`config_from_text`); a
 ``| prompt | response | reward |`` table (what the reference loop logs) is one sample per row,
 any other text one sample (:func:`text_samples`). The hparams plugin's ``session_start_info``
 is config too (:func:`hparams_from_plugin_content`).
@@ -22,7 +22,8 @@ _TABLE_ROW = re.compile(r"^\s*\|(.*)\|\s*$")
 def config_from_text(base_tag: str, text: str) -> dict | None:
     """Config carried by a text summary, or None when the text is not a config.
 
-    HF Trainer (formats.md 1e): ``args`` and ``model_config`` hold JSON; CleanRL (section 6):
+    HF Trainer (docs/sources.md#hf-trainer-logs): ``args`` and ``model_config`` hold JSON; CleanRL
+    (docs/sources.md#cleanrl-metrics):
     ``hyperparameters`` holds a ``|param|value|`` markdown table.
     """
     name = base_tag.rsplit("/", 1)[-1]

@@ -1,6 +1,6 @@
 """TensorBoard event files (``events.out.tfevents.*``): every scalar, losslessly and fast.
 
-Format: /work/shared/reference/formats.md section 10. A file is a TFRecord stream (see
+Format: docs/sources.md#tensorboard-event-files. A file is a TFRecord stream (see
 :mod:`.tfrecord`) of ``Event`` protobufs, decoded by hand (:mod:`.tb_events`; no TensorFlow, no
 protobuf runtime).
 
@@ -13,7 +13,7 @@ float or double), all in file order, float32 widened exactly, NaN/Inf kept, noth
 ``session_start_info``. Restarts (a tag's step going back, or a ``SessionLog.START`` after data)
 are reported, never purged (``EventAccumulator(purge_orphaned_data=True)`` drops data there).
 
-Speed: a million scalars must read >= 100x faster than tbparse (DESIGN.md budgets; a plain
+Speed: a million scalars must read >= 100x faster than tbparse (docs/architecture.md#budgets; a plain
 Python loop over the records already takes seconds). Records are framed in bulk
 (:func:`.tfrecord.frame_fast`) and decoded in bulk by :mod:`.tb_fastpath` (records of equal length
 as one byte matrix, CRCs checked together, payloads read through a template of the first row);

@@ -1,7 +1,7 @@
 """TFRecord framing with CRC32C checks: a plain per-record walk and a vectorised one.
 
 A TFRecord file is a sequence of records (tensorflow/core/lib/io/record_writer.cc, and
-/work/shared/reference/formats.md section 10)::
+docs/sources.md#tensorboard-event-files)::
 
     uint64 LE  length
     uint32 LE  masked_crc32c(the 8 length bytes)

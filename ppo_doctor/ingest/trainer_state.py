@@ -1,7 +1,7 @@
 """Hugging Face / TRL ``trainer_state.json`` and bare lists of Trainer log dicts.
 
 ``transformers.Trainer`` saves ``json.dumps(asdict(state), indent=2, sort_keys=True)`` into every
-``checkpoint-N/`` and into ``output_dir`` (``reference/formats.md`` §1e).  What is read:
+``checkpoint-N/`` and into ``output_dir`` (``docs/sources.md#hf-trainer-logs``).  What is read:
 
 * ``log_history``: one dict per ``Trainer.log`` call, the unprefixed keys plus ``step`` (and
   usually ``epoch``).  Rows with ``eval_*`` / ``test_*`` keys are evaluation rows and go to
@@ -237,7 +237,7 @@ def _arrow_history(path: Path, data: bytes) -> RawRun | None:
     (pyarrow's null would mean both); pyarrow must give one row per entry, reject no key (given
     twice, changing type) and type every column as a number.  Summary entries
     (``train_runtime`` ...) are few and are parsed by ``json``, so config values keep their JSON
-    types.  Measured on benchmarks/ 1M-point trainer_state.json (issue 6): 0.31 s against
+    types.  Measured on benchmarks/ 1M-point trainer_state.json (benchmarks/RESULTS.md): 0.31 s against
     0.75 s for ``json.load`` + ``pandas.DataFrame(log_history)`` (2.5x; the ``json`` path took
     about what pandas takes).
     """

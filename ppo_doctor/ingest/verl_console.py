@@ -1,7 +1,7 @@
 """veRL console logs: one ``step:N - key:value - key:value ...`` line per training step.
 
 veRL's console backend (``verl/utils/logger/aggregate_logger.py::concat_dict_to_str``,
-``reference/formats.md`` §3) prints every step's metrics on one line.  Under Ray the line is
+``docs/sources.md#verl-metrics``) prints every step's metrics on one line.  Under Ray the line is
 prefixed with ``(TaskRunner pid=...)`` and wrapped in ANSI colour codes.  Value formats:
 
 * veRL <= 0.4.1: ``f"{v:.3f}"``, three decimals, so metrics below 0.0005 (``actor/ppo_kl``, small
@@ -46,7 +46,8 @@ SNIFF_BYTES = 16 << 20
 _CONSOLE_SUFFIXES = frozenset({"", ".log", ".txt", ".out", ".err"})
 _MAX_CONFIG_LINES = 20000
 # Longest line read (16 MiB; a step line of a few hundred metrics is ~20 KB): a longer one, such
-# as the zero-filled tail a killed job leaves, is skipped as the file streams in (issue 19).
+# as the zero-filled tail a killed job leaves, is skipped as the file streams in
+# (docs/architecture.md#inputs-are-untrusted).
 MAX_LINE_BYTES = 16 << 20
 
 

@@ -1,4 +1,4 @@
-"""Reader for W&B's binary transaction log ``run-<id>.wandb`` (formats.md §9d).
+"""Reader for W&B's binary transaction log ``run-<id>.wandb`` (docs/sources.md#wandb-transaction-log).
 
 The file is what the W&B client writes locally for every run (online or offline); it is the
 only place an offline run keeps its metrics.  Layout:
@@ -20,7 +20,7 @@ numbers parsed by :mod:`.numparse`: a million points in about half a second, as 
 points from JSONL (issue #6).
 
 Step: the row's ``_step``, unless ``define_metric(..., step_metric=...)`` gave the key another
-x-axis (HF Trainer and OpenRLHF declare ``train/global_step``, formats.md §1e, §2); then the
+x-axis (HF Trainer and OpenRLHF declare ``train/global_step``, docs/sources.md#wandb-transaction-log); then the
 value of that metric in the row (or the last one logged before it), as W&B's own charts do.
 This module reads the records in order and builds the run from the decoded columns.
 """
@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 
 NAME = "wandb_binary"
 
-# Record oneof field numbers (wandb_internal.proto, formats.md §9d).
+# Record oneof field numbers (wandb_internal.proto, docs/sources.md#wandb-transaction-log).
 _R_HISTORY, _R_CONFIG, _R_METRIC, _R_RUN, _R_EXIT = 2, 5, 12, 17, 18
 _HISTORY_TAG = bytes([_R_HISTORY << 3 | 2])
 

@@ -1,4 +1,4 @@
-"""Reader for W&B exports: UI panel CSVs and run-history CSV / Parquet files (formats.md §9a, §9b).
+"""Reader for W&B exports: UI panel CSVs and run-history CSV / Parquet files (docs/sources.md#wandb-exports).
 
 Two layouts:
 
@@ -12,7 +12,7 @@ Two layouts:
   companions; one file can hold several runs (``Group: <g> - <metric>`` for groups).
 
 Both are often down-sampled (``run.history()`` returns ~500 rows, panels are bucketed), which
-hides spikes (formats.md §12.1); the reader says so when the steps look sampled.
+hides spikes (docs/sources.md#downsampled-histories); the reader says so when the steps look sampled.
 
 Empty cells mean "not logged".  A NaN written as text (``NaN``) is kept as a NaN point; note
 that ``DataFrame.to_csv`` writes logged NaNs as empty cells too, so a pandas CSV cannot tell
@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 NAME = "wandb_csv"
 
-# Panel-export x-axis headers and what they are (wandb/apis/public/reports.py, formats.md §9a).
+# Panel-export x-axis headers and what they are (wandb/apis/public/reports.py, docs/sources.md#wandb-exports).
 TIME_AXES = ("Relative Time (Process)", "Relative Time (Wall)", "Wall Time")
 _PANEL_SEP = " - "
 _BUCKET_SUFFIXES = ("__MIN", "__MAX")
@@ -293,7 +293,7 @@ def _history_run(columns: dict[str, _Column], path: Path) -> RawRun:
 
 
 def downsampling_issue(steps: np.ndarray, path: str) -> ReadIssue | None:
-    """A warning when sorted unique steps look like a sampled export (formats.md §12.1).
+    """A warning when sorted unique steps look like a sampled export (docs/sources.md#downsampled-histories).
 
     Sampled exports keep a spread-out subset of rows, so the gaps between kept steps are
     uneven; a full history logged every k steps has equal gaps.  Uneven gaps are suspicious
@@ -394,7 +394,7 @@ def _panel_steps(
     """Steps (and wall times) of a panel export's rows for one run, and which rows are usable."""
     wall = None
     if x_name == "Wall Time":
-        # seconds since the epoch, or milliseconds in some exports [U: formats.md §13]
+        # seconds since the epoch, or milliseconds in some exports [U: docs/sources.md#unverified]
         wall = np.where(x.values > 1e11, x.values / 1000.0, x.values)
     if x_name in TIME_AXES:
         if step_col is not None:

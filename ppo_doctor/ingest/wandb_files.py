@@ -3,7 +3,7 @@
 Used by :mod:`.wandb_binary` (a run folder ``run-*/`` or ``offline-run-*/`` holds
 ``run-<id>.wandb`` plus ``files/``) and by :mod:`.wandb_csv` (history exports saved with
 ``<id>_config.json`` / ``<id>_summary.json`` beside them).  Layouts are in
-``/work/shared/reference/formats.md`` §9c:
+``docs/sources.md#wandb-run-folders``:
 
 * ``files/config.yaml``: ``wandb_version: 1`` then ``key: {desc: null, value: <v>}`` per
   top-level key, plus an internal ``_wandb`` key (``sdk/lib/config_util.py``);
@@ -30,7 +30,7 @@ from ..lazy import yaml
 from . import safe_yaml
 from .storage import open_binary
 
-# Keys W&B adds to a config that are not hyper-parameters (formats.md §9c).
+# Keys W&B adds to a config that are not hyper-parameters (docs/sources.md#wandb-run-folders).
 _INTERNAL_CONFIG_KEYS = ("wandb_version", "_wandb")
 
 # Metadata fields worth keeping to explain a run.  Host, user name and e-mail are left out
@@ -115,7 +115,7 @@ def read_json_object(path: Path, what: str) -> tuple[dict[str, Any], list[ReadIs
 def summary_step_issue(summary: dict[str, Any], last_step: int | None, path: str) -> ReadIssue | None:
     """A warning when the summary says the run logged further than the history we read.
 
-    ``_step`` in the summary is the last history step W&B saw (formats.md §9c); a smaller
+    ``_step`` in the summary is the last history step W&B saw (docs/sources.md#wandb-run-folders); a smaller
     last step in the history means it was cut (truncated file, partial export).
     """
     step = summary.get("_step")

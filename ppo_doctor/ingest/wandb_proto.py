@@ -99,7 +99,7 @@ def config_items(buf: bytes) -> Iterator[tuple[str, list[str], Any]]:
 
 
 def set_config(config: dict[str, Any], op: str, key: list[str], value: Any) -> None:
-    if key[0] == "_wandb":  # internal telemetry, not a hyper-parameter (formats.md §9c)
+    if key[0] == "_wandb":  # internal telemetry, not a hyper-parameter (docs/sources.md#wandb-run-folders)
         return
     node = config
     for part in key[:-1]:

@@ -6,7 +6,7 @@ real writers where a library has one.
 * ``metrics.jsonl``: one numeric object per step (samples go to ``samples.jsonl``);
 * ``trainer_state.json`` shaped like HF ``Trainer``'s (``log_history`` rows with ``step`` and
   ``epoch``; ``json.dumps(indent=2, sort_keys=True)`` as transformers writes it, see
-  /work/shared/reference/formats.md §1e);
+  docs/sources.md#hf-trainer-logs);
 * ``config.json`` beside the JSONL / trainer_state files (those formats carry no config);
 * a W&B offline run folder when the ``wandb`` package is installed and asked for.
 """
@@ -117,7 +117,7 @@ class RunLogger:
             for key, value in metrics.items():
                 self._tb.add_scalar(self.tb_prefix + key, value, step, walltime=wall)
         if self._jsonl is not None:
-            # Python's json writes NaN/Infinity tokens, as HF and veRL <= 0.6 do (formats.md §12).
+            # Python's json writes NaN/Infinity tokens, as HF and veRL <= 0.6 do (docs/sources.md#nan-encodings).
             self._jsonl.write(json.dumps({"step": step, **metrics}) + "\n")
         row = dict(metrics)
         row["epoch"] = round(metrics.get("episode", step) / self.epoch_len, 4)

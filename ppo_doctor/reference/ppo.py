@@ -13,7 +13,7 @@ reference, following TRL's ``PPOTrainer`` (``trl/trainer/ppo_trainer.py`` 0.12-0
 3. GAE(gamma, lam) advantages, whitened; returns = advantages + values;
 4. ``num_ppo_epochs`` passes over ``num_mini_batches`` shuffled minibatches: clipped policy
    loss, clipped value loss (``vf_coef``), gradient clipping (``max_grad_norm``);
-5. log the step under TRL's metric names (formats.md §1b) plus the ground truth TRL lacks;
+5. log the step under TRL's metric names (docs/sources.md#trl-ppo-metrics) plus the ground truth TRL lacks;
    the gradient norm is the one *before* clipping, at every optimizer step, as HF Trainer
    logs it, summarised per PPO update as ``grad_norm`` (mean over the update's optimizer
    steps) and ``grad_norm_max`` (the largest).
@@ -578,7 +578,7 @@ def run(args: Args, out_dir: str | Path, live: LiveCheck | None = None) -> dict[
             policy.train(False)
             value_model.train(False)
 
-            # ---- 5. metrics: TRL PPOTrainer names (formats.md §1b) + ground truth ------------
+            # ---- 5. metrics: TRL PPOTrainer names (docs/sources.md#trl-ppo-metrics) + ground truth ------------
             with torch.no_grad():
                 mean_kl = kl.sum(1).mean().item()
                 # TRL's objective/entropy: seq-sum of -logp of the sampled tokens (padding excluded

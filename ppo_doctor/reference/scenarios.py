@@ -143,7 +143,7 @@ SCENARIOS: dict[str, Scenario] = {
             allowed=_s("reward_spike", "oscillation", "gradient_explosion", "kl_blowup", "reward_hacking"),
             top_cause="reward-not-normalized",
         ),
-        # Not scored (issue 15): no realistic setting of this loop makes a too-high critic
+        # Not scored: no realistic setting of this loop makes a too-high critic
         # learning rate harm the run.  The critic reaches the policy only through whitened GAE
         # advantages, and on 1-20-token responses they rank responses by their score with almost
         # any critic, so the reward rises in every variant tried (seed 1, 120 updates; score =

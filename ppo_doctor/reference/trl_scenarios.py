@@ -75,7 +75,7 @@ TRL_SCENARIOS: dict[str, Scenario] = {
             "is the reward paying per repeated token, so the response length grows with it: the catalog's "
             "'reward-hacking-length' (exploited through length or repetition, no penalty term; fix: a "
             "length/repetition term in the reward) names it more precisely than the generic "
-            "'reward-model-flawed' this label had (relabelled in issue 15)",
+            "'reward-model-flawed'",
             {"beta": 0.0, "rewards": ("hackable",)},
             expected=_s("reward_hacking"),
             allowed=_s("entropy_collapse"),

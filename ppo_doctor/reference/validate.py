@@ -135,7 +135,7 @@ def cause_accuracy(outcomes: Iterable[Outcome], k: int) -> tuple[int, int]:
     return hits, len(judged)
 
 
-# The detection budget of DESIGN.md ("Budgets"): symptom recall >= 95 % on the scenario suites,
+# The detection budget (docs/architecture.md#budgets): symptom recall >= 95 % on the scenario suites,
 # the injected cause ranked first in >= 80 %, no warning-level false symptom on a healthy seed.
 RECALL_BUDGET = 0.95
 CAUSE_FIRST_BUDGET = 0.8
@@ -161,7 +161,7 @@ class Summary:
 
     @property
     def passed(self) -> bool:
-        """DESIGN.md's budget: no scenario failed to run, symptom recall >= ``RECALL_BUDGET``, no
+        """The detection budget: no scenario failed to run, symptom recall >= ``RECALL_BUDGET``, no
         warning-level symptom on a healthy seed, the expected cause first in at least
         ``CAUSE_FIRST_BUDGET`` of the scenarios that name one."""
         hits, judged = self.top1

@@ -21,7 +21,7 @@ from .escape import fmt_num, md, plain, step_span
 from .json_out import dumps, finite_json
 from .summary import TOP_CAUSES, verdict_line
 
-# Core metrics of the guides (reference/guides-digest.md "Metrics the guides say to watch");
+# Core metrics of the guides, mean reward and KL first (docs/sources.md#guides);
 # the first present alternative is used, so runs logging reward/total only still compare.
 CORE_METRICS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("reward", ("reward/score", "reward/total")),

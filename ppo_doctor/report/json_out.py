@@ -1,4 +1,5 @@
-"""``--format json``: the versioned :meth:`Report.to_dict` document (DESIGN.md "JSON output").
+"""``--format json``: the versioned :meth:`Report.to_dict` document (``report.schema.json``,
+docs/architecture.md#contracts).
 
 JSON has no NaN or Infinity (RFC 8259 section 6), and Python's ``json`` writes them as bare
 ``NaN`` tokens that strict parsers reject; every non-finite float left anywhere in the

@@ -139,7 +139,7 @@ def _clean(text: str) -> str:
 def _shown(text: Any) -> str:
     """Text from a log made safe for a terminal, as ``report`` does (:func:`..report.escape.plain`):
     no escape sequence (an OSC title, a colour), no control byte, no newline that could spoof
-    an output line (issue 19)."""
+    an output line (tests/test_hostile_round2.py)."""
     return plain(_clean(text))
 
 

@@ -40,7 +40,7 @@ from .escape import plain
 
 log = logging.getLogger(__name__)
 
-# Groups follow the guides' "metrics to watch" (reference/guides-digest.md): reward, KL,
+# Groups follow the guides' metrics to watch (docs/sources.md#guides): reward, KL,
 # losses, value function, gradients, entropy and generated length.
 GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "reward": ("Reward", ("reward/score", "reward/total", "reward/kl_penalty", "reward/std")),

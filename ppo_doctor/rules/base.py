@@ -10,7 +10,7 @@ A rule module defines one subclass of :class:`Rule` with:
   rows kept apart by every reader), for rules that compare training with evaluation;
 * ``params``: defaults, overridable from ``[tool.ppo-doctor.rules.<name>]``;
 * ``causes``: cause id -> support weight given to diagnosis when the rule fires;
-* ``evidence``: what kind of evidence the rule judges (DESIGN.md "Where the run stands"):
+* ``evidence``: what kind of evidence the rule judges (docs/architecture.md#contracts):
   ``"event"`` (a NaN, an impossible negative KL, a KL far past its band, a spike, an explosion),
   judged at once, or ``"trend"`` (an absence of progress or a slow drift: no improvement,
   vanishing gradients, a critic that learns nothing, a frozen entropy), which is at most an info

@@ -1,15 +1,18 @@
 """Rule documentation generated from the rules themselves (``docs/rules.md``).
 
-The docstring of each rule is its documentation (sqlfluff/ruff style, style-anchors.md §1a,
-§1d); this module adds the metadata (symptom, severity, required metrics, parameters, cause
-weights, message) and what the bad example produces.  ``python -m ppo_doctor.rules.docs``
-rewrites ``docs/rules.md``; ``--check`` exits 1 when the file is out of date.
+The docstring of each rule is its documentation (sqlfluff/ruff style,
+docs/sources.md#peer-linters); this module adds the metadata (symptom, severity, required
+metrics, parameters, cause weights, message) and what the bad example produces, and makes the
+docstring's ``docs/<page>.md#anchor`` citations links (the file sits beside those pages).
+``python -m ppo_doctor.rules.docs`` rewrites ``docs/rules.md``; ``--check`` exits 1 when the file is
+out of date.
 """
 
 from __future__ import annotations
 
 import argparse
 import inspect
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,8 @@ from .examples import example_run
 from .registry import builtin_rules
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
+# "docs/sources.md#kl-band" in a docstring; in docs/rules.md the page is a sibling
+_DOC_CITATION = re.compile(r"\bdocs/([\w-]+\.md#[\w-]+)")
 
 
 def requires_text(rule: type[Rule]) -> list[str]:
@@ -91,7 +96,7 @@ def rule_markdown(rule: type[Rule]) -> str:
     req = ", ".join(f"`{r}`" for r in requires_text(rule)) or "none"
     kind = "trend (judged once the run has had its fair share of its plan)" if rule.evidence == "trend" else "event (judged at once)"
     lines.append(f"Symptom `{rule.symptom}` · default severity **{rule.severity}** · evidence: {kind} · requires {req}")
-    lines += ["", body(rule), ""]
+    lines += ["", _DOC_CITATION.sub(r"[\g<0>](\1)", body(rule)), ""]
     if rule.params:
         lines += ["| parameter | default |", "|---|---|"]
         lines += [f"| `{k}` | `{v!r}` |" for k, v in rule.params.items()]

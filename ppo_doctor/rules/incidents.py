@@ -20,7 +20,7 @@ def sustain_window(n: int, lo: int = 3, hi: int = 20, share: float = 0.6) -> tup
     """(k, window) for "k of window consecutive points": 5 % of the run, 3..20 points, 60 % of it.
 
     The share follows PTT's windowed conditions and rlwatch's consecutive-step counters
-    (thresholds-and-peers.md §1.2): one noisy point is never an incident.
+    (docs/sources.md#detectors): one noisy point is never an incident.
     """
     w = max(lo, min(hi, n // 20))
     return max(1, math.ceil(share * w)), w

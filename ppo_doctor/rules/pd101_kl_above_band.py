@@ -60,9 +60,9 @@ class KLAboveBand(SustainedRule[KLView]):
     very long responses; a log whose reduction is unknown is judged against the lenient
     sequence band.  Raise ``seq_band`` / ``token_band`` for a deliberately loose KL budget.
 
-    **Source.** TRL docs and Training FAQ ("keep KL between 0 and 10"); PTT's KL hard cap 0.3
-    for token-mean KLs; guide: "policy collapse (KL too high)" (guides-digest.md,
-    thresholds-and-peers.md §4.1).
+    **Source.** TRL Training FAQ ("keep the KL between 0 and 10"); PTT's KL cap 0.3 for token-mean
+    KLs; the troubleshooting guide's "policy collapse (KL too high)" (docs/sources.md#kl-band,
+    docs/sources.md#guides).
     """
 
     code = "PD101"

@@ -30,9 +30,9 @@ class KLHighFromStart(Rule):
     logged step is then not step 0: check ``start_step``), and runs that deliberately start from
     a different model than the reference.
 
-    **Source.** huggingface/trl#1340 (also #495, #1005): "very high KL from step 0" with SFT
-    PEFT adapters vs a base-model reference; guide: "make sure the initial policy really is the
-    SFT model" (guides-digest.md, thresholds-and-peers.md §5).
+    **Source.** huggingface/trl#1340 (also #495, #1005): "very high KL from step 0" with SFT PEFT
+    adapters vs a base-model reference; the troubleshooting guide: "make sure the initial policy
+    really is the SFT model" (docs/sources.md#kl-high-from-start).
     """
 
     code = "PD102"

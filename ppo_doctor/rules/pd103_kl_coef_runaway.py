@@ -29,8 +29,8 @@ class KLCoefRunaway(Rule):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** TRL logging docs on ``objective/kl_coef``; Ziegler et al. 2019 (arXiv
-    1909.08593) adaptive controller (thresholds-and-peers.md §4.1).
+    **Source.** TRL logging docs on ``objective/kl_coef``; Ziegler et al. 2019 (arXiv:1909.08593)
+    adaptive controller (docs/sources.md#adaptive-kl-controller).
     """
 
     code = "PD103"

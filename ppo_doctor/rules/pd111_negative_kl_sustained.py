@@ -55,9 +55,9 @@ class NegativeKLSustained(SustainedRule[KLView]):
     initialisation (PEFT/reference mismatch, trl#925), which is a different bug with the same
     signature.  An under-trained reward model was the maintainers' answer in LlamaFactory#664.
 
-    **Source.** TRL Training FAQ "What is the concern with negative KL?"; TRL legacy warns when
-    the mean KL < -1 (PR #239, trl#352); huggingface/trl#1017, #925, #256; guides-digest.md
-    (cause 5, negative KL) (thresholds-and-peers.md §4.1, §5; formats.md §8).
+    **Source.** TRL Training FAQ "What is the concern with negative KL?"; TRL legacy warns when the
+    mean KL < -1 (PR #239, trl#352); huggingface/trl#1017, #925, #256; which estimators can be
+    negative (docs/sources.md#negative-kl, docs/sources.md#kl-estimators).
     """
 
     code = "PD111"

@@ -27,8 +27,9 @@ class NegativeKLImpossible(Rule):
     **Known false positives.** A mislabelled estimator in the alias table (the evidence names
     the recorded estimator so it can be checked).
 
-    **Source.** formats.md §8 (estimator/sign table); huggingface/trl#1161 → PR #1180;
-    guide: implementation errors in the KL estimate (guides-digest.md).
+    **Source.** Schulman, "Approximating KL Divergence" (k1, k2, k3) and the estimator each
+    framework logs (docs/sources.md#kl-estimators); huggingface/trl#1161 → PR #1180; the
+    troubleshooting guide: implementation errors in the KL estimate (docs/sources.md#guides).
     """
 
     code = "PD112"

@@ -41,15 +41,15 @@ class RewardSpike(Rule):
     The local level interpolates between block medians, so at the edge of a level shift, such
     as the last point of a plateau before the reward drops to 0 for good, a point lies far from
     the interpolated level while its neighbours on one side share its value: that is the start
-    or the end of a level (PD204 judges a collapse), not a jump (held-out GRPO run, issue 15:
-    reward 1.0 for steps 3-13, then 0 to the end; step 13 was called a spike).
+    or the end of a level (PD204 judges a collapse), not a jump (a held-out run of the TRL GRPO suite,
+    docs/scorecard.md: reward 1.0 for steps 3-13, then 0 to the end, has no spike at step 13).
 
     Whenever ``reward/std`` is logged, every spike must pass the same test, or show an extreme
     sample: a batch mean that moved by less than its batch's own spread, while that spread is
     ordinary (under ``EXTREME_SAMPLE_SPREAD`` times its run median), is the sampling noise of a
     mean of a few dozen samples, whatever its robust z.  The local scale of the z test comes
     from a block of 5 % of the run (6 points in 120), and a few points that happen to lie close
-    together make ordinary noise look like a z of 12 (held-out GRPO runs, issue 15: a healthy
+    together make ordinary noise look like a z of 12 (held-out runs of the TRL GRPO suite: a healthy
     run's 0.24 at step 2 against a per-sample spread of 0.71, and a x1000 run's 497 against a
     spread of about 600).  A scorer glitch (every sample moved) or an extreme sample (the
     spread jumps with it) still counts.  Error when
@@ -68,8 +68,9 @@ class RewardSpike(Rule):
     **Known false positives.** Curricula or reward changes at a known step; evaluation rows
     mixed into the training series.
 
-    **Source.** guides-digest.md ("Reward surge"); robust z as in rlwatch / ADTK PersistAD;
-    OLMo 2 "spike score" and PaLM's loss-spike practice (thresholds-and-peers.md §1.2, §2.1).
+    **Source.** The troubleshooting guide's "reward surge"; robust z as in rlwatch / ADTK
+    PersistAD; OLMo 2 (arXiv:2501.00656) "spike score" and PaLM's (arXiv:2204.02311) loss-spike
+    practice (docs/sources.md#reward-spike).
     """
 
     code = "PD201"

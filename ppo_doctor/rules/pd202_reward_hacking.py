@@ -65,9 +65,10 @@ class RewardHacking(Rule):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** guides-digest.md ("Rapid reward rise together with very high KL"); PTT reward
-    hacking rule (KL slope / reward slope > 3 over 50 steps); Secrets of RLHF I (longer answers,
-    rapidly growing KL); trl#204, open-r1#373 (thresholds-and-peers.md §4.1, §5).
+    **Source.** The troubleshooting guide ("rapid reward rise together with very high KL"); PTT
+    reward hacking rule (KL slope / reward slope > 3 over 50 steps); Secrets of RLHF Part I
+    (arXiv:2307.04964: longer answers, rapidly growing KL); huggingface/trl#204,
+    huggingface/open-r1#373 (docs/sources.md#reward-hacking).
     """
 
     code = "PD202"

@@ -59,8 +59,8 @@ class RewardStdCollapse(Rule):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** PTT reward_std rules, rlwatch reward-variance detector; huggingface/trl#204;
-    TRL GRPO ``frac_reward_zero_std`` (thresholds-and-peers.md §1.2, §4.1, §5; formats.md §1d).
+    **Source.** PTT reward_std rules, rlwatch reward-variance detector; huggingface/trl#204; TRL
+    GRPO ``frac_reward_zero_std`` (docs/sources.md#reward-std, docs/sources.md#trl-grpo-metrics).
     """
 
     code = "PD203"

@@ -49,7 +49,7 @@ class RewardCollapse(Rule):
 
     **Source.** Engstrom et al. 2020 "Implementation Matters" (LR annealing); Huang et al. 2022
     "The 37 implementation details of PPO"; Dohare et al. 2023 "Overcoming policy collapse in
-    deep RL" (performance collapse of long PPO runs).
+    deep RL" (performance collapse of long PPO runs) (docs/sources.md#reward-collapse).
     """
 
     code = "PD204"

@@ -63,10 +63,10 @@ class TrainEvalDivergence(Rule):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** Gao, Schulman, Hilton 2023 "Scaling Laws for Reward Model Overoptimization";
-    Cobbe et al. 2019 "Quantifying Generalization in Reinforcement Learning"; TRL/transformers
-    ``Trainer.evaluate`` (``eval_`` keys, formats.md §1e), SB3 ``EvalCallback``
-    (``eval/mean_reward``, formats.md §7).
+    **Source.** Gao, Schulman, Hilton 2023 "Scaling Laws for Reward Model Overoptimization"; Cobbe
+    et al. 2019 "Quantifying Generalization in Reinforcement Learning"; TRL/transformers
+    ``Trainer.evaluate`` (``eval_`` keys, docs/sources.md#hf-trainer-logs), SB3 ``EvalCallback``
+    (``eval/mean_reward``) (docs/sources.md#train-eval-divergence).
     """
 
     code = "PD205"

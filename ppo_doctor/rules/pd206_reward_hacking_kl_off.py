@@ -48,7 +48,7 @@ class RewardHackingKLOff(Rule):
 
     **Source.** TRL GRPOTrainer (``beta`` default 0.0 since 0.19, grpo_config.py); DAPO (arXiv
     2503.14476, no KL term); Skalse et al. 2022 (arXiv 2209.13085); Gao et al. 2023 (arXiv
-    2210.10760).
+    2210.10760) (docs/sources.md#reward-hacking-kl-off).
     """
 
     code = "PD206"

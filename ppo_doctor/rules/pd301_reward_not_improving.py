@@ -52,8 +52,9 @@ class RewardNotImproving(Rule):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** guides-digest.md ("Vanishing gradients / stalled training"); rlwatch's
-    monotone-reward check; DeepDiagnosis' "loss not decreasing" (thresholds-and-peers.md §1).
+    **Source.** The troubleshooting guide ("vanishing gradients / stalled training"); rlwatch's
+    monotone-reward check; DeepDiagnosis' "loss not decreasing" (docs/sources.md#stagnation,
+    docs/sources.md#peer-tools).
     """
 
     code = "PD301"

@@ -39,8 +39,8 @@ class VanishingGradients(Rule):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** PTT grad-norm rule (< 0.01x the early baseline = vanish); DeepDiagnosis mean
-    |g| < 1e-7; AUTOTRAINER vanishing-gradient ratio (thresholds-and-peers.md §1.1, §4.1).
+    **Source.** PTT grad-norm rule (< 0.01x the early baseline = vanish); DeepDiagnosis mean |g| <
+    1e-7; AUTOTRAINER vanishing-gradient ratio (docs/sources.md#vanishing-gradients).
     """
 
     code = "PD302"

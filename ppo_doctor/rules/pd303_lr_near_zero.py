@@ -16,7 +16,7 @@ class LRNearZero(Rule):
     **What it detects.** The largest logged ``opt/lr`` is below ``min_lr`` (default 1e-8), or,
     when no learning rate is logged, the configured ``lr`` is.  Warm-up from 0 and decay to 0 at
     the end are normal and do not fire: only the peak counts.  A logged rate that is exactly 0
-    everywhere may be a rounding artefact (veRL <= 0.4 prints 3 decimals, formats.md §12.4): the
+    everywhere may be a rounding artefact (veRL <= 0.4 prints 3 decimals, docs/sources.md#logged-precision): the
     configured ``lr`` decides then, and without one the finding is only info.
 
     **Why it matters.** With no step size the policy cannot move; reward and KL stay flat and
@@ -32,8 +32,9 @@ class LRNearZero(Rule):
     judged at once, except while the run is still inside its learning-rate warm-up (the peak
     is still to come: nothing is said before the warm-up ends).
 
-    **Source.** Reference recipes (thresholds-and-peers.md §4.2); guide: stalled training with
-    the learning rate too low (guides-digest.md).
+    **Source.** The learning rates of published PPO recipes (docs/sources.md#reference-recipes,
+    docs/sources.md#learning-rate-floor); the troubleshooting guide: stalled training with the
+    learning rate too low (docs/sources.md#guides).
     """
 
     code = "PD303"

@@ -46,8 +46,8 @@ class PolicyNotUpdating(Rule):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** BytedTsinghua-SIA/DAPO#11, verl-project/verl#791 (thresholds-and-peers.md §4.1,
-    §5); TRL/CleanRL clipfrac definitions (formats.md §1b, §6).
+    **Source.** BytedTsinghua-SIA/DAPO#11, verl-project/verl#791; TRL/CleanRL clipfrac definitions
+    (docs/sources.md#policy-not-updating).
     """
 
     code = "PD304"

@@ -39,9 +39,9 @@ class EntropyFrozen(Rule):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** guides-digest.md ("vanishing gradients / stalled training"); Andy Jones'
-    "Debugging RL" notes (entropy/log|A| starts near 1 and should fall); DeepDiagnosis'
-    "unchanging tensor" check (thresholds-and-peers.md §1.1, §4.1).
+    **Source.** The troubleshooting guide ("vanishing gradients / stalled training"); Andy Jones'
+    "Debugging RL" notes (entropy/log|A| starts near 1 and should fall); DeepDiagnosis' "unchanging
+    tensor" check (docs/sources.md#entropy).
     """
 
     code = "PD305"

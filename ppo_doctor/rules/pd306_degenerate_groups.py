@@ -79,9 +79,9 @@ class DegenerateGroups(SustainedRule[Input]):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** DAPO (Yu et al. 2025, arXiv:2503.14476) §3.2 dynamic sampling; DeepSeekMath
-    (Shao et al. 2024) group-relative advantages; TRL ``GRPOTrainer`` ``frac_reward_zero_std``
-    (formats.md §1c-1d).
+    **Source.** DAPO (Yu et al. 2025, arXiv:2503.14476) §3.2 dynamic sampling; DeepSeekMath (Shao
+    et al. 2024) group-relative advantages; TRL ``GRPOTrainer`` ``frac_reward_zero_std``
+    (docs/sources.md#degenerate-groups).
     """
 
     code = "PD306"

@@ -40,8 +40,8 @@ class ValueLossRising(Rule):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** guides-digest.md ("Value loss too high"); DeepSpeedExamples#556; TRL docs
-    ("value loss will spike / NaN when not going well") (thresholds-and-peers.md §4.1, §5).
+    **Source.** The troubleshooting guide ("value loss too high"); DeepSpeedExamples#556; TRL docs
+    ("value loss will spike / NaN when not going well") (docs/sources.md#value-loss).
     """
 
     code = "PD401"

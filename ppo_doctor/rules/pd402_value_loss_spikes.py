@@ -34,8 +34,8 @@ class ValueLossSpikes(Rule):
     success); one-off spikes after a checkpoint reload.  Without a reward metric the
     materiality floor is not applied.
 
-    **Source.** guides-digest.md; TRL logging docs ("value loss will spike / NaN when not going
-    well"); PTT value-loss rule (thresholds-and-peers.md §4.1).
+    **Source.** The troubleshooting guide ("value loss too high"); TRL logging docs ("value loss
+    will spike / NaN when not going well"); PTT value-loss rule (docs/sources.md#value-loss).
     """
 
     code = "PD402"

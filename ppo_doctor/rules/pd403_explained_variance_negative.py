@@ -45,8 +45,8 @@ class ExplainedVarianceNegative(SustainedRule[Input]):
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** PTT (EV < 0.1 flagged); CleanRL's formula; verl#498 (EV of -72 with a NaN value
-    loss); SB3#324 / baselines#975 (EV negative before a collapse) (thresholds-and-peers.md
-    §4.1, §5).
+    loss); SB3#324 / baselines#975 (EV negative before a collapse)
+    (docs/sources.md#explained-variance).
     """
 
     code = "PD403"

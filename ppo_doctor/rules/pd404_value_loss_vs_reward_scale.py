@@ -31,9 +31,9 @@ class ValueLossVsRewardScale(Rule):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** guides-digest.md ("Value loss too high"; value-function instability: value LR,
-    undertrained critic); PTT value_loss > 0.5 warns it is scale-dependent (thresholds-and-peers.md
-    §4.1); DeepSpeedExamples#556.
+    **Source.** The troubleshooting guide ("value loss too high"; value-function instability: value
+    LR, undertrained critic); PTT value_loss > 0.5 warns it is scale-dependent;
+    DeepSpeedExamples#556 (docs/sources.md#value-loss).
     """
 
     code = "PD404"

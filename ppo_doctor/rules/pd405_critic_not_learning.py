@@ -52,9 +52,10 @@ class CriticNotLearning(Rule):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** guides-digest.md ("Value loss too high"; value-function instability: value LR,
-    undertrained critic, unnormalised rewards); PTT explained variance < 0.1; CleanRL's
-    ``1 - Var(y - v)/Var(y)``; DeepSpeedExamples#556 (thresholds-and-peers.md §4.1, §5).
+    **Source.** The troubleshooting guide ("value loss too high"; value-function instability: value
+    LR, undertrained critic, unnormalised rewards); PTT explained variance < 0.1; CleanRL's ``1 -
+    Var(y - v)/Var(y)``; DeepSpeedExamples#556 (docs/sources.md#explained-variance,
+    docs/sources.md#value-loss).
     """
 
     code = "PD405"

@@ -40,9 +40,9 @@ class ValueLagsReturns(Rule):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** guides-digest.md (value-function instability; reward normalisation); TRL
+    **Source.** The troubleshooting guide (value-function instability; reward normalisation); TRL
     legacy ``ppo/val/mean`` and ``ppo/returns/mean``, veRL ``critic/values/mean`` and
-    ``critic/returns/mean`` (formats.md §1, §2); DeepSpeedExamples#556 (thresholds-and-peers.md §5).
+    ``critic/returns/mean``; DeepSpeedExamples#556 (docs/sources.md#value-loss).
     """
 
     code = "PD406"

@@ -30,8 +30,9 @@ class RewardOscillation(OscillationRule[Input]):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** guides-digest.md ("Performance fluctuation"); AUTOTRAINER's oscillating-loss
-    rule (adjacent extrema gaps over a share of epochs) (thresholds-and-peers.md §1.1).
+    **Source.** The troubleshooting guide ("performance fluctuation"); AUTOTRAINER's
+    oscillating-loss rule (adjacent extrema gaps over a share of epochs)
+    (docs/sources.md#oscillation).
     """
 
     code = "PD501"

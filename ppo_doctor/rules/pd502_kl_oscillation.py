@@ -29,8 +29,8 @@ class KLOscillation(OscillationRule[KLView]):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** guides-digest.md ("Performance fluctuation: reward or KL swing back and forth
-    without converging"); AUTOTRAINER oscillation rule (thresholds-and-peers.md §1.1).
+    **Source.** The troubleshooting guide ("performance fluctuation: reward or KL swing back and
+    forth without converging"); AUTOTRAINER oscillation rule (docs/sources.md#oscillation).
     """
 
     code = "PD502"

@@ -17,7 +17,7 @@ CANONICAL = frozenset(
     "value/clipfrac value/explained_var value/mean value/error adv/mean adv/std return/mean grad/norm "
     "grad/norm_critic opt/lr len/response_mean len/response_clip_ratio".split()
 )
-# Written as NaN by design when the returns of a batch are constant (CleanRL, formats.md §12.3).
+# Written as NaN by design when the returns of a batch are constant (CleanRL, docs/sources.md#nan-encodings).
 BENIGN_NAN = frozenset({"value/explained_var"})
 GRAD_NORMS = frozenset({"grad/norm", "grad/norm_critic"})
 
@@ -54,8 +54,8 @@ class NonFiniteValues(Rule):
     **Known false positives.** Metrics a framework writes as NaN when undefined for a step
     (an empty batch of finished episodes); GRPO writes ``None`` for a key with only NaNs.
 
-    **Source.** rlwatch and PTT ("any non-finite loss is critical"), AUTOTRAINER; verl#751,
-    #789; formats.md §12.3 (NaN encodings) (thresholds-and-peers.md §4.1, §5).
+    **Source.** rlwatch and PTT ("any non-finite loss is critical"), AUTOTRAINER; verl#751, #789;
+    how each format writes NaN (docs/sources.md#non-finite-values, docs/sources.md#nan-encodings).
     """
 
     code = "PD601"

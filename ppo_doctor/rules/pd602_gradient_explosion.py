@@ -51,7 +51,8 @@ class GradientExplosion(Rule):
     warm-up from 0 makes the early norms small); raise ``factor`` for those.
 
     **Source.** PTT grad-norm rule (> 10x the early baseline = explode); rlwatch > 3 sigma;
-    AUTOTRAINER ratio > 70; OLMo 2, PaLM (thresholds-and-peers.md §1, §2.1, §4.1).
+    AUTOTRAINER ratio > 70; OLMo 2 (arXiv:2501.00656), PaLM (arXiv:2204.02311)
+    (docs/sources.md#gradient-explosion).
     """
 
     code = "PD602"

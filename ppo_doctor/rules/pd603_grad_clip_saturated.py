@@ -33,9 +33,9 @@ class GradClipSaturated(Rule):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** guides-digest.md ("watch gradient magnitudes; clipping helps with explosions");
-    PTT grad-norm rule (> 10x = explode); CleanRL/37-details max_grad_norm 0.5; veRL/OpenRLHF
-    log the pre-clip norm (formats.md §3) (thresholds-and-peers.md §4.1, §4.2).
+    **Source.** The troubleshooting guide ("watch gradient magnitudes; clipping helps with
+    explosions"); PTT grad-norm rule (> 10x = explode); CleanRL/37-details max_grad_norm 0.5;
+    veRL/OpenRLHF log the pre-clip norm (docs/sources.md#grad-clipping).
     """
 
     code = "PD603"

@@ -43,8 +43,8 @@ class MetricStops(Rule):
     intervals, so a live prefix says it once the gap is long enough, as the finished run would.
 
     **Source.** TRL ``GRPOTrainer`` logging (``_metrics`` averaged with ``nanmean``; a key whose
-    values are all NaN becomes ``None``) and HF Trainer ``log_history``; formats.md §12.3 (NaN
-    encodings).
+    values are all NaN becomes ``None``) and HF Trainer ``log_history``; how each format writes NaN
+    (docs/sources.md#nan-encodings).
     """
 
     code = "PD604"

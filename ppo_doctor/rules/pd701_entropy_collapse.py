@@ -49,9 +49,9 @@ class EntropyCollapse(SustainedRule[EntropyView]):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** PTT (entropy drop >= 50 % or floor 0.1), rlwatch (< 1.0 for 50 steps), Andy
-    Jones' RL debugging notes; huggingface/trl#204 (thresholds-and-peers.md §4.1, §5); SB3 sign
-    convention (formats.md §7).
+    **Source.** PTT (entropy drop >= 50 % or floor 0.1), rlwatch (< 1.0 for 50 steps), Andy Jones'
+    RL debugging notes; huggingface/trl#204; SB3 sign convention (docs/sources.md#entropy,
+    docs/sources.md#sign-conventions).
     """
 
     code = "PD701"

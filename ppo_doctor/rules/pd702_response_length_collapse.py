@@ -41,8 +41,8 @@ class ResponseLengthCollapse(SustainedRule[Input]):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** PTT output-length drop rule (>= 20 % warn, >= 35 % high); N+ implementation
-    details for RLHF with PPO (EOS handling) (thresholds-and-peers.md §4.1, §4.2).
+    **Source.** PTT output-length drop rule (>= 20 % warn, >= 35 % high); N+ implementation details
+    for RLHF with PPO (arXiv:2403.17031: EOS handling) (docs/sources.md#response-length).
     """
 
     code = "PD702"

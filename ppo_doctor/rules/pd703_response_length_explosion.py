@@ -33,8 +33,8 @@ class ResponseLengthExplosion(Rule):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** Secrets of RLHF Part I (arXiv 2307.04964); OpenRLHF/OpenRLHF#236 (also #693);
-    DeepSpeedExamples#556 (thresholds-and-peers.md §4.1, §5).
+    **Source.** Secrets of RLHF Part I (arXiv:2307.04964); OpenRLHF/OpenRLHF#236 (also #693);
+    DeepSpeedExamples#556 (docs/sources.md#response-length).
     """
 
     code = "PD703"

@@ -29,8 +29,8 @@ class RatioFarFromOne(Rule):
 
     **Known false positives.** Ratios averaged over padded tokens by a custom loop.
 
-    **Source.** TRL logging docs ("crucial values"); huggingface/trl#101 -> PR #488, #454,
-    #1857 (thresholds-and-peers.md §4.1, §5).
+    **Source.** TRL logging docs ("crucial values"); huggingface/trl#101 -> PR #488, #454, #1857
+    (docs/sources.md#ratio).
     """
 
     code = "PD801"

@@ -31,7 +31,7 @@ class ClipfracHigh(SustainedRule[Input]):
     RL with many epochs per batch often sits around 0.1-0.3 (below the default threshold).
 
     **Source.** PTT clip_fraction > 0.3 (its comment: "typically < 0.2"); folklore band 0.1-0.3
-    (weakly sourced); DAPO#11 / verl#791 for the zero case (thresholds-and-peers.md §4.1, §7).
+    (weakly sourced); DAPO#11 / verl#791 for the zero case (docs/sources.md#clipfrac).
     """
 
     code = "PD802"

@@ -32,9 +32,8 @@ class ApproxKLHigh(SustainedRule[Input]):
     **Known false positives.** k1 estimates (veRL ``ppo_kl``, CleanRL ``old_approx_kl``) are
     noisy per batch; very small models at high learning rates by design.
 
-    **Source.** Spinning Up PPO (target_kl 0.01, early stop at 1.5x); SB3 target_kl; PTT
-    approx_kl > 0.02 (high > 0.06); torchrl/rsl_rl adaptive bands (thresholds-and-peers.md
-    §4.1, §4.2).
+    **Source.** Spinning Up PPO (target_kl 0.01, early stop at 1.5x); SB3 target_kl; PTT approx_kl
+    > 0.02 (high > 0.06); torchrl/rsl_rl adaptive bands (docs/sources.md#approx-kl).
     """
 
     code = "PD803"

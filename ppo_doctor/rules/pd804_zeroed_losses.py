@@ -31,8 +31,8 @@ class ZeroedLosses(Rule):
     **Known false positives.** A loss that is not computed on some steps and logged as 0: only
     steps where *all* present losses are 0 count.
 
-    **Source.** TRL legacy ``ppo_trainer.py`` ratio_threshold (PR #488, trl#101, #1857);
-    formats.md §1a and §12.9 ("zeroed losses are not convergence").
+    **Source.** TRL legacy ``ppo_trainer.py`` ratio_threshold (PR #488, trl#101, #1857): zeroed
+    losses are not convergence (docs/sources.md#zeroed-losses).
     """
 
     code = "PD804"

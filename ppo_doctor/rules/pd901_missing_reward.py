@@ -21,7 +21,8 @@ class MissingReward(Rule):
     **Known false positives.** Supervised (SFT) runs, which have no reward by nature; a reward
     logged under a custom name (add an alias).
 
-    **Source.** guides-digest.md ("Metrics the guides say to watch"); formats.md §0, §12.2.
+    **Source.** The guides' metrics to watch, mean reward and KL first (docs/sources.md#guides);
+    one metric under several prefixes (docs/sources.md#metric-prefixes).
     """
 
     code = "PD901"

@@ -22,8 +22,9 @@ class MissingKL(Rule):
 
     **Known false positives.** A KL logged under a custom name (map it with ``aliases``).
 
-    **Source.** formats.md §12.8 ("missing KL is normal: GRPO beta=0"); TRL GRPO docs; TRL
-    Training FAQ (KL as the main stabiliser).
+    **Source.** TRL GRPO ``beta = 0`` by default: a missing KL is normal
+    (docs/sources.md#missing-kl-by-design); TRL GRPO docs; TRL Training FAQ (KL as the main
+    stabiliser).
     """
 
     code = "PD902"

@@ -10,7 +10,7 @@ from .base import Example, Rule
 from .incidents import describe
 
 # Point counts that down-sampling readers produce: TensorBoard UI 1,000, EventAccumulator's
-# default 10,000 per tag (plugin accumulator 500), wandb run.history() ~500 (formats.md §12.1).
+# default 10,000 per tag (plugin accumulator 500), wandb run.history() ~500 (docs/sources.md#downsampled-histories).
 SAMPLED_COUNTS = frozenset({500, 1000, 10000})
 SAMPLED_RE = re.compile(r"down-?sampl|sub-?sampl|reservoir|bucket|sampled", re.IGNORECASE)
 
@@ -39,7 +39,8 @@ class DownsampledHistory(Rule):
     **Known false positives.** A run that really logged exactly 1,000 points with irregular
     steps (e.g. logging on episode ends).
 
-    **Source.** formats.md §12.1 (down-sampling gotchas).
+    **Source.** The sampling of TensorBoard's ``EventAccumulator`` and UI and of W&B's
+    ``run.history()`` and panel exports (docs/sources.md#downsampled-histories).
     """
 
     code = "PD903"

@@ -22,8 +22,9 @@ class RestartedLog(Rule):
 
     **Known false positives.** Frameworks whose step counter is per epoch by design.
 
-    **Source.** DESIGN.md ("restarts are reported, not silently purged"); formats.md §5
-    (DeepSpeed-Chat step semantics), §12.5.
+    **Source.** DeepSpeed-Chat's per-epoch step index (docs/sources.md#deepspeed-chat-metrics) and
+    what the step column counts in each framework (docs/sources.md#step-semantics); restarts are
+    reported, not silently purged (the RunFrame contract, docs/architecture.md#contracts).
     """
 
     code = "PD904"

@@ -19,8 +19,8 @@ class ShortRun(Rule):
 
     **Known false positives.** None: it is context (info).
 
-    **Source.** Quality bar of this project: be conservative on short runs; AUTOTRAINER only
-    judges after 30 % of the epochs (thresholds-and-peers.md §1.1).
+    **Source.** Quality bar of this project: be conservative on short runs; AUTOTRAINER only judges
+    after 30 % of the epochs (docs/sources.md#short-runs).
     """
 
     code = "PD905"

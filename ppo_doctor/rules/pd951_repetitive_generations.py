@@ -37,8 +37,8 @@ class RepetitiveGenerations(TextSampleRule):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** guides-digest.md ("inspect generated text"); OpenLMLab/MOSS-RLHF#17; OLMo 2 on
-    repeated n-grams (thresholds-and-peers.md §2.1, §5).
+    **Source.** The guides ("inspect generated text"); OpenLMLab/MOSS-RLHF#17; OLMo 2 on repeated
+    n-grams (docs/sources.md#generated-text).
     """
 
     code = "PD951"

@@ -28,8 +28,8 @@ class IdenticalGenerations(TextSampleRule):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** huggingface/trl#204; guides-digest.md ("compare with the SFT model's samples")
-    (thresholds-and-peers.md §5).
+    **Source.** huggingface/trl#204; the guides ("compare with the SFT model's samples")
+    (docs/sources.md#generated-text).
     """
 
     code = "PD952"

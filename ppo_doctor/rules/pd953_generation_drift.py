@@ -36,8 +36,8 @@ class GenerationDrift(TextSampleRule):
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 
-    **Source.** TRL Training FAQ ("why a reference model and KL"); guides-digest.md ("compare
-    with the SFT model's samples").
+    **Source.** TRL Training FAQ ("why a reference model and KL"); the guides ("compare with the
+    SFT model's samples") (docs/sources.md#generated-text).
     """
 
     code = "PD953"

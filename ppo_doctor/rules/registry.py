@@ -2,9 +2,9 @@
 ``ppo_doctor.rules`` plugins (:mod:`ppo_doctor.plugins`), imported on first use.  A plugin rule
 passes the checks a built-in one does and may not take a code or name already taken.
 
-Selection follows flake8 (style-anchors.md §1c): ``select`` / ``ignore`` entries are code
+Selection follows flake8 (docs/sources.md#peer-linters): ``select`` / ``ignore`` entries are code
 prefixes (``PD1`` = every KL rule, ``PD101`` = one rule) or exact rule names
-(``kl-above-band``), like pylint's codes and symbols (§1b).  When a rule matches both lists
+(``kl-above-band``), like pylint's codes and symbols.  When a rule matches both lists
 the more specific entry wins (a name beats any prefix, a longer prefix beats a shorter one);
 on a tie ``ignore`` wins.
 """
@@ -24,13 +24,12 @@ from .. import plugins
 from ..diagnose.catalog import CAUSE_IDS as CATALOG_IDS
 from ..results import SEVERITIES, SYMPTOMS, RuleMeta
 from .base import Rule, requirement_text
-from .citations import public_text
 
 CODE_RE = re.compile(r"^PD\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 MODULE_RE = re.compile(r"^pd\d{3}_\w+$")
 
-# The cause vocabulary is the diagnosis catalog's (DESIGN.md "Causes"); a rule may only support
+# The cause vocabulary is the diagnosis catalog's; a rule may only support
 # causes that diagnosis can explain and fix.
 CAUSE_IDS = tuple(CATALOG_IDS)
 
@@ -191,10 +190,11 @@ def unknown_selectors(patterns: Iterable[str]) -> list[str]:
 
 
 def rule_meta(rule: type[Rule], selected: bool = True) -> RuleMeta:
-    """What a report carries about ``rule``; the documentation cites only what a SARIF or
-    JUnit reader can open (:func:`~ppo_doctor.rules.citations.public_text`), as ruff's rule doc
-    comment feeds its SARIF ``fullDescription`` (reference/style-anchors.md section 7.4)."""
-    doc = public_text(inspect.cleandoc(rule.__doc__ or ""))
+    """What a report carries about ``rule``; its documentation is the rule's docstring, as ruff's
+    rule doc comment feeds its SARIF ``fullDescription`` (docs/sources.md#peer-linters).  The
+    docstrings cite public sources only (papers, framework files, docs/sources.md anchors;
+    ``tests/test_citations.py``), so they are shipped as written."""
+    doc = inspect.cleandoc(rule.__doc__ or "")
     return RuleMeta(
         code=rule.code,
         name=rule.name,

@@ -3,7 +3,7 @@ supporting evidence for reward hacking.
 
 The guides ask people to read samples: "high-reward samples that exploit the reward model
 (repeated phrases, unnatural style)", "excessive exclamation marks or emoji", and mode
-collapse where "every prompt gets the same response" (guides-digest.md; huggingface/trl#204;
+collapse where "every prompt gets the same response" (docs/sources.md#generated-text; huggingface/trl#204;
 MOSS-RLHF#17: failed models "repeat one sentence up to max length").  These helpers turn that
 reading into numbers; all are pure functions of strings.
 """

@@ -1,5 +1,5 @@
 """Sweeps: analyse every run of one or more roots and say which config values separate the
-unhealthy runs from the healthy ones (DESIGN.md "fleet").
+unhealthy runs from the healthy ones (docs/sweeps.md).
 
 ``sweep(paths)`` finds the runs (:func:`ppo_doctor.pipeline.find_sources`), analyses each where
 the :class:`~ppo_doctor.settings.Schedule` says, keeps one :class:`~.report.SweepRow` per run (a

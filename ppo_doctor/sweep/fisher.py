@@ -6,7 +6,7 @@ fixed, the probability of the table with ``x`` in its top-left cell is hypergeom
 ``C(K, x) C(N - K, r - x) / C(N, r)`` (``r`` the first row's total, ``K`` the first column's),
 and the p-value sums it over every table no more probable than the observed one (within scipy's
 relative tolerance of 1e-7, so that ties computed with rounding are counted).  Written here so
-that sweeps do not need scipy (143 MB) for one test (issue 18).
+that sweeps do not need scipy (143 MB) for one test.
 
 A sweep scores one table per candidate split, thousands per parameter in a random search, so the
 tables are scored together with numpy, in log space (no underflow before 1e-308), and each table
@@ -16,7 +16,8 @@ difference of its log is at most ``-kappa`` (:func:`_kappa`, from the four cells
 times the observed table's probability, and the terms left out add less than
 ``N * exp(-DROP)`` of it.  A table is summed over a window around the observed ``x`` and one around
 the other tail's boundary (found by bisection), ``O(sqrt(N))`` terms, instead of its whole support
-(``O(N)``): 10,000 runs' attribution is then near-linear in the runs (issue 28).
+(``O(N)``): 10,000 runs' attribution is then near-linear in the runs
+(benchmarks/RESULTS.md, "Sweep attribution at search scale").
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from ..run import Run
 from .attribution import Attribution
 
 SWEEP_SCHEMA_VERSION = 1
-# findings of these symptoms say how the log was written, not how training went (DESIGN.md)
+# findings of these symptoms say how the log was written, not how training went (docs/architecture.md#contracts)
 NOT_TRAINING = frozenset({"log_quality"})
 # ``SweepRow.params_from`` of parameters read from the run folder's name (no config or table gave any)
 FOLDER_NAME = "folder name"

@@ -8,7 +8,7 @@ over the response or averaged per token, a square root (trlx), or logged negated
 
 * takes the framework guessed from the tag names and the config
   (:func:`ppo_doctor.canonical.frameworks.guess_framework`);
-* maps raw tags onto the canonical names of ``reference/formats.md`` §0 (:mod:`.vocabulary`)
+* maps raw tags onto the canonical names of ``docs/metrics.md`` (:mod:`.vocabulary`)
   with one ordered alias table per framework (:data:`ALIASES`, :mod:`.aliases`; :mod:`.mapping`): at most one raw tag per canonical metric,
   the first present in table order wins, user aliases override, anything else keeps its
   raw name;

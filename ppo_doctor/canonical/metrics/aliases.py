@@ -2,7 +2,8 @@
 add) -> canonical metric, with what the logged number means (estimator, reduction, sign,
 between). One ordered table per framework id of :data:`ppo_doctor.canonical.frameworks.FRAMEWORKS`
 (:data:`ALIASES`); the first present in table order wins (:mod:`.mapping`). Sources:
-``reference/formats.md`` §1-§12.
+the framework facts of docs/sources.md (from docs/sources.md#trl-legacy-ppo-metrics to
+docs/sources.md#sb3-logger-keys).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def _a(raw: str, canonical: str, **kw: Any) -> Alias:
 _TOK = "token_mean"
 _SEQ = "seq_sum"
 
-# Per-framework tables, in priority order (formats.md §1-§8). Within a table the first
+# Per-framework tables, in priority order (docs/sources.md, framework facts). Within a table the first
 # present raw tag for a canonical name wins; the others stay unmapped under their raw names.
 _TRL_LEGACY = (
     _a("env/reward_mean", "reward/score", note="mean of the rewards passed to log_stats"),
@@ -110,7 +111,7 @@ _TRL_PPO = (
     # and by the bundled reference loop; the meaning is unambiguous
     _a("objective/kl_coef", "kl/coef", note="beta used this step (fixed or adaptive)"),
     _a("grad_norm", "grad/norm", note="pre-clip global norm"),
-    # TRL legacy statistics (formats.md §1a) that users and the reference loop keep logging
+    # TRL legacy statistics (docs/sources.md#trl-legacy-ppo-metrics) that users and the reference loop keep logging
     # next to the PPOv2 names; each has one meaning, the same as in the legacy table
     _a("ppo/std_scores", "reward/std", note="std of the scores across the batch"),
     _a("ppo/returns/mean", "return/mean"),
@@ -474,7 +475,7 @@ _GENERIC_RL = (
     _a("learning_rate", "opt/lr"),
     _a("lr", "opt/lr"),
     # SB3's logger names, for a run too short to carry the sb3 markers or written by another
-    # loop that borrowed them (formats.md §7)
+    # loop that borrowed them (docs/sources.md#sb3-logger-keys)
     *_SB3,
 )
 

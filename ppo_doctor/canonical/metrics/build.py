@@ -60,7 +60,7 @@ def build_run(
     framework = guess_framework(tags, flat)
 
     if framework == "trl_grpo":
-        # GRPO logs k3 (>= 0, formats.md §8); a clearly negative ``kl`` can only be RLOO >= 0.22's k1.
+        # GRPO logs k3 (>= 0, docs/sources.md#kl-estimators); a clearly negative ``kl`` can only be RLOO >= 0.22's k1.
         kl_tag = next((t for t in tags if "kl" in candidate_keys(t)), None)
         low = _min_value(series, kl_tag) if kl_tag else None
         if low is not None and low < -1e-4:

@@ -1,4 +1,4 @@
-"""The canonical metric vocabulary (DESIGN.md "Canonical metrics", formats.md §0): every
+"""The canonical metric vocabulary (written out in docs/metrics.md): every
 canonical name with what it means, the HF Trainer's final-row totals, and the KL estimators
 that cannot be negative."""
 
@@ -73,9 +73,9 @@ CANONICAL: dict[str, str] = {
 
 # Keys the HF Trainer logs once, on its last row (transformers ``speed_metrics`` and
 # ``train_loss``): run totals, not series.  A tag of this name with at most one point is moved
-# into the run's config (formats.md §1e); one logged every step stays a series.
+# into the run's config (docs/sources.md#hf-trainer-logs); one logged every step stays a series.
 FINAL_TOTALS = ("train_runtime", "train_samples_per_second", "train_steps_per_second", "total_flos", "train_loss", "train_tokens_per_second")
 
-# Estimators whose value cannot be negative (formats.md §8): a negative value from one of them
+# Estimators whose value cannot be negative (docs/sources.md#kl-estimators): a negative value from one of them
 # is not "negative KL" from generation settings but a bug or a misread log.
 NONNEGATIVE_ESTIMATORS = frozenset({"k2", "k3", "sqrt_k3", "full", "abs"})
