@@ -35,12 +35,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
+from typing import Any, Callable, Generic, Iterable, Iterator, NamedTuple, TypeVar
 
 from .errors import ConfigError, PPODoctorError
 from .frame import ReadIssue
 from .ingest import LoadResult, read_source, display
-from .ingest.discover import RunSource, discover
+from .ingest.discover import RunSource, walk
 from .ingest.storage import as_path, is_url, request_timeout
 from .settings import Schedule
 from .run import Run
@@ -60,11 +60,19 @@ class Outcome(Generic[T]):
     errors: list[ReadIssue]
 
 
-def find_sources(paths: Iterable[str | Path]) -> tuple[list[RunSource], list[ReadIssue]]:
-    """Every run under each path or fsspec URL (in the order given, each sorted by id) and the
-    problems met."""
+class Found(NamedTuple):
+    """What discovery found under the paths of one command."""
+
+    sources: list[RunSource]  # the runs, in the order of the paths given, each sorted by id
+    issues: list[ReadIssue]  # the problems met while looking
+    tables: list[Path]  # the sweep tables skipped as training logs (``ppo-doctor sweep`` reads them)
+
+
+def find_sources(paths: Iterable[str | Path]) -> Found:
+    """Every run and sweep table under each path or fsspec URL, and the problems met."""
     sources: list[RunSource] = []
     issues: list[ReadIssue] = []
+    tables: list[Path] = []
     path_list = list(paths)
     labels = root_labels(path_list) if len(path_list) > 1 else [None] * len(path_list)
     for path, label in zip(path_list, labels):
@@ -72,7 +80,9 @@ def find_sources(paths: Iterable[str | Path]) -> tuple[list[RunSource], list[Rea
         if not p.exists() and not p.is_symlink():
             issues.append(ReadIssue(path=str(path), message="no such file or directory"))
             continue
-        found, problems = discover(p)
+        walked = walk(p)
+        found, problems = walked.sources, walked.issues
+        tables.extend(walked.tables)
         if not found and not problems:
             problems.append(
                 ReadIssue(path=str(path), message="no training log found (TensorBoard, W&B, JSONL/JSON, CSV, MLflow, veRL console)")
@@ -82,7 +92,7 @@ def find_sources(paths: Iterable[str | Path]) -> tuple[list[RunSource], list[Rea
                 source.id = qualified_id(source, p, label)
         sources.extend(found)
         issues.extend(_displayed(problems))
-    return sources, issues
+    return Found(sources, issues, tables)
 
 
 def root_labels(paths: list[str | Path]) -> list[str]:
@@ -154,7 +164,7 @@ def map_runs(
     """
     path_list = [paths] if isinstance(paths, (str, Path)) else list(paths)
     with request_timeout(schedule.remote_timeout):
-        sources, issues = find_sources(path_list)
+        sources, issues, _ = find_sources(path_list)
         yield [], issues
         pending: dict[int, Outcome[T]] = {}
         next_index = 0
@@ -398,4 +408,4 @@ def _displayed(errors: list[ReadIssue]) -> list[ReadIssue]:
     return errors
 
 
-__all__ = ["EXECUTORS", "Outcome", "Schedule", "dask_settings", "find_sources", "map_runs", "process_batch", "process_source", "stream"]
+__all__ = ["EXECUTORS", "Found", "Outcome", "Schedule", "dask_settings", "find_sources", "map_runs", "process_batch", "process_source", "stream"]

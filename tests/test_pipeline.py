@@ -66,7 +66,7 @@ def test_progress_counts_every_run(sweep_dir):
 
 
 def test_a_lost_worker_costs_only_its_run(sweep_dir):
-    sources, _ = find_sources([sweep_dir])
+    sources = find_sources([sweep_dir]).sources
     outcomes = list(stream(sources, partial(_die_on, "kl0.05_seed2"), Schedule(executor="processes", jobs=2, retries=1)))
     assert sorted(o.index for o in outcomes) == list(range(len(sources)))
     by_id = {o.source.id: o for o in outcomes}
@@ -79,7 +79,7 @@ def test_an_exception_in_fn_is_that_runs_error(sweep_dir):
     def boom(run: Run) -> None:
         raise RuntimeError("bad " + run.id)
 
-    outcomes = list(stream(find_sources([sweep_dir])[0], boom))
+    outcomes = list(stream(find_sources([sweep_dir]).sources, boom))
     assert all(o.results == [] for o in outcomes)
     assert "internal error (RuntimeError: bad kl0.05_seed1)" in outcomes[0].errors[0].message
 
@@ -91,7 +91,7 @@ def test_dask_local_cluster_gives_the_local_results_and_survives_a_lost_worker(s
 
     # the dying function lives in this test module, which Dask's spawned workers cannot import
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    sources, _ = find_sources([sweep_dir])
+    sources = find_sources([sweep_dir]).sources
     schedule = Schedule(executor="dask", jobs=2, retries=1)
     outcomes = list(stream(sources, partial(_die_on, "kl0.5_seed1"), schedule))
     by_id = {o.source.id: o for o in outcomes}

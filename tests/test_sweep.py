@@ -169,3 +169,23 @@ def test_corpus_kl_sweep_names_the_kl_coefficient():
     assert top.label() == "kl_coef <= 0.1: 6/6 runs unhealthy; >= 0.2: 0/6"
     assert top.same == ["beta"]  # the sweep_results.csv column, joined through the folder names
     assert [Path(t).name for t in rep.tables] == ["sweep_results.csv"]
+
+
+def test_sweep_reads_the_tables_discovery_found_and_walks_nothing_itself(tmp_path, monkeypatch):
+    # issue 23: one walk of the roots; sweep/ takes discovery's sweep tables
+    import ppo_doctor.ingest.discover as discover_mod
+    from ppo_doctor.pipeline import find_sources
+
+    root = tmp_path / "grid"
+    write_sweep(root, n_steps=60, n_metrics=4)
+    runs = sorted(p.name for p in root.iterdir() if p.is_dir())
+    (root / "results.csv").write_text("name,optimizer\n" + "".join(f"{r},{'adam' if i % 2 else 'sgd'}\n" for i, r in enumerate(runs)))
+    found = find_sources([root])
+    assert [p.name for p in found.tables] == ["results.csv"]
+    walks = []
+    real = discover_mod.walk
+    monkeypatch.setattr("ppo_doctor.pipeline.walk", lambda p: walks.append(p) or real(p))
+    rep = sweep(root)
+    assert len(walks) == 1  # the roots are walked once, by discovery
+    assert [Path(t).name for t in rep.tables] == ["results.csv"]
+    assert {r.params.get("optimizer") for r in rep.rows} == {"adam", "sgd"}

@@ -30,8 +30,8 @@ def refuse_overwriting_inputs(outputs: Iterable[str | None], inputs: Iterable[st
     local = [p for p in inputs if not is_url(p)]  # an output is a local file: a URL is never one
     if local:
         read |= {os.path.realpath(p) for p in local}
-        sources, _ = find_sources(local)
-        files = [f for s in sources for _, f in s.files]
+        found = find_sources(local)
+        files = [f for s in found.sources for _, f in s.files] + found.tables
         read |= {os.path.realpath(f) for f in files}
         # the hyperparameter files the readers look for beside a log
         read |= {os.path.realpath(f.parent / name) for f in files for name in CONFIG_NAMES}

@@ -106,16 +106,34 @@ class _Group:
     unit: bool = False  # a W&B / MLflow run folder: never merged with anything
 
 
-def discover(path: str | Path) -> tuple[list[RunSource], list[ReadIssue]]:
-    """Every run under ``path`` (sorted by id) and the problems met while looking."""
+@dataclass(frozen=True)
+class Discovery:
+    """What a walk found: the runs (sorted by id), the problems met, and the sweep tables
+    (:mod:`.sweep_table`) it skipped as training logs, in the order walked; ``ppo-doctor sweep``
+    reads those instead of walking the roots again."""
+
+    sources: list[RunSource]
+    issues: list[ReadIssue]
+    tables: list[Path]
+
+
+def walk(path: str | Path) -> Discovery:
+    """Every run and sweep table under ``path`` and the problems met while looking."""
     root = as_path(path)
     walker = _Walker(root)
     if root.is_file():
-        return walker.single_file(root)
+        sources, issues = walker.single_file(root)
+        return Discovery(sources, issues, walker.tables)
     if not root.is_dir():
-        return [], [ReadIssue(display(root), _not_a_log(root))]
+        return Discovery([], [ReadIssue(display(root), _not_a_log(root))], [])
     walker.run()
-    return walker.sources(), walker.issues
+    return Discovery(walker.sources(), walker.issues, walker.tables)
+
+
+def discover(path: str | Path) -> tuple[list[RunSource], list[ReadIssue]]:
+    """Every run under ``path`` (sorted by id) and the problems met while looking."""
+    found = walk(path)
+    return found.sources, found.issues
 
 
 # Folders a remote walk goes down at most, and lists at most in all (a local walk is bounded by
@@ -144,6 +162,7 @@ class _Walker:
         self.dir_links: list[Path] = []
         self.file_links: list[Path] = []
         self.remote_listed = 0
+        self.tables: list[Path] = []
 
     # -- walking ------------------------------------------------------------------------------
     def single_file(self, file: Path) -> tuple[list[RunSource], list[ReadIssue]]:
@@ -292,6 +311,10 @@ class _Walker:
         fmt = self._sniff(file, quiet=True, real=real)
         if fmt is not None and not self._not_a_run(file, fmt):
             self.by_dir.setdefault(file.parent, []).append((fmt, file))
+        elif fmt is None and file.name.lower().endswith((".csv", ".tsv")) and sweep_table_reason(file) is not None:
+            # a runs table without a numeric column is no log at all (nothing to note), but
+            # ``ppo-doctor sweep`` reads it
+            self.tables.append(file)
 
     def _not_a_run(self, file: Path, fmt: str) -> bool:
         """A readable file that is not a training log: a W&B side file, a sweep table (noted)."""
@@ -303,6 +326,7 @@ class _Walker:
             why = sweep_table_reason(file)
             if why is not None:
                 self.issues.append(ReadIssue(display(file), f"sweep table ({why}), not a training log: skipped (ppo-doctor sweep reads it)", level="info"))
+                self.tables.append(file)
                 return True
         return False
 

@@ -3,8 +3,9 @@
 
 Discovery skips such a file with a note instead of reading its rows as the steps of one run
 (corpus ``trl-ppo-gpt2-kl-sweep``: ``summary.csv`` and ``sweep_results.csv`` became a 144-point
-"run" with findings).  ``ppo-doctor sweep`` reads them with :func:`sweep_table_reason` and
-:func:`read_sweep_table`.
+"run" with findings) and lists it among the sweep tables it found
+(:class:`~ppo_doctor.ingest.discover.Discovery`); ``ppo-doctor sweep`` reads those with
+:func:`table_texts`.
 
 A CSV is a sweep table when
 
@@ -28,7 +29,7 @@ from typing import Iterable
 
 from ..canonical.hparams import HPARAMS
 from .csv_logs import STEP_COLUMNS, delimiter
-from .storage import as_path, open_binary, scandir, size_of
+from .storage import open_binary, size_of
 
 # Bytes read to decide: sweep tables are small; a training log is recognised from its start.
 HEAD_LIMIT = 1 << 20
@@ -41,27 +42,11 @@ MAX_GRID_VALUES = 10
 MAX_BYTES = 64 * 1024 * 1024
 
 
-def sweep_tables(run_roots: Iterable[str | Path], roots: Iterable[str | Path]) -> list[tuple[Path, str]]:
-    """(path, text) of each sweep table among the CSV/TSV files of the ``roots`` that are folders
-    and of the folders holding runs (``run_roots``) inside them, read through the storage layer
-    (at most :data:`MAX_BYTES` each; larger or unreadable ones are left out), in path order.
-
-    Never above a root: a run that is the root itself has its parent outside the sweep."""
-    tops = [p for p in map(as_path, roots) if p.is_dir()]
-    parents = {as_path(r).parent for r in run_roots}
-    folders = set(tops) | {f for f in parents if any(f == t or t in f.parents for t in tops)}
-    found: list[Path] = []
-    for folder in sorted(folders, key=str):
-        try:
-            entries = sorted(scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            path = as_path(entry.path)
-            if entry.name.lower().endswith((".csv", ".tsv")) and entry.is_file() and path not in found:
-                found.append(path)
+def table_texts(paths: Iterable[Path]) -> list[tuple[Path, str]]:
+    """(path, text) of each of ``paths`` (the sweep tables discovery found), read through the
+    storage layer, at most :data:`MAX_BYTES` each; larger or unreadable ones are left out."""
     out = []
-    for path in found:
+    for path in paths:
         text = _table_text(path)
         if text is not None:
             out.append((path, text))

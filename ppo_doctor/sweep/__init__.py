@@ -23,7 +23,7 @@ from ..frame import ReadIssue
 from ..ingest import display
 from ..ingest.discover import RunSource
 from ..ingest.storage import as_path
-from ..ingest.sweep_table import sweep_tables
+from ..ingest.sweep_table import table_texts
 from ..pipeline import find_sources, stream
 from .attribution import Attribution, attribute
 from .report import FOLDER_NAME, SweepReport, SweepRow, error_row, sweep_row
@@ -46,7 +46,7 @@ def sweep(
     unhealthy ones to config values."""
     cfg = coerce(config)
     path_list = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    sources, issues = find_sources(path_list)
+    sources, issues, table_paths = find_sources(path_list)
     report = SweepReport()
     slots: list[list[SweepRow]] = [[] for _ in sources]
     fn = partial(sweep_row, config=cfg)
@@ -61,7 +61,7 @@ def sweep(
             why = "; ".join(e.message for e in out.errors if e.level == "error") or "no run could be read"
             slots[out.index] = [error_row(src.id, display(src.root), why)]
     report.rows = [row for slot in slots for row in slot]
-    tables = _tables(sources, path_list, report.rows)
+    tables = _tables(table_paths, report.rows)
     report.tables = [t.path for t in tables]
     # discovery notes each sweep table it skipped as a run; the report lists the joined ones instead
     report.errors = [e for e in issues if not (e.level == "info" and e.path in report.tables)] + report.errors
@@ -111,12 +111,12 @@ def _add_folder_params(rows: list[SweepRow]) -> list[str]:
     return found
 
 
-def _tables(sources: list[RunSource], roots: list[str | Path], rows: list[SweepRow]) -> list[SweepTable]:
-    """The sweep tables ingest found (:func:`ppo_doctor.ingest.sweep_table.sweep_tables`), each
-    joined to the runs under its own folder (a table of one experiment never names the runs of
-    another root that reuse its folder names)."""
+def _tables(paths: list[Path], rows: list[SweepRow]) -> list[SweepTable]:
+    """The sweep tables discovery found (read by :func:`ppo_doctor.ingest.sweep_table.table_texts`),
+    each joined to the runs under its own folder (a table of one experiment never names the runs
+    of another root that reuse its folder names)."""
     out = []
-    for path, text in sweep_tables([s.root for s in sources], roots):
+    for path, text in table_texts(paths):
         under = [r.run for r in rows if path.parent in as_path(r.path).parents]
         table = join(display(path), text, under)
         if table is not None:
