@@ -132,6 +132,6 @@ def test_a_run_that_reads_as_nothing_says_so(sweep_dir, monkeypatch):
     import ppo_doctor.pipeline as pipeline
 
     monkeypatch.setattr(pipeline, "read_source", lambda source, aliases: ([], []))
-    sources, _ = find_sources([sweep_dir])
+    sources = find_sources([sweep_dir]).sources
     results, errors = pipeline.process_source(sources[0], _points, None)
     assert results == [] and "no run could be read" in errors[0].message
