@@ -6,8 +6,8 @@ canonicalise the result into :class:`~ppo_doctor.run.Run` objects.
 The readers are the built-in format modules of :data:`FORMAT_MODULES` (:mod:`.readers`, and the
 TensorBoard and W&B wings :mod:`.tensorboard` and :mod:`.wandb`), then those of the
 ``ppo_doctor.readers`` plugins (:mod:`ppo_doctor.plugins`), which are asked last.  The modules at
-this level are the helpers they share (:mod:`.base`, :mod:`.storage`, :mod:`.tabular` ...) and
-discovery (:mod:`.discover`, :mod:`.sweep_table`) and following (:mod:`.follow`).
+this level are the helpers they share (:mod:`.base`, :mod:`.storage`, :mod:`.tabular` ...),
+discovery (:mod:`.discover`, :mod:`.sweep_table`) and the followers of growing files (:mod:`.follow`).
 """
 
 from __future__ import annotations
