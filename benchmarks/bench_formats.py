@@ -23,7 +23,8 @@ import pandas as pd
 
 from benchmarks import gen_formats
 from benchmarks._common import DATA, machine, paired_times, write_section
-from ppo_doctor.ingest import csv_logs, jsonl, trainer_state, wandb_binary
+from ppo_doctor.ingest.readers import csv_logs, jsonl, trainer_state
+from ppo_doctor.ingest.wandb import binary as wandb_binary
 
 log = logging.getLogger("bench_formats")
 

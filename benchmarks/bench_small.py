@@ -65,7 +65,7 @@ def pairs(ours: list[str], peer: list[str], repeats: int) -> tuple[list[float], 
 # Reads one file in a fresh process, with PARSER_IMPORT_BYTES as given (0: the large-file path).
 _READ = (
     "import sys, importlib\n"
-    "mod = importlib.import_module('ppo_doctor.ingest.' + sys.argv[1])\n"
+    "mod = importlib.import_module('ppo_doctor.ingest.readers.' + sys.argv[1])\n"
     "mod.PARSER_IMPORT_BYTES = int(sys.argv[3])\n"
     "mod.read(__import__('pathlib').Path(sys.argv[2]))\n"
 )

@@ -30,7 +30,7 @@ from typing import Callable
 import numpy as np
 
 from benchmarks import gen_inputs
-from ppo_doctor.ingest import tensorboard
+from ppo_doctor.ingest.tensorboard import reader as tensorboard
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"

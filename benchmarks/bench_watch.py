@@ -25,7 +25,8 @@ import numpy as np
 
 from benchmarks._common import DATA, machine, write_section
 from benchmarks.gen_inputs import tensorboard_scalars
-from ppo_doctor.ingest import tensorboard, tfrecord
+from ppo_doctor.ingest.tensorboard import reader as tensorboard
+from ppo_doctor.ingest.tensorboard import tfrecord
 from ppo_doctor.ingest.follow import TensorBoardTail
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ Same arguments, same bytes (seeded ``numpy.random.Generator``, fixed clock):
 * :func:`jsonl_file`, :func:`csv_file`, :func:`trainer_state_file`, :func:`wandb_file` - the same
   points (``gen_inputs.scalar_series``: 50 tags x 20,000 steps by default) in the other formats.
 
-The ``.wandb`` writer is the minimal inverse of ``ppo_doctor/ingest/wandb_binary.py``
+The ``.wandb`` writer is the minimal inverse of ``ppo_doctor/ingest/wandb/binary.py``
 (docs/sources.md#wandb-transaction-log): LevelDB-log framing (32 KiB blocks, FULL/FIRST/MIDDLE/LAST fragments,
 zlib CRC-32 seeded with the CRC-32 of the type byte) around protobuf ``Record{history}`` rows
 of ``HistoryItem{key, value_json}``, as W&B's legacy Python backend writes them.

@@ -12,7 +12,7 @@ from .config import coerce
 from .cost import failure_cost
 from .diagnose import rank_causes
 from .errors import PPODoctorError
-from .ingest.dataframe import ACCEPTED, is_table, raw_run
+from .ingest.readers.dataframe import ACCEPTED, is_table, raw_run
 from .canonical.metrics import build_run
 from .pipeline import map_runs
 from .results import Report, RunReport
@@ -64,7 +64,7 @@ def analyze(
 ) -> Report:
     """Analyse every run under ``path`` (a file, a folder, or a list of them), or one run given as
     data: a pandas DataFrame in wide form (as wandb's ``run.history()``) or long form (step/tag/value,
-    as tbparse), or a dict of arrays (:mod:`ppo_doctor.ingest.dataframe`; ``hparams`` is then that
+    as tbparse), or a dict of arrays (:mod:`ppo_doctor.ingest.readers.dataframe`; ``hparams`` is then that
     run's config and ``name`` its id).
 
     Runs are scheduled by :mod:`ppo_doctor.pipeline`: in this process, in ``jobs`` local processes

@@ -27,7 +27,7 @@ import pytest
 
 import json
 
-from ppo_doctor.ingest import csv_logs, jsonl, trainer_state
+from ppo_doctor.ingest.readers import csv_logs, jsonl, trainer_state
 
 SPECIAL = ["nan", "NaN", "-nan", "inf", "-inf", "Infinity", "1e400", "-0.0", "0", "5e-324"]
 # spellings pyarrow reads that the small-file CSV path must read the same, or hand on to pyarrow

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from benchmarks import _common, bench_check, bench_formats, bench_jobs, bench_memory, bench_sweep, gen_formats, gen_inputs
-from ppo_doctor.ingest import csv_logs, jsonl, trainer_state, wandb_binary
+from ppo_doctor.ingest.readers import csv_logs, jsonl, trainer_state
+from ppo_doctor.ingest.wandb import binary as wandb_binary
 from ppo_doctor.pipeline import load
 
 

@@ -11,7 +11,7 @@ import pytest
 from ppo_doctor.canonical import frameworks
 from ppo_doctor.diagnose.evidence import domain as diagnosis_domain
 from ppo_doctor.frame import RawRun, RawSeries, TextSample
-from ppo_doctor.ingest import csv_logs, jsonl
+from ppo_doctor.ingest.readers import csv_logs, jsonl
 from ppo_doctor import load_runs
 from ppo_doctor.canonical.metrics import build_run
 from ppo_doctor.view import RunView

@@ -22,17 +22,10 @@ import pytest
 
 import hostile_inputs as h
 from ppo_doctor.errors import LogReadError
-from ppo_doctor.ingest import (
-    csv_logs,
-    jsonl,
-    mlflow,
-    reader_for,
-    readers,
-    tensorboard,
-    trainer_state,
-    verl_console,
-    wandb_binary,
-)
+from ppo_doctor.ingest import reader_for, reader_modules
+from ppo_doctor.ingest.readers import csv_logs, jsonl, mlflow, trainer_state, verl_console
+from ppo_doctor.ingest.tensorboard import reader as tensorboard
+from ppo_doctor.ingest.wandb import binary as wandb_binary
 from ppo_doctor.pipeline import load
 
 LOG_NAMES = (
@@ -249,7 +242,7 @@ def test_every_reader_raises_only_log_read_error_naming_the_file(tmp_path):
         "json_scalar": b"42",
         "utf16": "step,loss\n1,2\n".encode("utf-16"),
     }
-    for mod in readers():
+    for mod in reader_modules():
         for label, data in files.items():
             path = tmp_path / f"{mod.NAME}-{label}"
             if mod.NAME == "mlflow":

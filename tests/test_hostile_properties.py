@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 
 import hostile_inputs as h
 from ppo_doctor.errors import PPODoctorError
-from ppo_doctor.ingest import csv_logs, jsonl, mlflow, tensorboard, trainer_state, verl_console, wandb_binary
+from ppo_doctor.ingest.readers import csv_logs, jsonl, mlflow, trainer_state, verl_console
+from ppo_doctor.ingest.tensorboard import reader as tensorboard
+from ppo_doctor.ingest.wandb import binary as wandb_binary
 from ppo_doctor.pipeline import load
 
 FILES = {

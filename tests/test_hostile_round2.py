@@ -36,7 +36,8 @@ from click.testing import CliRunner
 
 import hostile_inputs as h
 from ppo_doctor.cli import cli
-from ppo_doctor.ingest import csv_logs, filebytes, jsonl
+from ppo_doctor.ingest import filebytes
+from ppo_doctor.ingest.readers import csv_logs, jsonl
 from ppo_doctor.ingest.discover import discover
 from ppo_doctor.pipeline import load
 from ppo_doctor.report.metrics_listing import render_metrics
@@ -57,7 +58,7 @@ def _peak_mib(code: str) -> tuple[float, str]:
 
 def _baseline_mib() -> float:
     """Peak memory of a process that only imports what the readers use."""
-    return _peak_mib("import ppo_doctor.ingest, ppo_doctor.ingest.tensorboard, ppo_doctor.ingest.jsonl, pandas, pyarrow")[0]
+    return _peak_mib("import ppo_doctor.ingest, ppo_doctor.ingest.tensorboard.reader, ppo_doctor.ingest.readers.jsonl, pandas, pyarrow")[0]
 
 
 def _sparse(path: Path, data: bytes, size: int) -> Path:
@@ -150,7 +151,7 @@ def test_a_zero_tail_after_valid_records_is_skipped_fast_in_bounded_memory(tmp_p
     code = f"""
 import time
 from pathlib import Path
-from ppo_doctor.ingest import tensorboard
+from ppo_doctor.ingest.tensorboard import reader as tensorboard
 t0 = time.process_time()
 with open({str(f)!r}, "rb", buffering=0) as fh:
     buf = bytearray(1 << 20)

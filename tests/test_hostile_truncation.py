@@ -21,7 +21,9 @@ import pytest
 
 import hostile_inputs as h
 from ppo_doctor.errors import LogReadError
-from ppo_doctor.ingest import csv_logs, jsonl, mlflow, tensorboard, trainer_state, verl_console, wandb_binary
+from ppo_doctor.ingest.readers import csv_logs, jsonl, mlflow, trainer_state, verl_console
+from ppo_doctor.ingest.tensorboard import reader as tensorboard
+from ppo_doctor.ingest.wandb import binary as wandb_binary
 
 # name: (file name, generator, reader, every partial record is reported, values exact per record)
 FORMATS = {

@@ -18,10 +18,10 @@ import pytest
 from benchmarks import gen_inputs as gi
 from ppo_doctor.errors import LogReadError
 from ppo_doctor.frame import RawRun
-from ppo_doctor.ingest import protowire as pw
-from ppo_doctor.ingest import tb_fastpath
-from ppo_doctor.ingest import tensorboard as tb
-from ppo_doctor.ingest import tfrecord as tfr
+from ppo_doctor.ingest.tensorboard import fastpath
+from ppo_doctor.ingest.tensorboard import protowire as pw
+from ppo_doctor.ingest.tensorboard import reader as tb
+from ppo_doctor.ingest.tensorboard import tfrecord as tfr
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
@@ -587,9 +587,9 @@ def test_equal_length_tags_in_irregular_order(tmp_path):
 
 def test_row_splitting_helpers():
     block = np.array([[1, 2], [3, 4], [1, 2], [3, 4], [1, 2]], dtype=np.uint8)
-    assert tb_fastpath._split_equal_rows(block) == [slice(0, None, 2), slice(1, None, 2)]
+    assert fastpath._split_equal_rows(block) == [slice(0, None, 2), slice(1, None, 2)]
     block[4] = [5, 6]  # breaks the period: split by value
-    parts = tb_fastpath._split_equal_rows(block)
+    parts = fastpath._split_equal_rows(block)
     assert sorted(p.tolist() for p in parts) == [[0, 2], [1, 3], [4]]
 
 
@@ -597,8 +597,8 @@ def test_fast_path_engages_on_bulk_scalars(tmp_path, monkeypatch):
     """The equivalence tests above only mean something if the bulk decoder does the work."""
     path = _random_file(tmp_path / "events.out.tfevents.1.rand", 0)
     calls = []
-    real = tb_fastpath.decode_reference  # what the bulk decoder falls back to, record by record
-    monkeypatch.setattr(tb_fastpath, "decode_reference", lambda *a: calls.append(1) or real(*a))
+    real = fastpath.decode_reference  # what the bulk decoder falls back to, record by record
+    monkeypatch.setattr(fastpath, "decode_reference", lambda *a: calls.append(1) or real(*a))
     read_one(path)
     assert 0 < len(calls) < 1000  # of 3000 events (the file_version record and odd ones do fall back)
 

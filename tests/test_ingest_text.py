@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 
 from ppo_doctor.errors import LogReadError
-from ppo_doctor.ingest import csv_logs, jsonl, trainer_state, verl_console
-from ppo_doctor.ingest import mlflow as mlflow_reader
+from ppo_doctor.ingest.readers import csv_logs, jsonl, trainer_state, verl_console
+from ppo_doctor.ingest.readers import mlflow as mlflow_reader
 from ppo_doctor.ingest.base import read_head
 from ppo_doctor.pipeline import load
 
@@ -651,7 +651,7 @@ def test_csv_growing_while_read_is_parsed_as_the_snapshot(tmp_path):
 def test_iso_times_past_2262_do_not_overflow(tmp_path):
     """pandas >= 3 keeps such a year in seconds; converting it back to nanoseconds overflowed
     (found by the CSV fuzz target: a ``time`` column holding "4096-...")."""
-    from ppo_doctor.ingest.jsonl import to_wall_seconds
+    from ppo_doctor.ingest.readers.jsonl import to_wall_seconds
 
     secs = to_wall_seconds(["2024-01-01T00:00:00Z", "4096-01-01", "not a time"])
     assert secs[0] == 1704067200.0 and secs[1] == 67090118400.0 and np.isnan(secs[2])

@@ -22,7 +22,11 @@ import pytest
 import hostile_inputs as h
 
 from ppo_doctor.errors import LogReadError
-from ppo_doctor.ingest import numparse, wandb_binary, wandb_csv, wandb_files, wandb_history
+from ppo_doctor.ingest import numparse
+from ppo_doctor.ingest.wandb import binary as wandb_binary
+from ppo_doctor.ingest.wandb import csv as wandb_csv
+from ppo_doctor.ingest.wandb import files as wandb_files
+from ppo_doctor.ingest.wandb import history as wandb_history
 from ppo_doctor.ingest.base import read_head
 
 # -- helpers --------------------------------------------------------------------------------------

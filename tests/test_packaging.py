@@ -97,6 +97,9 @@ def test_wheel_ships_its_package_data_without_deprecation_warnings(tmp_path):
         metadata = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
         packaged_schema = json.loads(zf.read("ppo_doctor/report/report.schema.json"))
     assert "ppo_doctor/py.typed" in names
+    # every module ships, those of the subpackages (ingest/readers/, ingest/tensorboard/ ...) too
+    sources = {p.relative_to(ROOT).as_posix() for p in (ROOT / "ppo_doctor").rglob("*.py") if "__pycache__" not in p.parts}
+    assert sources <= set(names), sorted(sources - set(names))
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "License-Expression: Apache-2.0" in metadata
     assert "Requires-Dist: scipy" not in metadata

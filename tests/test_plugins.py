@@ -266,7 +266,7 @@ def entry_points(acme: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str, 
         ("ppo_doctor.rules", "acme_ppo_plugin.invalid:BadSymptom", "acme_ppo_plugin.invalid.BadSymptom: unknown symptom 'sadness'"),
         ("ppo_doctor.rules", "acme_ppo_plugin.invalid:TakesNothing", "expected a ppo_doctor.rules.Rule subclass with a code, or a module of them; got the class acme_ppo_plugin.invalid.TakesNothing"),
         ("ppo_doctor.rules", "acme_ppo_plugin.formats", "the module acme_ppo_plugin.formats defines no Rule subclass with a code"),
-        ("ppo_doctor.readers", "ppo_doctor.ingest.jsonl", "the format name 'jsonl' is already taken by a built-in reader"),
+        ("ppo_doctor.readers", "ppo_doctor.ingest.readers.jsonl", "the format name 'jsonl' is already taken by a built-in reader"),
         ("ppo_doctor.readers", "acme_ppo_plugin.invalid", "the reader lacks the function(s) sniff, read (sniff(path, head) -> bool, read(path) -> list[RawRun])"),
         ("ppo_doctor.readers", "acme_ppo_plugin.formats:render", "expected a reader module (NAME, sniff, read), got the function acme_ppo_plugin.formats.render"),
         ("ppo_doctor.formats", "acme_ppo_plugin.invalid:render_nothing",
@@ -276,7 +276,7 @@ def entry_points(acme: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str, 
 )
 def test_an_invalid_plugin_is_an_error_naming_it(entry_points, group, value, why):
     entry_points(group, "bad", value)
-    load = {"ppo_doctor.rules": registry.all_rules, "ppo_doctor.readers": ingest.readers, "ppo_doctor.formats": report.formats}[group]
+    load = {"ppo_doctor.rules": registry.all_rules, "ppo_doctor.readers": ingest.reader_modules, "ppo_doctor.formats": report.formats}[group]
     with pytest.raises(PluginError) as err:
         load()
     assert str(err.value) == f"plugin 'bad' ({value}) of entry-point group {group} from an unknown distribution: {why}"
@@ -292,7 +292,7 @@ def test_two_plugins_may_not_share_a_reader_name(entry_points):
     entry_points("ppo_doctor.readers", "a", "acme_ppo_plugin.reader")
     entry_points("ppo_doctor.readers", "b", "acme_ppo_plugin.reader")
     with pytest.raises(PluginError, match=r"plugin 'b' .*'acmelog' is already taken by the reader acme_ppo_plugin.reader of an unknown distribution"):
-        ingest.readers()
+        ingest.reader_modules()
 
 
 def test_a_renderer_that_returns_no_text_is_named(entry_points):

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 from benchmarks.gen_inputs import tensorboard_scalars
-from ppo_doctor.ingest import jsonl, tensorboard, trainer_state
+from ppo_doctor.ingest.readers import jsonl, trainer_state
+from ppo_doctor.ingest.tensorboard import reader as tensorboard
 from ppo_doctor.ingest.follow import JsonlTail, RereadTail, TensorBoardTail, tail_for
 from ppo_doctor.watch import Watcher
 

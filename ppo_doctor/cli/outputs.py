@@ -13,7 +13,7 @@ from typing import Iterable
 
 import click
 
-from ..ingest.jsonl import CONFIG_NAMES
+from ..ingest.readers.jsonl import CONFIG_NAMES
 from ..ingest.storage import is_url
 from ..pipeline import find_sources
 from ..report.escape import plain

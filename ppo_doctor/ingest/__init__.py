@@ -3,8 +3,11 @@ canonicalise the result into :class:`~ppo_doctor.run.Run` objects.
 
 ``load(path)`` never raises for bad input: unreadable files become entries of
 ``LoadResult.errors`` (file, offset, message) and every other run is still returned.
-The readers are the format modules of this package, then those of the ``ppo_doctor.readers``
-plugins (:mod:`ppo_doctor.plugins`), which are asked last.
+The readers are the built-in format modules of :data:`FORMAT_MODULES` (:mod:`.readers`, and the
+TensorBoard and W&B wings :mod:`.tensorboard` and :mod:`.wandb`), then those of the
+``ppo_doctor.readers`` plugins (:mod:`ppo_doctor.plugins`), which are asked last.  The modules at
+this level are the helpers they share (:mod:`.base`, :mod:`.storage`, :mod:`.tabular` ...),
+discovery (:mod:`.discover`, :mod:`.sweep_table`) and the followers of growing files (:mod:`.follow`).
 """
 
 from __future__ import annotations
@@ -30,18 +33,19 @@ from .storage import as_path
 
 log = logging.getLogger(__name__)
 
-# Format modules in priority order: when two formats of one run hold the same raw tag, the
-# earlier (more precise, less likely down-sampled) one is kept and the other is not counted twice.
-FORMAT_MODULES = (
-    "tensorboard",
-    "wandb_binary",
-    "trainer_state",
-    "jsonl",
-    "mlflow",
-    "wandb_csv",
-    "csv_logs",
-    "verl_console",
-)
+# The built-in readers in priority order, each format's name (its reader's NAME) -> the dotted
+# path of its module: when two formats of one run hold the same raw tag, the earlier (more
+# precise, less likely down-sampled) one is kept and the other is not counted twice.
+FORMAT_MODULES = {
+    "tensorboard": "ppo_doctor.ingest.tensorboard.reader",
+    "wandb_binary": "ppo_doctor.ingest.wandb.binary",
+    "trainer_state": "ppo_doctor.ingest.readers.trainer_state",
+    "jsonl": "ppo_doctor.ingest.readers.jsonl",
+    "mlflow": "ppo_doctor.ingest.readers.mlflow",
+    "wandb_csv": "ppo_doctor.ingest.wandb.csv",
+    "csv_logs": "ppo_doctor.ingest.readers.csv_logs",
+    "verl_console": "ppo_doctor.ingest.readers.verl_console",
+}
 # a reader's NAME: it names the format in reports (``Run.format``) and in the file lists
 READER_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -59,16 +63,19 @@ def display(path: Path | str) -> str:
     return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
 
 
-def readers() -> list[ModuleType]:
+def reader_modules() -> list[ModuleType]:
     """The reader modules in priority order, the plugins' last.  A built-in reader that cannot be
     imported is a broken installation, reported as such: dropping it would report its runs as
-    absent (a broken plugin is a :class:`~ppo_doctor.errors.PluginError` for the same reason)."""
+    absent (a broken plugin is a :class:`~ppo_doctor.errors.PluginError` for the same reason).
+
+    Not named ``readers``: importing the subpackage :mod:`.readers` binds that name on this
+    package (the import system sets a submodule as an attribute of its parent)."""
     mods = []
-    for name in FORMAT_MODULES:
+    for name, module in FORMAT_MODULES.items():
         try:
-            mods.append(importlib.import_module(f"{__name__}.{name}"))
+            mods.append(importlib.import_module(module))
         except ImportError as exc:
-            raise PPODoctorError(f"the {name} reader (ppo_doctor.ingest.{name}) cannot be imported: {exc}; reinstall ppo-doctor") from exc
+            raise PPODoctorError(f"the {name} reader ({module}) cannot be imported: {exc}; reinstall ppo-doctor") from exc
     return mods + plugin_readers()
 
 
@@ -104,7 +111,7 @@ def _checked_reader(plugin: plugins.Plugin, taken: dict[str, str]) -> ModuleType
 def reader_for(name: str) -> ModuleType:
     """The reader whose NAME is ``name`` (a format id discovery gave a file)."""
     if name in FORMAT_MODULES:
-        return importlib.import_module(f"{__name__}.{name}")
+        return importlib.import_module(FORMAT_MODULES[name])
     for mod in plugin_readers():
         if mod.NAME == name:
             return mod
@@ -115,7 +122,7 @@ def sniff(path: Path, head: bytes | None = None) -> ModuleType | None:
     """The first format module (in priority order) that recognises ``path``; ``head`` = its first bytes."""
     if head is None:
         head = read_head(path)
-    for mod in readers():
+    for mod in reader_modules():
         try:
             if mod.sniff(path, head):
                 return mod
@@ -395,4 +402,4 @@ def concat_series(parts: list[RawSeries]) -> RawSeries:
     )
 
 
-__all__ = ["LoadResult", "display", "readers", "reader_for", "sniff", "RunFrame"]
+__all__ = ["LoadResult", "display", "reader_modules", "reader_for", "sniff", "RunFrame"]

@@ -46,7 +46,7 @@ from typing import Any
 from ..frame import ReadIssue
 from . import FORMAT_MODULES, display, sniff
 from .base import HEAD_BYTES
-from .mlflow import is_run_dir
+from .readers.mlflow import is_run_dir
 from .storage import RemotePath, as_path, open_binary, realpath, scandir
 from .sweep_table import sweep_table_reason
 
@@ -567,7 +567,7 @@ def _global_step(file: Path) -> int | None:
 def _file_order(item: tuple[str, Path]) -> tuple:
     """Higher-priority formats first; event files by the creation time in their names."""
     fmt, path = item
-    prio = FORMAT_MODULES.index(fmt) if fmt in FORMAT_MODULES else len(FORMAT_MODULES)
+    prio = list(FORMAT_MODULES).index(fmt) if fmt in FORMAT_MODULES else len(FORMAT_MODULES)
     m = _TF_NAME.search(path.name) if fmt == "tensorboard" else None
     if m is None:
         return (prio, 0, 0, 0, str(path))

@@ -33,11 +33,12 @@ import numpy as np
 
 from ..errors import PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue
-from . import reader_for, tfrecord
-from .jsonl import records_to_runs, parse_lines
-from .tb_collect import Collector
-from .tb_events import WALL_TIME_KEY
-from .tb_fastpath import MAX_FAST_LENGTH, decode_fast
+from . import reader_for
+from .readers.jsonl import records_to_runs, parse_lines
+from .tensorboard import tfrecord
+from .tensorboard.collect import Collector
+from .tensorboard.events import WALL_TIME_KEY
+from .tensorboard.fastpath import MAX_FAST_LENGTH, decode_fast
 
 log = logging.getLogger(__name__)
 
@@ -340,7 +341,7 @@ def fresh(runs: list[RawRun] | None) -> list[RawRun] | None:
 
 
 def tail_for(path: Path, fmt: str) -> Tail:
-    """The follower for one file of format ``fmt`` (a reader's NAME: one of
+    """The follower for one file of format ``fmt`` (a reader's NAME: a key of
     :data:`~ppo_doctor.ingest.FORMAT_MODULES` or a plugin's, re-read whole as it grows)."""
     if fmt == "tensorboard":
         return TensorBoardTail(Path(path))

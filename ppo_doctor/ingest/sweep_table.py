@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..canonical.hparams import HPARAMS
-from .csv_logs import STEP_COLUMNS, delimiter
+from .readers.csv_logs import STEP_COLUMNS, delimiter
 from .storage import open_binary, size_of
 
 # Bytes read to decide: sweep tables are small; a training log is recognised from its start.

@@ -1,6 +1,6 @@
 """Records (flat-ish dicts, one per logged row) to columns to a :class:`~ppo_doctor.frame.RawRun`:
 the tabular machinery shared by the readers of key-value logs (:mod:`.jsonl`, :mod:`.trainer_state`,
-:mod:`.csv_logs`, :mod:`.wandb_binary`).
+:mod:`.csv_logs`, :mod:`.wandb.binary`).
 
 * :func:`collect_columns` groups records by key tuple and turns an all-number group into one 2-D
   array in one numpy call; only mixed columns (null, text, nested dicts) are converted value by

@@ -46,7 +46,7 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 
 from ..config import coerce, resolve
 from ..settings import Config
-from ..ingest.trainer_state import DOCTOR_ROW_KEY, SUMMARY_MARKERS
+from ..ingest.readers.trainer_state import DOCTOR_ROW_KEY, SUMMARY_MARKERS
 from ..monitor import Monitor, StopOn, check_stop_on, describe, matches
 from ..report import RenderOptions, render
 from ..results import Finding

@@ -4,7 +4,7 @@ GitHub annotations' ``line=``).
 Only line-oriented logs have a meaningful line: JSON lines (``.jsonl``, ``.ndjson``, ``.log``
 holding one JSON object per line) and CSV/TSV (one row per line, after a header).  A line
 is the first whose step (the readers' step keys, :data:`ppo_doctor.ingest.tabular.STEP_KEYS`
-and :data:`ppo_doctor.ingest.csv_logs.STEP_COLUMNS`, top level only) equals the step and
+and :data:`ppo_doctor.ingest.readers.csv_logs.STEP_COLUMNS`, top level only) equals the step and
 which holds the metric's raw tag, so a train line and an eval line of the same step are told
 apart.  Other formats (TensorBoard records, ``trainer_state.json``, ``.wandb``) give None.
 
@@ -21,7 +21,7 @@ import json
 import logging
 from pathlib import Path
 from typing import Iterable
-from ..ingest.csv_logs import STEP_COLUMNS
+from ..ingest.readers.csv_logs import STEP_COLUMNS
 from ..ingest.tabular import STEP_KEYS
 
 log = logging.getLogger(__name__)

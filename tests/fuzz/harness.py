@@ -1,6 +1,6 @@
 """Shared driver of the reader fuzz targets (``tests/fuzz/fuzz_<reader>.py``).
 
-Each target hands :func:`fuzz` a reader module name, the file name discovery would give it,
+Each target hands :func:`fuzz` a reader's format name (its ``NAME``), the file name discovery would give it,
 and seed files from ``tests/hostile_inputs.py``.  Every input the fuzzer makes is written to
 that file name and read; a reader may return runs or raise a ``PPODoctorError`` subclass,
 anything else escaping is a crash that libFuzzer reports (with the input saved as
@@ -17,7 +17,6 @@ fuzzer mutates valid logs instead of starting from empty input.
 
 from __future__ import annotations
 
-import importlib
 import sys
 import tempfile
 from pathlib import Path
@@ -29,17 +28,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: hostile_
 
 with atheris.instrument_imports(include=["ppo_doctor"]):
     from ppo_doctor.errors import PPODoctorError
-    import ppo_doctor.ingest  # noqa: F401 - instrumented before the reader modules load
+    import ppo_doctor.ingest  # instrumented before the reader modules load
 
 
 def fuzz(reader: str, file_name: str, seeds: list[bytes], write: Callable[[Path, bytes], Path] | None = None) -> None:
-    """Fuzz ``ppo_doctor.ingest.<reader>.read`` on files named ``file_name``.
+    """Fuzz the ``read`` of the reader whose NAME is ``reader`` on files named ``file_name``.
 
     ``write(folder, data)`` builds the reader's input from the fuzzer's bytes and returns the
     path to read (default: ``data`` written to ``folder/file_name``).
     """
     with atheris.instrument_imports(include=["ppo_doctor"]):
-        module = importlib.import_module(f"ppo_doctor.ingest.{reader}")
+        module = ppo_doctor.ingest.reader_for(reader)
     work = Path(tempfile.mkdtemp(prefix=f"fuzz-{reader}-"))
 
     def default_write(folder: Path, data: bytes) -> Path:

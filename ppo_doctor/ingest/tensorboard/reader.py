@@ -1,7 +1,7 @@
 """TensorBoard event files (``events.out.tfevents.*``): every scalar, losslessly and fast.
 
 Format: docs/sources.md#tensorboard-event-files. A file is a TFRecord stream (see
-:mod:`.tfrecord`) of ``Event`` protobufs, decoded by hand (:mod:`.tb_events`; no TensorFlow, no
+:mod:`.tfrecord`) of ``Event`` protobufs, decoded by hand (:mod:`.events`; no TensorFlow, no
 protobuf runtime).
 
 What a run gets: scalars from ``simple_value`` (torch ``add_scalar``, tensorboardX, TF1) and from
@@ -15,10 +15,10 @@ are reported, never purged (``EventAccumulator(purge_orphaned_data=True)`` drops
 
 Speed: a million scalars must read >= 100x faster than tbparse (docs/architecture.md#budgets; a plain
 Python loop over the records already takes seconds). Records are framed in bulk
-(:func:`.tfrecord.frame_fast`) and decoded in bulk by :mod:`.tb_fastpath` (records of equal length
+(:func:`.tfrecord.frame_fast`) and decoded in bulk by :mod:`.fastpath` (records of equal length
 as one byte matrix, CRCs checked together, payloads read through a template of the first row);
-records no template covers go through the per-record decoder. :mod:`.tb_collect` gathers the
-points into the run, :mod:`.tb_text` reads config and samples from text and hparams summaries.
+records no template covers go through the per-record decoder. :mod:`.collect` gathers the
+points into the run, :mod:`.text` reads config and samples from text and hparams summaries.
 :func:`read_reference` reads a whole file the plain per-record way; the tests check that both
 give identical runs on random and damaged files.
 """
@@ -30,16 +30,17 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import LogReadError
-from ..frame import RawRun
-from . import filebytes, tfrecord
-from .base import HEAD_BYTES
+from ...errors import LogReadError
+from ...frame import RawRun
+from .. import filebytes
+from . import tfrecord
+from ..base import HEAD_BYTES
 from .protowire import ProtoDecodeError
-from .storage import as_path, open_binary, size_of
-from .tb_collect import Collector, decode_reference
-from .tb_events import WALL_TIME_KEY, Event, SummaryValue, decode_event
-from .tb_fastpath import MAX_FAST_LENGTH, decode_fast
-from .tb_text import hparams_from_plugin_content
+from ..storage import as_path, open_binary, size_of
+from .collect import Collector, decode_reference
+from .events import WALL_TIME_KEY, Event, SummaryValue, decode_event
+from .fastpath import MAX_FAST_LENGTH, decode_fast
+from .text import hparams_from_plugin_content
 
 NAME = "tensorboard"
 FILE_PREFIX = "events.out.tfevents."
@@ -67,7 +68,7 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def _load(path: Path) -> tuple[memoryview, np.ndarray]:
     """The whole file as a memoryview, and the same bytes in a numpy array with spare zero
-    bytes after the end (see :func:`.tb_fastpath.decode_fast`). Numpy-owned memory gets transparent huge
+    bytes after the end (see :func:`.fastpath.decode_fast`). Numpy-owned memory gets transparent huge
     pages, which makes the fast path's scattered row gathers cheaper.
 
     The first record header is checked on the file's first bytes before anything else is

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..frame import RawRun, RawSeries, ReadIssue, TextSample
+from ...frame import RawRun, RawSeries, ReadIssue, TextSample
 from .protowire import ProtoDecodeError
-from .tb_events import SESSION_START, Event, SummaryValue, decode_event
-from .tb_text import config_from_text, hparams_from_plugin_content, text_samples
+from .events import SESSION_START, Event, SummaryValue, decode_event
+from .text import config_from_text, hparams_from_plugin_content, text_samples
 from . import tfrecord
 
 log = logging.getLogger(__name__)

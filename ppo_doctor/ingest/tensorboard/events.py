@@ -8,7 +8,7 @@ summary.proto, tensor.proto), with :mod:`.protowire`: no TensorFlow, no protobuf
   metadata (9: plugin_data.plugin_name and content).
 
 :func:`decode_event` is the per-record reference decoder; the bulk path of
-:mod:`.tb_fastpath` uses it for every record its templates do not cover.
+:mod:`.fastpath` uses it for every record its templates do not cover.
 """
 
 from __future__ import annotations

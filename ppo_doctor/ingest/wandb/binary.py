@@ -9,13 +9,13 @@ only place an offline run keeps its metrics.  Layout:
   than 7 bytes left in a block are zero padding.  The checksum is zlib CRC-32 of the data
   seeded with the CRC-32 of the type byte (``wandb/sdk/internal/datastore.py``, wandb <= 0.29;
   checked on files of wandb 0.14.2, 0.15.5 and 0.31.0), not LevelDB's masked CRC32C
-  (:mod:`.wandb_framing`);
+  (:mod:`.framing`);
 * payload = a protobuf ``wandb_internal.Record`` (``wandb/proto/wandb_internal.proto``).
 
-The protobuf is decoded with a small wire-format decoder (:mod:`.wandb_proto`), so the library
+The protobuf is decoded with a small wire-format decoder (:mod:`.proto`), so the library
 never imports wandb.  Metrics come from ``Record.history`` rows; ``HistoryItem`` has ``key`` (legacy Python
 backend) or ``nested_key`` (Go wandb-core) and ``value_json`` (NaN/Infinity as bare tokens).
-History rows are decoded in bulk, column-wise with numpy (:mod:`.wandb_history`), and their
+History rows are decoded in bulk, column-wise with numpy (:mod:`.history`), and their
 numbers parsed by :mod:`.numparse`: a million points in about half a second, as fast as pandas reads the same
 points from JSONL (issue #6).
 
@@ -37,15 +37,16 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import LogReadError
-from ..frame import RawRun, RawSeries, ReadIssue, TextSample
-from ..canonical.frameworks import is_eval_key
-from . import filebytes, wandb_files
-from .wandb_files import TableRef
-from .wandb_framing import BLOCK, FILE_HEADER, MAGIC, VERSION, iter_records
-from .wandb_history import CHUNK_BYTES, NOT_JSON, Log, Pending, decode_rows
-from .wandb_proto import Malformed, config_items, fields, set_config, signed, str_fields, varint
-from .storage import as_path, has_fileno, open_binary, size_of
+from ...errors import LogReadError
+from ...frame import RawRun, RawSeries, ReadIssue, TextSample
+from ...canonical.frameworks import is_eval_key
+from .. import filebytes
+from . import files
+from .files import TableRef
+from .framing import BLOCK, FILE_HEADER, MAGIC, VERSION, iter_records
+from .history import CHUNK_BYTES, NOT_JSON, Log, Pending, decode_rows
+from .proto import Malformed, config_items, fields, set_config, signed, str_fields, varint
+from ..storage import as_path, has_fileno, open_binary, size_of
 
 log = logging.getLogger(__name__)
 
@@ -103,9 +104,9 @@ def read(path: Path) -> list[RawRun]:
     raw = decoded.run
     if end < size:
         raw.issues.append(ReadIssue(str(path), filebytes.zero_tail_message(size - end), offset=end, level="warning"))
-    side = wandb_files.read_side_files(path.parent / "files", decoded.tables)
-    wandb_files.merge_side_files(raw, side)
-    issue = wandb_files.summary_step_issue(side.summary, decoded.last_step, str(path.parent / "files" / "wandb-summary.json"))
+    side = files.read_side_files(path.parent / "files", decoded.tables)
+    files.merge_side_files(raw, side)
+    issue = files.summary_step_issue(side.summary, decoded.last_step, str(path.parent / "files" / "wandb-summary.json"))
     if issue is not None:
         raw.issues.append(issue)
     log.debug("%s: %d series, %d points", path, len(raw.series), sum(len(x) for x in raw.series))
@@ -125,11 +126,11 @@ def read_run_folder(folder: Path) -> list[RawRun]:
         for p in logs:
             runs += read(p)
         return runs
-    side = wandb_files.read_side_files(folder / "files")
+    side = files.read_side_files(folder / "files")
     if not (side.config or side.texts or side.summary or side.metadata):
         raise LogReadError(str(folder), "not a W&B run folder (no .wandb file and no files/ content)")
     raw = RawRun()
-    wandb_files.merge_side_files(raw, side)
+    files.merge_side_files(raw, side)
     raw.issues.append(ReadIssue(str(folder), "no run-<id>.wandb file: the run's metric history is missing", level="warning"))
     return [raw]
 

@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import LogReadError
-from ..frame import RawRun, RawSeries, ReadIssue, TextSample
-from ..canonical.frameworks import VERL_CONSOLE_EVAL_PREFIXES
-from . import filebytes
-from .base import is_int64
-from .storage import open_binary
+from ...errors import LogReadError
+from ...frame import RawRun, RawSeries, ReadIssue, TextSample
+from ...canonical.frameworks import VERL_CONSOLE_EVAL_PREFIXES
+from .. import filebytes
+from ..base import is_int64
+from ..storage import open_binary
 
 NAME = "verl_console"
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PPODoctorError
-from ..frame import RawRun, RawSeries, ReadIssue
+from ...errors import PPODoctorError
+from ...frame import RawRun, RawSeries, ReadIssue
 
 STEP_COLUMNS = ("_step", "step", "global_step", "Step", "steps")
 LONG_COLUMNS = ("step", "tag", "value")

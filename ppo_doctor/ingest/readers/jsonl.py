@@ -21,7 +21,7 @@ it, as importing pyarrow or pandas would cost more than their parse saves.  Then
 grouped by key tuple and an all-number group becomes one 2-D array in one numpy call; only mixed
 columns (null, text, nested dicts) are converted value by value.
 The record-to-column machinery is :mod:`.tabular`, shared with :mod:`.trainer_state` (HF
-``log_history`` rows are the same kind of dicts), :mod:`.csv_logs` and :mod:`.wandb_binary`.
+``log_history`` rows are the same kind of dicts), :mod:`.csv_logs` and :mod:`.wandb.binary`.
 """
 
 from __future__ import annotations
@@ -35,13 +35,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import LogReadError
-from ..frame import RawRun, RawSeries, ReadIssue
-from ..canonical.frameworks import is_eval_key
-from ..lazy import pd
-from . import filebytes
-from .base import PARSER_IMPORT_BYTES
-from .tabular import (
+from ...errors import LogReadError
+from ...frame import RawRun, RawSeries, ReadIssue
+from ...canonical.frameworks import is_eval_key
+from ...lazy import pd
+from .. import filebytes
+from ..base import PARSER_IMPORT_BYTES
+from ..tabular import (
     EPOCH_FLOOR,
     MAX_DEPTH,
     SAMPLE_NUMBER_KEYS,

@@ -4,7 +4,7 @@ per-record fallback that names the damaged ones), and decoded with numpy through
 the first row is decoded field by field, which says where the wall_time, step, tag and value
 bytes sit; every row whose other bytes equal the template's has the same structure, so its
 payload can be read as columns of the matrix. Rows that match no template, and every
-non-scalar record, go through the per-record decoder (:func:`.tb_collect.decode_reference`).
+non-scalar record, go through the per-record decoder (:func:`.collect.decode_reference`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import numpy as np
 
 from . import tfrecord
 from .protowire import WIRE_I32, WIRE_I64, WIRE_LEN, WIRE_VARINT, ProtoDecodeError, as_varint, iter_fields_at
-from .tb_collect import SLOT_BITS, Collector, decode_reference
-from .tb_events import WALL_TIME_KEY, decode_metadata, shape_elements
+from .collect import SLOT_BITS, Collector, decode_reference
+from .events import WALL_TIME_KEY, decode_metadata, shape_elements
 
 # -- templates: where the payload bytes of a simple scalar record are ------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..frame import TextSample
+from ...frame import TextSample
 from .protowire import WIRE_I64, WIRE_LEN, WIRE_VARINT, ProtoDecodeError, Value, as_double, as_str, iter_fields
 
 _MAX_NESTING = 32  # google.protobuf.Value nesting accepted in hparams (untrusted input)

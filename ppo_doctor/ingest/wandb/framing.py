@@ -14,7 +14,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..frame import ReadIssue
+from ...frame import ReadIssue
 
 MAGIC = b":W&B\xe1\xbe"  # ident ":W&B" + uint16 LE 0xBEE1 (datastore.py LEVELDBLOG_HEADER_*)
 VERSION = 0

@@ -34,14 +34,14 @@ from typing import Any
 
 import numpy as np
 
-from ..lazy import pd
-from ..errors import LogReadError
-from ..frame import RawRun, RawSeries, ReadIssue
-from ..canonical.frameworks import is_eval_key
-from . import filebytes
-from .base import HEAD_BYTES, PARSER_IMPORT_BYTES
-from .tabular import EPOCH_FLOOR, to_wall_seconds, usable_steps
-from .storage import as_path, is_url, open_binary, size_of
+from ...lazy import pd
+from ...errors import LogReadError
+from ...frame import RawRun, RawSeries, ReadIssue
+from ...canonical.frameworks import is_eval_key
+from .. import filebytes
+from ..base import HEAD_BYTES, PARSER_IMPORT_BYTES
+from ..tabular import EPOCH_FLOOR, to_wall_seconds, usable_steps
+from ..storage import as_path, is_url, open_binary, size_of
 
 NAME = "csv_logs"
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """The small side files of a W&B run: config, summary, metadata and logged text tables.
 
-Used by :mod:`.wandb_binary` (a run folder ``run-*/`` or ``offline-run-*/`` holds
-``run-<id>.wandb`` plus ``files/``) and by :mod:`.wandb_csv` (history exports saved with
+Used by :mod:`.binary` (a run folder ``run-*/`` or ``offline-run-*/`` holds
+``run-<id>.wandb`` plus ``files/``) and by :mod:`.csv` (history exports saved with
 ``<id>_config.json`` / ``<id>_summary.json`` beside them).  Layouts are in
 ``docs/sources.md#wandb-run-folders``:
 
@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..frame import RawRun, ReadIssue, TextSample
-from ..lazy import yaml
-from . import safe_yaml
-from .storage import open_binary
+from ...frame import RawRun, ReadIssue, TextSample
+from ...lazy import yaml
+from .. import safe_yaml
+from ..storage import open_binary
 
 # Keys W&B adds to a config that are not hyper-parameters (docs/sources.md#wandb-run-folders).
 _INTERNAL_CONFIG_KEYS = ("wandb_version", "_wandb")

@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from ..lazy import yaml
-from ..errors import LogReadError
-from ..frame import RawRun, RawSeries, ReadIssue
-from . import filebytes, safe_yaml
-from .base import is_int64
-from .storage import as_path, open_binary, realpath, scandir
+from ...lazy import yaml
+from ...errors import LogReadError
+from ...frame import RawRun, RawSeries, ReadIssue
+from .. import filebytes, safe_yaml
+from ..base import is_int64
+from ..storage import as_path, open_binary, realpath, scandir
 
 NAME = "mlflow"
 

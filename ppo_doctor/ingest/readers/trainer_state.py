@@ -28,12 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import LogReadError
-from ..frame import RawRun, ReadIssue
-from ..canonical.frameworks import HF_EVAL_ROW_PREFIXES
-from . import filebytes
-from .base import PARSER_IMPORT_BYTES
-from .tabular import Columns, StepInfo, arrow_records, arrow_table_columns, build_raw_run, choose_steps, collect_columns, column_notes, parse_int
+from ...errors import LogReadError
+from ...frame import RawRun, ReadIssue
+from ...canonical.frameworks import HF_EVAL_ROW_PREFIXES
+from .. import filebytes
+from ..base import PARSER_IMPORT_BYTES
+from ..tabular import Columns, StepInfo, arrow_records, arrow_table_columns, build_raw_run, choose_steps, collect_columns, column_notes, parse_int
 
 NAME = "trainer_state"
 

@@ -38,9 +38,9 @@ from functools import lru_cache
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..frame import ReadIssue
-from ..lazy import crc32c as _crc32c
-from . import filebytes
+from ...frame import ReadIssue
+from ...lazy import crc32c as _crc32c
+from .. import filebytes
 
 HEADER_BYTES = 12  # uint64 length + uint32 masked crc of the length
 FOOTER_BYTES = 4  # uint32 masked crc of the data

@@ -1,6 +1,6 @@
 """The history rows of a ``.wandb`` file, decoded in bulk into :class:`Log`, the column-wise
 state of one file (keys, numeric points, texts, tables, config, issues) that the reader then
-turns into a run (:mod:`.wandb_binary`)."""
+turns into a run (:mod:`.binary`)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from ..lazy import pd
-from ..frame import ReadIssue
-from . import numparse
-from .tabular import float_or_inf, parse_int
-from .wandb_proto import Malformed, fields, signed, spans
+from ...lazy import pd
+from ...frame import ReadIssue
+from .. import numparse
+from ..tabular import float_or_inf, parse_int
+from .proto import Malformed, fields, signed, spans
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The protobuf wire format of W&B's ``wandb_internal.Record`` (``wandb/proto/wandb_internal.proto``),
 decoded with a small hand-written decoder so the library never imports wandb: field iteration
 (:func:`fields`) and the ``ConfigRecord`` and string-field messages the reader needs. History rows
-are decoded in bulk by :mod:`.wandb_history`."""
+are decoded in bulk by :mod:`.history`."""
 
 from __future__ import annotations
 

@@ -31,14 +31,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..lazy import pd
-from ..errors import LogReadError
-from ..frame import RawRun, RawSeries, ReadIssue, TextSample
-from ..canonical.frameworks import is_eval_key
-from . import wandb_files
-from . import filebytes
-from .base import HEAD_BYTES
-from .storage import as_path, is_url, open_binary
+from ...lazy import pd
+from ...errors import LogReadError
+from ...frame import RawRun, RawSeries, ReadIssue, TextSample
+from ...canonical.frameworks import is_eval_key
+from . import files
+from .. import filebytes
+from ..base import HEAD_BYTES
+from ..storage import as_path, is_url, open_binary
 
 log = logging.getLogger(__name__)
 
@@ -325,14 +325,14 @@ def _merge_export_side_files(raw: RawRun, path: Path, last_step: int) -> None:
         return
     cfg = path.with_name(f"{prefix}_config.json")
     if cfg.is_file():
-        config, issues = wandb_files.read_json_object(cfg, "config")
-        raw.config.update(wandb_files.unwrap_config(config))
+        config, issues = files.read_json_object(cfg, "config")
+        raw.config.update(files.unwrap_config(config))
         raw.issues += issues
     summary_path = path.with_name(f"{prefix}_summary.json")
     if summary_path.is_file():
-        summary, issues = wandb_files.read_json_object(summary_path, "summary")
+        summary, issues = files.read_json_object(summary_path, "summary")
         raw.issues += issues
-        issue = wandb_files.summary_step_issue(summary, last_step, str(summary_path))
+        issue = files.summary_step_issue(summary, last_step, str(summary_path))
         if issue is not None:
             raw.issues.append(issue)
 
