@@ -1,4 +1,4 @@
-"""Mechanisms of issue 25, each on synthetic series of its shape.
+"""Two mechanisms of issue 25, each on synthetic series of its shape.
 
 Continuous actions (``RunView.action_space``): a Gaussian policy's entropy falls as its std
 shrinks, which is convergence while the reward holds; PD701 and PD305 call it a symptom only
@@ -158,3 +158,117 @@ def test_a_fixed_std_while_the_reward_rises_is_a_note():
 def test_a_fixed_std_while_the_reward_is_stuck_is_a_symptom():
     run = gaussian(flat(N, -50.0, 2.0, seed=20), flat(N, 4.26), flat(N, 1.0))
     assert severities(run, "PD305") == ["warning"]
+
+
+# -- constant returns: what the view knows ------------------------------------------------------------
+def chess_like(n: int = 120, vary_from: int = 80, ev_logged: bool = True):
+    """Every episode returns -100 until ``vary_from`` (EV NaN: Var(returns) = 0, the critic fits the
+    constant and its loss decays to ~0); then the policy starts winning: returns of -100 and +100,
+    EV about 0, a value loss of about their variance."""
+    loss = np.r_[np.abs(decay(vary_from, 9000.0, 5.0, rate=5, sd=1.0, seed=21)), np.abs(flat(n - vary_from, 2.0e4, 1500.0, seed=22))]
+    ev = np.r_[np.full(vary_from, np.nan), flat(n - vary_from, -1e-6, 1e-7, seed=23)]
+    reward = np.r_[flat(vary_from, -98.0, 1.0, seed=24), ramp(n - vary_from, -95.0, 30.0, sd=3.0, seed=25)]
+    tags = {"rollout/ep_rew_mean": reward, "train/value_loss": loss, "train/entropy_loss": -saturating(n, 7.5, 6.0, seed=26)}
+    if ev_logged:
+        tags["train/explained_variance"] = ev
+    return sb3_run(tags)
+
+
+def test_nan_explained_variance_marks_the_updates_with_constant_returns():
+    returns = RunView(chess_like()).returns
+    assert len(returns.constant) == 80 and returns.constant_from == "train/explained_variance"
+    assert returns.rolling == 100 and returns.rolling_tag == "rollout/ep_rew_mean"
+
+
+def test_a_zero_batch_reward_std_marks_constant_returns():
+    std = np.r_[np.zeros(30), flat(90, 0.3, 0.05, seed=27)]
+    run = example_run(Example(series={"reward/std": np.abs(std), "loss/value": flat(120, 0.1, 0.01, seed=28)}))
+    assert len(RunView(run).returns.constant) == 30
+
+
+def test_a_sparse_episode_mean_gives_the_updates_where_a_new_return_arrived():
+    reward = np.zeros(120)
+    reward[40:] = 0.02
+    reward[90:] = 0.05
+    run = example_run(Example(series={"reward/score": reward, "loss/value": flat(120, 2e-5, 5e-6, seed=29)}))
+    assert list(RunView(run).returns.new_returns) == [40, 90]
+    dense = example_run(Example(series={"reward/score": flat(120, 0.5, 0.1, seed=30), "loss/value": flat(120, 0.1, 0.01, seed=31)}))
+    assert len(RunView(dense).returns.new_returns) == 0
+
+
+# -- constant returns: the value rules -----------------------------------------------------------------
+def test_value_loss_best_level_is_not_taken_while_returns_were_constant():
+    assert findings(chess_like(), "PD401") == []
+    # without the NaN explained variance nothing says the returns were constant: a 4000x rise
+    assert [f.code for f in findings(chess_like(ev_logged=False), "PD401")] == ["PD401"]
+
+
+def test_a_critic_diverging_on_varying_returns_still_rises():
+    n = 200
+    loss = np.r_[np.abs(decay(80, 50.0, 5.0, sd=0.5, seed=32)), ramp(120, 5.0, 400.0, sd=5.0, seed=33)]
+    ev = np.r_[np.full(20, np.nan), flat(60, 0.6, 0.05, seed=34), ramp(120, 0.6, -2.0, sd=0.05, seed=35)]
+    run = sb3_run({"rollout/ep_rew_mean": flat(n, 10.0, 1.0, seed=36), "train/value_loss": np.abs(loss), "train/explained_variance": ev})
+    assert [f.code for f in findings(run, "PD401")] == ["PD401"]
+
+
+def test_value_loss_jumps_when_returns_start_to_vary_are_no_spikes():
+    n = 200
+    loss = np.abs(flat(n, 1.0, 0.05, seed=37))
+    ev = flat(n, 0.5, 0.05, seed=38)
+    spikes_at = (60, 110, 160)
+    for i in spikes_at:
+        loss[i] = 4.0e4  # a win among losses: (100 - (-100))^2 on a share of the batch
+    ev[:] = np.nan
+    for i in spikes_at:
+        ev[i] = -1e-6  # the first batches with a win: the only ones whose returns varied
+    tags = {"rollout/ep_rew_mean": flat(n, -98.0, 1.0, seed=39), "train/value_loss": loss, "train/explained_variance": ev}
+    assert [f for f in findings(sb3_run(tags), "PD402") if f.severity == "warning"] == []
+    # the same spikes on updates whose returns all varied are the critic's
+    tags["train/explained_variance"] = flat(n, 0.5, 0.05, seed=38)
+    assert severities(sb3_run(tags), "PD402") == ["warning"]
+
+
+def test_value_loss_spikes_with_the_rare_successes_of_a_sparse_task_are_no_instability():
+    # MiniGrid-like: the episode-return mean moves only when a rare success arrives, and the value
+    # loss of a critic fitted to all-zero returns jumps on those updates
+    n = 120
+    reward = np.zeros(n)
+    loss = np.abs(flat(n, 2e-5, 5e-6, seed=40))
+    for i, level in ((30, 0.026), (45, 0.036), (70, 0.02), (95, 0.034), (105, 0.046)):
+        reward[i:] = level
+        loss[i] = 0.01
+    run = example_run(Example(series={"reward/score": reward, "loss/value": loss}, framework="unknown"))
+    assert findings(run, "PD402") == []
+    # the same spikes in a run whose reward moves at every update are judged as spikes
+    dense = example_run(Example(series={"reward/score": np.abs(flat(n, 0.03, 0.01, seed=41)), "loss/value": loss}, framework="unknown"))
+    assert severities(dense, "PD402") == ["warning"]
+
+
+def test_a_rolling_mean_reward_scale_is_said_and_read_with_the_explained_variance():
+    [f] = findings(chess_like(n=120, vary_from=20), "PD404")
+    assert f.severity == "info" and "rolling mean" in f.message
+    assert any("mean over the last 100 episodes" in e for e in f.evidence)
+    # without an explained variance the finding stands, and says it only had a rolling mean
+    [g] = findings(chess_like(n=120, vary_from=20, ev_logged=False), "PD404")
+    assert g.severity == "warning" and any("understates" in e for e in g.evidence)
+
+
+def test_a_critic_on_constant_returns_at_the_end_is_not_judged():
+    # a task held at its ceiling: every return the same, EV NaN, a value loss that is tiny and flat
+    n = 120
+    ev = np.r_[flat(40, 0.5, 0.05, seed=42), np.full(80, np.nan)]
+    loss = np.r_[np.abs(decay(40, 1.0, 1e-4, sd=1e-5, seed=43)), np.abs(flat(80, 1e-4, 1e-5, seed=44))]
+    run = sb3_run({"rollout/ep_rew_mean": np.r_[ramp(40, 0.0, 500.0, sd=5.0, seed=45), np.full(80, 500.0)], "train/value_loss": loss, "train/explained_variance": ev})
+    assert findings(run, "PD405") == []
+
+
+def test_explained_variance_of_updates_with_constant_scores_is_left_out():
+    n = 120
+    ev = flat(n, 0.4, 0.05, seed=46)
+    std = np.abs(flat(n, 0.3, 0.02, seed=47))
+    ev[30:] = -3.0  # 0/0 on updates whose scores were all equal, as a logger that does not write NaN
+    std[30:] = 0.0
+    run = example_run(Example(series={"value/explained_var": ev, "reward/std": std}, framework="unknown"))
+    assert findings(run, "PD403") == []
+    std[30:] = 0.3
+    assert severities(example_run(Example(series={"value/explained_var": ev, "reward/std": std}, framework="unknown")), "PD403") == ["error"]
