@@ -142,6 +142,13 @@ def test_a_positive_gaussian_entropy_is_judged_by_its_absolute_fall():
     assert severities(sb3_run(tags, path="/logs/PPO/run"), "PD701") == ["warning"]
 
 
+def test_an_entropy_below_zero_throughout_is_judged_in_nats_and_never_an_error():
+    # nothing marks the actions continuous, yet a percentage of a negative entropy means nothing
+    run = example_run(Example(series={"policy/entropy": saturating(N, -0.5, -8.0, rate=4, sd=0.02, seed=48)}, framework="unknown"))
+    [f] = findings(run, "PD701")
+    assert f.severity == "warning" and "nats" in f.message
+
+
 def test_a_discrete_entropy_collapse_is_unchanged():
     run = example_run(Example(series={"policy/entropy": decay(150, 2.5, 0.03, rate=6, sd=0.02, seed=46)}))
     assert severities(run, "PD701") == ["error"]

@@ -78,8 +78,8 @@ class EntropyFrozen(Rule):
         evidence = [f"ln({k}) = {math.log(k):.4f}: uniform over {k} actions"] if k else []
         severity = self.severity
         if continuous:
-            # a Gaussian's entropy depends on its std alone: a fixed or state-independent std that
-            # is not trained keeps it constant while the mean (the policy) learns
+            # a Gaussian's entropy depends on its std alone: a std that is fixed or not trained
+            # keeps it constant while the mean (the policy) learns
             space = ctx.view.action_space
             suffers = reward_suffers(ctx)
             evidence += [space.evidence] if space is not None else []

@@ -39,8 +39,8 @@ class ValueLossSpikes(Rule):
     advantages of that batch.
 
     **Known false positives.** Rare, genuinely surprising episodes in classic RL (a first
-    success) that neither of the above marks; one-off spikes after a checkpoint reload.  Without a reward metric the
-    materiality floor is not applied.
+    success) that neither of the above marks; one-off spikes after a checkpoint reload.
+    Without a reward metric the materiality floor is not applied.
 
     **Source.** guides-digest.md; TRL logging docs ("value loss will spike / NaN when not going
     well"); PTT value-loss rule (thresholds-and-peers.md §4.1).

@@ -95,7 +95,8 @@ class EntropyCollapse(SustainedRule[EntropyView]):
         _, drop, change = judged
         first, late, _ = early_late(view.values)
         continuous = ctx.view.continuous_actions
-        severe = not continuous and (drop >= p["error_drop"] or late < p["floor"])
+        differential = continuous or min(first, late) < 0  # the drop is in nats, not a share
+        severe = not differential and (drop >= p["error_drop"] or late < p["floor"])
         if ctx.view.is_classic_rl:
             severe = False  # a deterministic policy at convergence is normal in classic RL
         done = solved(ctx)
