@@ -497,8 +497,9 @@ def test_gaussian_entropy_crossing_zero_is_judged_by_its_absolute_change():
     n = 200
     mild = example_run(Example(series={"loss/entropy": -saturating(n, 1.4, -0.6, sd=0.02, seed=81)}, framework="sb3"))
     assert fired(mild, "PD701") == set()
-    # std shrinking ~500x: a collapse, reported in nats, warning at most
-    strong = example_run(Example(series={"loss/entropy": -saturating(n, 1.4, -5.0, sd=0.02, seed=82)}, framework="sb3"))
+    # std shrinking ~500x while the reward is stuck: a collapse, reported in nats, warning at most
+    stuck = flat(n, 10.0, 1.0, seed=84)
+    strong = example_run(Example(series={"loss/entropy": -saturating(n, 1.4, -5.0, sd=0.02, seed=82), "reward/score": stuck}, framework="sb3"))
     f = run_rules(strong, coerce({"select": ["PD701"]}))[0]
     assert [(x.code, x.severity) for x in f] == [("PD701", "warning")] and "nats" in f[0].message and "%" not in f[0].message
 

@@ -9,6 +9,7 @@ import numpy as np
 from ..detect import flat_spans
 from .base import Example, Rule
 from .examples import flat, saturating
+from .reward_progress import reward_suffers
 
 
 def uniform_actions(entropy: float) -> int | None:
@@ -27,12 +28,19 @@ class EntropyFrozen(Rule):
     on a run of at least ``min_points`` points.  When the constant is ln(k) for an integer k the
     policy is uniform over k actions: it never left its initialisation.
 
+    **Continuous actions.** A Gaussian policy's entropy depends on its std alone, not on its
+    mean: a std that is fixed, scheduled or not trained keeps the entropy constant while the
+    policy learns.  On a run with continuous actions (``RunView.action_space``, see PD701) the
+    finding is a symptom only while the reward suffers (``reward_progress.reward_suffers``:
+    collapsed from its best, or no clear rise); otherwise, or without a reward, an info note.
+
     **Why it matters.** Learning changes the policy, and any change moves its entropy.  A frozen
     entropy means the updates do not reach the policy (learning rate 0, frozen parameters, a
     loss that is detached or multiplied by 0, or advantages that are all zero): stagnation.
 
     **Known false positives.** Entropy logged from a fixed evaluation distribution, or a
-    constant placeholder value written by a custom logger.
+    constant placeholder value written by a custom logger; a Gaussian policy with a fixed std
+    that nothing marks as continuous.
 
     **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
     stopped early) the finding is an info note saying what is watched, until ``fair_share``
@@ -52,7 +60,7 @@ class EntropyFrozen(Rule):
     requires = (("policy/entropy", "loss/entropy"),)
     params = {"tolerance": 1e-4, "share": 0.9, "min_points": 20}
     causes = {"lr-too-low": 0.8, "implementation-bug": 0.6, "weak-learning-signal": 0.5}
-    message = "policy entropy stays at {value:num} for {count} of {n} points{uniform}: the policy is not changing"
+    message = "policy entropy stays at {value:num} for {count} of {n} points{uniform}: {frozen} is not changing"
 
     def evaluate(self, ctx):
         p = ctx.params
@@ -65,7 +73,19 @@ class EntropyFrozen(Rule):
         if count < p["share"] * len(v):
             return
         value = float(np.median(v))
-        k = uniform_actions(value)
+        continuous = ctx.view.continuous_actions
+        k = None if continuous else uniform_actions(value)
+        evidence = [f"ln({k}) = {math.log(k):.4f}: uniform over {k} actions"] if k else []
+        severity = self.severity
+        if continuous:
+            # a Gaussian's entropy depends on its std alone: a std that is fixed or not trained
+            # keeps it constant while the mean (the policy) learns
+            space = ctx.view.action_space
+            suffers = reward_suffers(ctx)
+            evidence += [space.evidence] if space is not None else []
+            evidence += [suffers[1]] if suffers is not None else ["no reward logged: a constant Gaussian entropy is a fixed std, not judged without the reward"]
+            if suffers is None or not suffers[0]:
+                severity = "info"
         yield self.finding(
             ctx,
             metric=view.metric,
@@ -74,8 +94,9 @@ class EntropyFrozen(Rule):
             threshold_step=spans[0].start_step,
             peak_step=spans[0].start_step,
             end_step=spans[-1].end_step,
-            evidence=[f"ln({k}) = {math.log(k):.4f}: uniform over {k} actions"] if k else [],
-            fmt={"n": len(v), "uniform": f" (= ln {k}, a uniform policy)" if k else ""},
+            evidence=evidence,
+            severity=severity,
+            fmt={"n": len(v), "uniform": f" (= ln {k}, a uniform policy)" if k else "", "frozen": "the action std" if continuous else "the policy"},
         )
 
     @classmethod

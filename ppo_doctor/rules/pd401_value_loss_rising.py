@@ -27,13 +27,21 @@ class ValueLossRising(Rule):
     and now misses by 0.016 on rewards of about 1 is 500x its best, and still nearly exact).
     A warning: value trouble degrades the advantages, it is rarely fatal alone.
 
+    **Constant returns.** The best level is sought only among updates whose returns varied
+    (``RunView.returns``: SB3/CleanRL/baselines log an explained variance of NaN on an update
+    whose returns were all equal, a batch ``reward/std`` of 0 says it of the scores).  While
+    every episode returns the same (a chess agent that loses at once, -100, every game) the
+    critic fits a constant and its loss decays toward 0; when the policy starts winning the
+    loss jumps to about the returns' variance: the returns grew, the critic did not diverge.
+
     **Why it matters.** "Value loss too high: stays high or swings wildly; bad advantages
     destabilise the policy."  A critic whose error keeps growing feeds noise into the
     advantages (DeepSpeedExamples#556: critic loss kept growing while the returns' scale grew
     from ~4 to ~20; fix: running reward normalisation).
 
     **Known false positives.** Classic-RL runs whose returns grow as the agent improves are
-    covered by the reward-scale adjustment only when a reward metric is logged.
+    covered by the reward-scale adjustment only when a reward metric is logged; a stretch of
+    constant returns that no NaN explained variance or zero ``reward/std`` marks.
 
     **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
     stopped early) the finding is an info note saying what is watched, until ``fair_share``
@@ -65,9 +73,13 @@ class ValueLossRising(Rule):
             return
         w = windows(n)
         late = float(np.median(v[-w:]))
-        trough_idx, trough = block_min(v[:-w], w)
-        if trough is None or trough_idx is None:
+        # the best level is sought where the returns varied: while they were all equal the critic
+        # fitted a constant, a loss of about 0 that says nothing of how it fits varying returns
+        varying = np.flatnonzero(~ctx.view.returns.constant_at(s)[:-w])
+        sub_idx, trough = block_min(v[varying], w)
+        if trough is None or sub_idx is None:
             return
+        trough_idx = int(varying[sub_idx])
         trough = max(trough, p["trough_floor"] * approx_median(v))
         if not trough > 0:
             return

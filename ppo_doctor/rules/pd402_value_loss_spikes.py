@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import approx_median, spikes
-from .base import Example, Rule
+from ..detect import approx_median, default_window, spikes
+from .base import Example, Rule, RuleContext
 from .examples import decay, flat, with_points
 from .inputs import Input
 from .shapes import Stretch, stretch_incident
@@ -25,14 +25,22 @@ class ValueLossSpikes(Rule):
     ``min_recurring``, 3); one or two are an info note: value spikes are common in classic RL (a
     rare large return) and hurt one batch, they do not break the run alone.
 
+    **Returns that begin to vary.** A spike is the returns' spread appearing, not the critic,
+    and is left out, when most of the points before it were updates whose returns were all
+    equal (``RunView.returns``: an explained variance of NaN, a ``reward/std`` of 0) and its own
+    were not: a critic fitted to a constant meets its first varying returns.  Likewise a spike
+    within a point of a new episode return in a run whose episode-return mean stays exactly
+    unchanged at three updates in four or more (a sparse task: the value loss jumps on the rare
+    update that ends a successful episode).
+
     **Why it matters.** The guide's "value loss too high: stays high or swings wildly".  Value
     spikes come from returns the critic has never seen (an unnormalised or unclipped reward,
     a reward-model outlier) or a value learning rate that is too high, and they corrupt the
     advantages of that batch.
 
     **Known false positives.** Rare, genuinely surprising episodes in classic RL (a first
-    success); one-off spikes after a checkpoint reload.  Without a reward metric the
-    materiality floor is not applied.
+    success) that neither of the above marks; one-off spikes after a checkpoint reload.
+    Without a reward metric the materiality floor is not applied.
 
     **Source.** The troubleshooting guide ("value loss too high"); TRL logging docs ("value loss
     will spike / NaN when not going well"); PTT value-loss rule (docs/sources.md#value-loss).
@@ -60,6 +68,7 @@ class ValueLossSpikes(Rule):
         if scale:
             floor = float(np.log10(p["min_share"] * scale**2))
             found = [sp for sp in found if sp.peak_value >= floor]
+        found = [sp for sp in found if not _returns_began_to_vary(ctx, s, sp.peak_idx)]
         if not found:
             return
         st = Stretch(Input(ctx.req[0].metric, s, logv), found, "up")
@@ -83,3 +92,15 @@ class ValueLossSpikes(Rule):
                 "reward/score": flat(150, 1.0, 0.01, seed=35),
             }
         )
+
+
+def _returns_began_to_vary(ctx: RuleContext, steps: np.ndarray, idx: int) -> bool:
+    """The spike at ``steps[idx]`` is the returns' spread appearing, not the critic: most of the
+    points before it had returns that were all equal (a critic fitted to a constant, its loss
+    about 0), or a rare new return arrived with it in a run whose episode returns hardly ever
+    change (a first success in a sparse task) (:mod:`ppo_doctor.view.returns`)."""
+    returns = ctx.view.returns
+    before = steps[max(0, idx - default_window(len(steps))) : idx]
+    if len(before) and returns.constant_at(before).mean() >= 0.5 and not returns.constant_at(steps[idx : idx + 1])[0]:
+        return True
+    return bool(returns.new_return_near(steps)[idx])

@@ -18,7 +18,9 @@ class ExplainedVarianceNegative(SustainedRule[Input]):
 
     **What it detects.** After a warm-up (the first ``warmup`` share of the run, where an
     untrained critic is expected to be poor), the median of ``value/explained_var`` over the
-    rest of the run is below ``-margin`` (-0.05), with a sustained stretch below it.  Error when
+    rest of the run is below ``-margin`` (-0.05), with a sustained stretch below it.  Updates whose
+    returns were all equal (``RunView.returns``: a batch ``reward/std`` of 0) are left out: EV
+    divides by the returns' variance, 0 there, and means nothing.  Error when
     that median is below ``error_below`` (-1): the critic is far worse than predicting the
     mean return.  An EV within ``margin`` of 0 is a critic that predicts about the mean return
     (a batch estimate of EV scatters around 0 for it; -1e-6 is 0): it adds no error, it
@@ -63,7 +65,9 @@ class ExplainedVarianceNegative(SustainedRule[Input]):
     def points(self, ctx: RuleContext) -> Input:
         x = ctx.req[0]
         start = int(round(len(x) * ctx.params["warmup"]))
-        return Input(x.metric, x.steps[start:], x.values[start:])
+        # an update whose returns were all equal has no variance to explain: its EV is 0/0
+        varying = ~ctx.view.returns.constant_at(x.steps[start:])
+        return Input(x.metric, x.steps[start:][varying], x.values[start:][varying])
 
     def level(self, ctx: RuleContext, x: Input) -> float | None:
         return -ctx.params["margin"] if approx_median(x.values) < -ctx.params["margin"] else None

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Example, Rule
+from ..detect import early_late
+from .base import Example, Rule, RuleContext
 from .examples import decay, flat
 from .inputs import windows
+from .messages import fmt_num
 from .value_scale import reward_scale, window_slices
 
 
@@ -19,12 +21,21 @@ class ValueLossVsRewardScale(Rule):
     zero would cost.  The value loss is never judged in absolute terms: rewards scaled x100
     make a healthy value loss 10,000 times larger (the SB3 trap), and the ratio is unchanged.
 
+    **A rolling mean of episodes.** When the reward is a mean over the last N episodes (SB3
+    ``rollout/ep_rew_mean``, baselines ``eprewmean``: N = 100, ``RunView.returns``), its spread
+    is about 1/sqrt(N) of the per-episode returns' the critic regresses on, so the scale
+    understates them; the finding says so.  The critic's error against the returns' own
+    variance is then read from the explained variance (``1 - Var(returns - values) /
+    Var(returns)``): a late median at or above ``-ev_margin`` (-0.05) means an error no larger
+    than the returns' spread, and the finding is an info note.
+
     **Why it matters.** A critic that cannot fit the returns even at the end of training gives
     advantages that are mostly noise (value LR, too few value updates, or a reward scale the
     critic cannot follow).
 
     **Known false positives.** Value losses that include a large constant term; rewards that
-    are all near 0 with rare large payoffs.
+    are all near 0 with rare large payoffs; a rolling-mean reward without an explained
+    variance (the finding then says the scale is a rolling mean's).
 
     **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
     stopped early) the finding is an info note saying what is watched, until ``fair_share``
@@ -42,9 +53,9 @@ class ValueLossVsRewardScale(Rule):
     severity = "warning"
     evidence = "trend"
     requires = ("loss/value", ("reward/score", "reward/total", "return/mean"))
-    params = {"max_ratio": 1.0, "min_points": 20}
+    params = {"max_ratio": 1.0, "ev_margin": 0.05, "min_points": 20}
     causes = {"value-undertrained": 0.7, "value-lr-mistuned": 0.7, "reward-not-normalized": 0.5}
-    message = "late value loss {late:num} is {ratio:num}x the squared reward scale ({scale:num}^2): the critic cannot fit the returns"
+    message = "late value loss {late:num} is {ratio:num}x the squared reward scale ({scale:num}^2): {conclusion}"
 
     def evaluate(self, ctx):
         p = ctx.params
@@ -62,6 +73,7 @@ class ValueLossVsRewardScale(Rule):
         ratio = late / scale**2
         if ratio <= p["max_ratio"]:
             return
+        evidence, severity = _rolling_mean(ctx, p["ev_margin"])
         yield self.finding(
             ctx,
             metric="loss/value",
@@ -70,6 +82,9 @@ class ValueLossVsRewardScale(Rule):
             threshold_step=int(s[late_sl][0]),
             peak_step=int(s[late_sl][int(np.argmax(v[late_sl]))]),
             end_step=int(s[-1]),
+            evidence=evidence,
+            severity=severity or self.severity,
+            fmt={"conclusion": "the critic cannot fit the returns" if severity is None else "a rolling mean's scale, not the per-episode returns'"},
         )
 
     @classmethod
@@ -84,3 +99,27 @@ class ValueLossVsRewardScale(Rule):
             series={"loss/value": np.abs(decay(100, 9000.0, 2000.0, sd=300.0, seed=33)), "reward/score": flat(100, 450.0, 40.0, seed=34)},
             framework="sb3",
         )
+
+
+def _rolling_mean(ctx: RuleContext, ev_margin: float) -> tuple[list[str], str | None]:
+    """(evidence, severity or None) when the reward is a rolling mean of episodes
+    (:mod:`ppo_doctor.view.returns`): its spread is about 1/sqrt(N) of the per-episode returns'
+    the critic fits, so the scale understates them.  The critic's error against the returns' own
+    variance is then read from the explained variance, ``1 - Var(returns - values) /
+    Var(returns)``: at or above ``-ev_margin`` it is no larger than the returns' spread, and the
+    finding is an info note."""
+    returns = ctx.view.returns
+    if returns.rolling is None:
+        return [], None
+    evidence = [
+        f"the reward ({returns.rolling_tag}) is a mean over the last {returns.rolling} episodes: its spread is about "
+        f"1/{fmt_num(returns.rolling ** 0.5)} of the per-episode returns' the critic fits, so this scale understates them"
+    ]
+    if ctx.has("value/explained_var"):
+        _, ev = ctx.finite("value/explained_var")
+        if len(ev) >= 3:
+            late_ev = early_late(ev)[1]
+            if late_ev >= -ev_margin:
+                evidence.append(f"the explained variance ends at {fmt_num(late_ev)}: the critic's error is no larger than the returns' own spread")
+                return evidence, "info"
+    return evidence, None

@@ -44,6 +44,11 @@ class CriticNotLearning(Rule):
     the policy, and once a task is solved the returns sit at a cap with little variance left to
     explain (``reward_progress.learning_despite_critic``).
 
+    **Constant returns.** When the returns of most of the last 10 % of updates were all equal
+    (``RunView.returns``: SB3/CleanRL/baselines log an explained variance of NaN exactly then, or
+    a batch ``reward/std`` of 0), as on a task held at its ceiling, there is nothing to explain
+    and a tiny value loss is no trouble: not judged.
+
     **Known false positives.** Sparse-reward tasks whose returns carry almost no learnable
     variance; a critic that was pre-trained, so its first loss is already its best.
 
@@ -77,6 +82,8 @@ class CriticNotLearning(Rule):
         early, late, w = early_late(v)
         if not (late >= early > 0):
             return
+        if ctx.view.returns.constant_at(s[-w:]).mean() >= 0.5:
+            return  # returns all equal at the end (a solved task at its ceiling): nothing to explain
         fit, observed = self._fit(ctx, late)
         if fit is None:
             return

@@ -32,8 +32,8 @@ class ValueLagsReturns(Rule):
 
     **Known false positives.** The first steps of any run, while an untrained value head
     starts at zero (only the end of the run is judged); a batch whose scores are all equal
-    has no spread to measure against, and the 10 % floor keeps such runs quiet unless the
-    gap is large against the returns themselves.
+    has no spread to measure against: such updates (``RunView.returns``) are not counted, and
+    the 10 % floor keeps such runs quiet unless the gap is large against the returns themselves.
 
     **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
     stopped early) the finding is an info note saying what is watched, until ``fair_share``
@@ -69,7 +69,8 @@ class ValueLagsReturns(Rule):
         gap = np.abs(ret - value)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(sd > 0, gap / sd, np.inf)
-        over = (ratio > p["bias_max"]) & (gap > p["rel_min"] * np.abs(ret))
+        # an update whose scores were all equal has no spread to measure the gap in
+        over = (ratio > p["bias_max"]) & (gap > p["rel_min"] * np.abs(ret)) & ~ctx.view.returns.constant_at(steps)
         _, late_gap, w = early_late(gap)
         _, late_ratio, _ = early_late(ratio)
         _, late_ret, _ = early_late(ret)

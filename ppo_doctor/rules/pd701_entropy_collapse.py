@@ -8,11 +8,12 @@ import numpy as np
 
 from ..results import Finding
 from ..view import EntropyView
+from ..view.actions import late_action_std
 from .base import Example, RuleContext
 from .examples import decay, saturating
 from ..detect import early_late
 from .messages import fmt_num
-from .reward_progress import solved
+from .reward_progress import reward_suffers, solved
 from .shapes import Stretch, SustainedRule
 
 
@@ -24,11 +25,21 @@ class EntropyCollapse(SustainedRule[EntropyView]):
     median (last 10 %) is at least ``drop`` (60 %) below its early median (first 10 %), with a
     sustained stretch below that level.  Error when the drop reaches ``error_drop`` (90 %) or the
     late entropy is under ``floor`` nats per token after the drop, except for classic-RL runs,
-    where a near-deterministic policy at convergence is expected (warning at most).  An entropy
-    that goes below 0 is the differential entropy of continuous actions (a Gaussian's is
-    ``0.5 ln(2 pi e sigma^2)`` per dimension), where a percentage means nothing: it is judged by
-    its absolute fall, at least ``abs_drop`` nats (4.6 = ln 100: the action std shrank 100-fold
-    in one dimension, or 10-fold in each of two), and is a warning at most.
+    where a near-deterministic policy at convergence is expected (warning at most).
+
+    **Continuous actions.** A Gaussian policy's entropy is a differential entropy,
+    ``0.5 ln(2 pi e sigma^2)`` per action dimension: it falls as the action std shrinks, which is
+    how such a policy converges, and it goes below 0 once sigma < 0.24.  The run view tells such a
+    run (``RunView.action_space``: a logged action std such as SB3's ``train/std``, an entropy
+    falling through 0, or a Gymnasium continuous-control id such as ``Hopper-v4`` in the config
+    or path).  There, and for any entropy below 0, a percentage means nothing (the zero of a
+    differential entropy depends on the actions' units): the entropy is judged by its absolute
+    fall, at least ``abs_drop`` nats (4.6 = ln 100: the action std shrank 100-fold in one
+    dimension, or 10-fold in each of two).  On a run with continuous actions the fall is a
+    symptom (a warning) only while the reward suffers: it fell far from its best for good
+    (reward-collapse's test) or did not rise clearly above its first points
+    (``reward_progress.reward_suffers``).  While the reward rose and kept its gain, or when no
+    reward is logged, it is an info note that gives the late action std when it is logged.
 
     When the reward rose clearly and ends at the top of its range (``reward_progress.solved``), the
     fall is an info note: a policy that solved its task (a math answer, a game) should become
@@ -42,7 +53,8 @@ class EntropyCollapse(SustainedRule[EntropyView]):
 
     **Known false positives.** Tasks with one right answer (the policy *should* become
     confident); entropy logged as a sequence sum without the response length (a shorter answer
-    reads as lower entropy).
+    reads as lower entropy); a continuous-action run that nothing marks as one (no std logged,
+    an entropy that stays above 0, no known task id), judged as a discrete policy.
 
     **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
     stopped early) the finding is an info note saying what is watched, until ``fair_share``
@@ -51,7 +63,9 @@ class EntropyCollapse(SustainedRule[EntropyView]):
 
     **Source.** PTT (entropy drop >= 50 % or floor 0.1), rlwatch (< 1.0 for 50 steps), Andy Jones'
     RL debugging notes; huggingface/trl#204; SB3 sign convention (docs/sources.md#entropy,
-    docs/sources.md#sign-conventions).
+    docs/sources.md#sign-conventions); SB3 ``train/std`` of Gaussian policies
+    (``stable_baselines3/ppo/ppo.py``); Gymnasium's MuJoCo, Box2D and classic-control environment
+    pages (Box action spaces).
     """
 
     code = "PD701"
@@ -81,7 +95,8 @@ class EntropyCollapse(SustainedRule[EntropyView]):
             return
         _, drop, change = judged
         first, late, _ = early_late(view.values)
-        differential = min(first, late) < 0
+        continuous = ctx.view.continuous_actions
+        differential = continuous or min(first, late) < 0  # the drop is in nats, not a share
         severe = not differential and (drop >= p["error_drop"] or late < p["floor"])
         if ctx.view.is_classic_rl:
             severe = False  # a deterministic policy at convergence is normal in classic RL
@@ -90,8 +105,12 @@ class EntropyCollapse(SustainedRule[EntropyView]):
         if away:
             done = None
         evidence = ([view.note] if view.note else []) + ([done] if done else []) + ([away] if away else [])
+        converging = False
+        if continuous and not done:
+            converging, why = _gaussian_converging(ctx)
+            evidence += why
         observed = {"first": first, "late": late, "drop": drop, "min": float(np.min(view.values))}
-        severity = "info" if done else ("error" if severe else "warning")
+        severity = "info" if done or converging else ("error" if severe else "warning")
         yield self.incident(ctx, st, observed=observed, end_step=int(view.steps[-1]), severity=severity, evidence=evidence, fmt={"change": change})
 
     @staticmethod
@@ -99,9 +118,10 @@ class EntropyCollapse(SustainedRule[EntropyView]):
         """(level, drop, how the message says it) when the entropy fell far enough, else None."""
         p = ctx.params
         first, late, _ = early_late(view.values)
-        if min(first, late) < 0:  # a discrete entropy is never negative (window medians: noise aside)
-            # continuous actions: a percentage of a quantity that crosses 0 means nothing; judge
-            # the absolute change (ln of how far the action std shrank, summed over dimensions)
+        if ctx.view.continuous_actions or min(first, late) < 0:  # a discrete entropy is never negative
+            # a differential entropy: its zero depends on the actions' units, so a percentage of
+            # it means nothing; judge the absolute change (ln of how far the action std shrank,
+            # summed over dimensions)
             drop = first - late
             if drop < p["abs_drop"]:
                 return None
@@ -121,6 +141,22 @@ class EntropyCollapse(SustainedRule[EntropyView]):
     def good_example(cls):
         # entropy eases down by a third and stays there
         return Example(series={"policy/entropy": saturating(150, 2.5, 1.7, sd=0.05, seed=47)})
+
+
+def _gaussian_converging(ctx: RuleContext) -> tuple[bool, list[str]]:
+    """(True when the fall is a Gaussian policy converging, the evidence): the std of a policy
+    with continuous actions shrinks as it converges, which is trouble only while the reward
+    suffers (``reward_progress.reward_suffers``); without a reward the fall is not judged."""
+    space = ctx.view.action_space
+    evidence = [space.evidence] if space is not None else []
+    std = late_action_std(ctx.view, space) if space is not None else None
+    if std is not None:
+        evidence.append(f"the action std ends at {fmt_num(std)}")
+    suffers = reward_suffers(ctx)
+    if suffers is None:
+        return True, [*evidence, "no reward logged: a Gaussian's std shrinking is how it converges, not judged without the reward"]
+    bad, why = suffers
+    return not bad, [*evidence, why]
 
 
 def _far_from_reference(ctx: RuleContext) -> str | None:

@@ -144,3 +144,33 @@ def collapsed(ctx: RuleContext, metric: str, min_gain: float, drop: float, min_p
         # reward at 1.0 that ends at 0 collapses and one that ends at 0.99 does not
         far = pd.fall >= drop * max(abs(pd.peak), abs(pd.late))
     return (s, pd) if far else None
+
+
+# The reward's level before the policy learned anything: the median of its first points (a
+# rise inside the first 10 % window, as on a task learned within a few updates, is a rise).
+START_POINTS = 3
+
+
+def reward_suffers(ctx: RuleContext, min_points: int = 20) -> tuple[bool, str] | None:
+    """Whether the mean reward suffers, with the evidence in words; None without a reward of
+    ``min_points`` points.  It suffers when it fell far from its best for good (:func:`collapsed`
+    with reward-collapse's settings) or is stuck: its last window does not sit clearly
+    (:data:`LEARNING_RISE` noise standard errors) above its first :data:`START_POINTS` points.
+    For a change of the policy that is convergence while the policy gets better and a symptom
+    while it does not (a Gaussian policy's std shrinking, PD701 and PD305)."""
+    reward = reward_arrays(ctx, min_points)
+    if reward is None:
+        return None
+    metric, s, v = reward
+    rc = ctx.params_of("reward-collapse", COLLAPSE_DEFAULTS)
+    fell = collapsed(ctx, metric, rc["min_gain"], rc["drop"], rc["min_points"])
+    if fell is not None:
+        pd = fell[1]
+        return True, f"the reward fell from its best ({fmt_num(pd.peak)} -> {fmt_num(pd.late)}) and stayed down"
+    t = summarize(s, v)
+    start = float(np.median(v[:START_POINTS]))
+    se = t.noise * math.sqrt(1.0 / START_POINTS + 1.0 / max(1, t.window))
+    gain = t.last - start
+    if gain > 0 and gain >= LEARNING_RISE * se:
+        return False, f"the reward rose from {fmt_num(start)} (its first points) to {fmt_num(t.last)} and kept it"
+    return True, f"the reward is stuck: it ends at {fmt_num(t.last)}, no clear rise over its first points ({fmt_num(start)})"

@@ -4,8 +4,8 @@ A rule (through :class:`ppo_doctor.rules.base.RuleContext`) and the cause eviden
 :mod:`ppo_doctor.diagnose.evidence` both ask the same questions of a run: a config value as a
 number, a flag or a name; what the run trains (classic RL or an LLM) and with which framework;
 what it lacks by design (a critic, a KL term); a metric's finite points with its sign
-convention undone; the KL and the entropy in the units they are judged in; where the run stands
-against its plan.  :class:`RunView` answers each once, with one reader per kind of value, so a
+convention undone; the KL and the entropy in the units they are judged in; whether the actions
+are continuous; when the returns were constant; where the run stands against its plan.  :class:`RunView` answers each once, with one reader per kind of value, so a
 fix to how a setting or a series is read reaches every rule and every cause together.
 
 The view never changes the run; it caches what it computes, so build it once per analysis (the
@@ -23,7 +23,9 @@ from ..canonical.design import CRITIC_FREE_FRAMEWORKS, VALUE_METRICS, kl_coeffic
 from ..canonical.frameworks import GRPO_FRAMEWORKS, Domain, domain
 from ..canonical.hparams import parse_scalar, scalar_float
 from ..standing import Standing
+from .actions import ActionSpace, action_space
 from .entropy import EntropyView, entropy_view
+from .returns import ReturnsView, returns_view
 from .kl import SEQ_KL_BAND, TOKEN_KL_BAND, KLView, first_kl, kl_view, per_token_kl
 from .series import finite_series, metric_sign
 
@@ -188,10 +190,27 @@ class RunView:
         """Policy entropy, sign undone and per token where convertible (:func:`.entropy.entropy_view`)."""
         return entropy_view(self)
 
+    @cached_property
+    def action_space(self) -> ActionSpace | None:
+        """Continuous or discrete actions and what says so (:func:`.actions.action_space`), None when nothing tells."""
+        return action_space(self)
+
+    @cached_property
+    def returns(self) -> ReturnsView:
+        """When the critic's returns were constant, where rare new returns arrived, whether the
+        reward is a rolling mean of episodes (:mod:`.returns`)."""
+        return returns_view(self)
+
+    @property
+    def continuous_actions(self) -> bool:
+        return self.action_space is not None and self.action_space.kind == "continuous"
+
 
 __all__ = [
+    "ActionSpace",
     "EntropyView",
     "KLView",
+    "ReturnsView",
     "RunView",
     "SEQ_KL_BAND",
     "TOKEN_KL_BAND",

@@ -1,0 +1,106 @@
+"""What the run's logs say about the returns its critic regresses on: when they were constant,
+and whether the logged reward is a rolling mean of episodes.
+
+A value loss is the critic's squared error against the returns, so its size follows their
+spread: while every return is the same (a game lost at once every time, a sparse task never
+solved, a task held at its ceiling) the critic fits a constant and the loss goes to about 0,
+and explained variance, ``1 - Var(returns - values) / Var(returns)``, divides by zero.  When the
+returns start to vary (a first win) the loss jumps to about their variance: the return grew,
+not the critic diverged.  The value rules (PD401-PD406) ask these questions of the view:
+
+- ``constant``: the updates whose returns were all equal.  SB3, CleanRL and baselines write an
+  explained variance of NaN exactly then (``stable_baselines3/common/utils.py``
+  ``explained_variance``, CleanRL ``ppo.py``, ``baselines/common/math_util.py``: ``np.nan if
+  var_y == 0``); a batch ``reward/std`` of 0 says it of the scores.
+- ``new_returns``: in a run whose episode-return mean stays exactly unchanged at most updates
+  (at least :data:`SPARSE_SHARE`: almost no episode ends with another return than the one it
+  replaces, a sparse task), the updates where it moved: a rare episode's return arrived.
+- ``rolling``: the logged reward is a mean over the last N episodes (SB3 ``rollout/ep_rew_mean``,
+  ``ep_info_buffer = deque(maxlen=stats_window_size)``, 100 by default; baselines ppo2
+  ``eprewmean`` over ``deque(maxlen=100)``): its spread is the spread of a mean of N returns,
+  about 1/sqrt(N) of the per-episode spread the critic fits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..detect import align, finite_xy
+
+if TYPE_CHECKING:
+    from . import RunView
+
+# Raw tags of a reward that is a rolling mean over the last N episodes, with N (module docstring).
+ROLLING_EPISODE_MEANS = {"rollout/ep_rew_mean": 100, "ep_rew_mean": 100, "eprewmean": 100, "mean 100 episode reward": 100}
+
+# A run whose episode-return mean is exactly unchanged at this share of its updates has sparse
+# returns: three updates in four end no episode with a new return.
+SPARSE_SHARE = 0.75
+
+
+@dataclass(frozen=True)
+class ReturnsView:
+    """What the logs say about the returns (module docstring)."""
+
+    constant: np.ndarray  # sorted steps of updates whose returns were all equal
+    constant_from: str  # which metric said so ("" when none did)
+    new_returns: np.ndarray  # sorted steps where a sparse episode-return mean moved (empty otherwise)
+    rolling: int | None  # N when the reward is a rolling mean of N episodes
+    rolling_tag: str  # its raw tag ("" when not rolling)
+
+    def constant_at(self, steps: np.ndarray) -> np.ndarray:
+        """Boolean mask of ``steps`` (sorted) at which the returns were constant."""
+        return np.isin(steps, self.constant)
+
+    def new_return_near(self, steps: np.ndarray, lag: int = 1) -> np.ndarray:
+        """Boolean mask of ``steps`` within ``lag`` logged points of a step where a rare new return
+        arrived: the value loss and the episode mean of one update can be written a point apart."""
+        out = np.zeros(len(steps), dtype=bool)
+        if not len(self.new_returns) or not len(steps):
+            return out
+        pos = np.searchsorted(steps, self.new_returns)
+        for shift in range(-lag, lag + 1):
+            idx = pos + shift
+            idx = idx[(idx >= 0) & (idx < len(steps))]
+            out[idx] = True
+        return out
+
+
+def _constant_steps(view: RunView) -> tuple[np.ndarray, str]:
+    if view.has("value/explained_var") and view.has("loss/value"):
+        es, ev = view.arrays("value/explained_var")
+        ls, lv = view.arrays("loss/value")
+        common, ie, il = align(es, ls)
+        nan_ev = np.isnan(ev[ie]) & np.isfinite(lv[il])
+        if nan_ev.any():
+            return common[nan_ev], view.raw("value/explained_var")
+    if view.has("reward/std"):
+        s, v = finite_xy(*view.arrays("reward/std"))
+        zero = v == 0
+        if zero.any():
+            return s[zero], view.raw("reward/std")
+    return np.empty(0, dtype=np.int64), ""
+
+
+def _new_returns(view: RunView) -> np.ndarray:
+    metric = view.first_present("reward/score", "reward/total")
+    if metric is None:
+        return np.empty(0, dtype=np.int64)
+    s, v = view.finite(metric)
+    if len(v) < 20:
+        return np.empty(0, dtype=np.int64)
+    moved = np.diff(v) != 0
+    if 1.0 - moved.mean() < SPARSE_SHARE:
+        return np.empty(0, dtype=np.int64)
+    return s[1:][moved]
+
+
+def returns_view(view: RunView) -> ReturnsView:
+    constant, source = _constant_steps(view)
+    metric = view.first_present("reward/score", "reward/total")
+    tag = view.raw(metric) if metric else ""
+    n = ROLLING_EPISODE_MEANS.get(tag)
+    return ReturnsView(constant, source, _new_returns(view), n, tag if n else "")
