@@ -173,6 +173,7 @@ def read(path: Path) -> list[RawRun]:
         if empty is None:  # lines do not map to rows: let pandas keep "nan" as text instead
             table, block = _fast_table(data, delim, snapshot=snapshot), None
     issues: list[ReadIssue] = []
+    lines: np.ndarray | None
     if table is None:
         table, issues, lines = _careful_table(path, data, delim)
     else:
