@@ -131,16 +131,28 @@ def _entry_lines(data: bytes, n: int) -> np.ndarray | None:
         return None
     ind, start, end = span
     opener = b"\n" + ind * 2 + b"{"
-    if data.count(opener, start, end) != n:
-        return None
     lines = np.empty(n, dtype=np.int32)
     pos, newlines = start, data.count(b"\n", 0, start)
     for k in range(n):
         at = data.find(opener, pos, end)
+        if at < 0:
+            return None
         newlines += data.count(b"\n", pos, at) + 1  # the opener's own line break
         lines[k] = newlines + 1
         pos = at + 1
-    return lines
+    return lines if data.find(opener, pos, end) < 0 else None
+
+
+def _flat_entry_lines(data: bytes, start: int, end: int, keys: np.ndarray) -> np.ndarray | None:
+    """:func:`_entry_lines` of flat entries (``keys``: how many each holds) between ``start`` and
+    ``end``, without searching for them: ``json.dumps(indent=k)`` writes a flat entry as a
+    line of ``{``, one line a key and a line of ``}`` (``{}`` alone: one line).  The layout is
+    checked, not assumed: the list must hold exactly that many lines, else None."""
+    per = np.where(keys > 0, keys + 2, 1)
+    if data.count(b"\n", start, end) != int(per.sum()):
+        return None
+    first = data.count(b"\n", 0, start) + 2  # the line after the ``"log_history": [`` line
+    return (first + np.concatenate(([0], np.cumsum(per[:-1])))).astype(np.int32)
 
 
 def _loads(data: bytes) -> Any:
@@ -345,7 +357,10 @@ def _arrow_history(path: Path, data: bytes) -> RawRun | None:
         return None
     for row in rows:
         summary.update({k: v for k, v in row.items() if k not in STEP_KEYS})
-    lines = _entry_lines(data, n)
+    keys = np.full(n, len(names), dtype=np.int64)  # pyarrow's nulls are keys an entry left out
+    for v in valid.values():
+        keys -= ~v
+    lines = _flat_entry_lines(data, start, end, keys)
     parts: list[Columns | None] = []
     for mask in (is_train, is_eval):
         if not mask.any():

@@ -182,8 +182,11 @@ def _read_csv(path: Path, **kw: Any) -> pd.DataFrame:
 
 
 def _csv_lines(path: Path, rows: int) -> np.ndarray | None:
-    """The file line of each of the ``rows`` rows pandas read (None when not known): the
-    bytes are read once more, as pandas parsed the file itself."""
+    """The file line of each of the ``rows`` rows pandas read (None when not known): a local
+    file's bytes are read once more (from the page cache: pandas parsed the path itself); a
+    remote export is not downloaded twice for them."""
+    if is_url(path):
+        return None
     try:
         with open_binary(path) as fh:
             data = fh.read()
