@@ -733,3 +733,12 @@ def test_trainer_state_points_keep_the_line_that_opens_their_entry(tmp_path):
     # one line: no line tells one entry from another, the location stays the file
     f.write_text(json.dumps({"log_history": rows}))
     assert lines_of(trainer_state.read(f)[0], "loss") is None
+
+
+def test_a_bare_list_of_trainer_entries_keeps_its_lines_too(tmp_path):
+    rows = [{"loss": 0.5, "step": 1}, {"loss": 0.4, "step": 2}]
+    f = tmp_path / "step_logs.json"
+    text = json.dumps(rows, indent=2)
+    f.write_text(text)
+    (run,) = trainer_state.read(f)
+    assert lines_of(run, "loss") == [i + 1 for i, line in enumerate(text.splitlines()) if line == "  {"] == [2, 6]

@@ -50,6 +50,7 @@ _LEAD = re.compile(rb"(?:\xef\xbb\xbf)?\s*")
 _LOG_KEY = re.compile(rb'"(?:step|global_step)"\s*:')
 _LOG_HISTORY = re.compile(r'"log_history"\s*:\s*\[')
 _TOP_INDENT = re.compile(rb'\{\n( +)"')  # json.dumps(indent=k): the first key's line
+_TOP_LIST = re.compile(rb"\[\n( +)\{")  # a bare list of entries, json.dumps(indent=k): the first entry
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -97,17 +98,23 @@ def _read_data(path: Path, data: bytes) -> list[RawRun]:
             lines = _entry_lines(data, len(rows))
         elif isinstance(doc, list):
             rows, config = doc, {}
+            lines = _entry_lines(data, len(rows))
         else:
             raise LogReadError(str(path), f"expected a JSON object or list, found {type(doc).__name__}")
     return [_rows_to_run(path, rows, config, issues, lines)]
 
 
 def _history_span(data: bytes) -> tuple[bytes, int, int] | None:
-    """``(indent, start, end)`` of the ``log_history`` list of a state written by
-    ``json.dumps(..., indent=k)`` (the bytes between ``[`` and the line of its ``]``), or None
-    in another layout.  A raw line break cannot occur inside a JSON string, so a line break +
-    the top-level indent + ``"log_history": [`` is the top-level key, and the first line break
-    + that indent + ``]`` after it closes the list (a list inside an entry is indented deeper)."""
+    """``(entry indent, start, end)`` of the ``log_history`` list of a state written by
+    ``json.dumps(..., indent=k)``, or of such a bare list of entries (the bytes between ``[``
+    and the line of its ``]``); None in another layout.  A raw line break cannot occur inside
+    a JSON string, so a line break + the top-level indent + ``"log_history": [`` is the
+    top-level key, and the first line break + that indent + ``]`` after it closes the list (a
+    list inside an entry is indented deeper)."""
+    bare = _TOP_LIST.match(data)
+    if bare is not None:
+        end = data.find(b"\n]", 1)
+        return None if end < 0 else (bare.group(1), 1, end)
     m = _TOP_INDENT.match(data)
     if m is None:
         return None
@@ -118,19 +125,19 @@ def _history_span(data: bytes) -> tuple[bytes, int, int] | None:
         return None
     start = at + len(key)
     end = data.find(b"\n" + ind + b"]", start)
-    return None if end < 0 else (ind, start, end)
+    return None if end < 0 else (ind * 2, start, end)
 
 
 def _entry_lines(data: bytes, n: int) -> np.ndarray | None:
-    """The line (1-based) on which each of the ``n`` ``log_history`` entries opens, in the layout
-    of :func:`_history_span`: an entry is a line of two indents and ``{`` (a dict inside an
-    entry opens on its key's line).  None in another layout or when the count is not ``n``
-    (an entry that is no object)."""
+    """The line (1-based) on which each of the ``n`` entries of the list of
+    :func:`_history_span` opens: an entry is a line of the entry indent and ``{`` (a dict
+    inside an entry opens on its key's line).  None in another layout or when the count is
+    not ``n`` (an entry that is no object)."""
     span = _history_span(data)
     if span is None:
         return None
     ind, start, end = span
-    opener = b"\n" + ind * 2 + b"{"
+    opener = b"\n" + ind + b"{"
     lines = np.empty(n, dtype=np.int32)
     pos, newlines = start, data.count(b"\n", 0, start)
     for k in range(n):
