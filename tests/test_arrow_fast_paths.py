@@ -10,7 +10,8 @@ too), bools, huge ints, time stamps and steps that go back.  trainer_state.json
 (``trainer_state._arrow_history``) takes an indented state whose ``log_history`` entries are flat
 numbers; the files mix train, eval and summary entries, key orders, indents, the same values and
 ``null`` in the other fields.  Values are also checked against Python's own parse, and the
-line each point is recorded at (``RawSeries.lines``, issue 23) against the file's own lines.
+line each point is recorded at (``RawSeries.lines``, what SARIF regions point at) against the
+file's own lines.
 
 Files under ``PARSER_IMPORT_BYTES`` take neither pyarrow nor pandas' ujson (issue 26): the CSV
 reader's ``float()`` path and ``json`` must give what the pyarrow and ujson paths give on the

@@ -62,7 +62,7 @@ def test_a_pickled_frame_carries_its_table_not_its_caches():
 
 
 def test_the_line_of_a_point_is_the_first_line_that_logged_its_step():
-    """Readers of text logs record each point's line (issue 23): a restart that logs step 1 again
+    """Readers of text logs record each point's line (the SARIF region): a restart that logs step 1 again
     (line 40) leaves the step's first line (12); another source or metric, an unknown step or a
     series without lines (a binary log) gives None."""
     a = RawSeries("objective/kl", [0, 1, 2, 1], [0.1, 0.2, 0.3, 0.25], source="f1", lines=[11, 12, 13, 40])

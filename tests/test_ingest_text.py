@@ -660,7 +660,7 @@ def test_iso_times_past_2262_do_not_overflow(tmp_path):
     assert [s.tag for s in run.series] == ["loss"]
 
 
-# -- the line each point was read from (issue 23: SARIF and GitHub annotations point at it) --------
+# -- the line each point was read from (SARIF regions and GitHub annotations point at it) ---------
 
 
 def lines_of(run, tag, *, eval_=False):

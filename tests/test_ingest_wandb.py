@@ -796,7 +796,7 @@ def test_history_csv_keeps_nan_text_as_a_point(tmp_path):
 
 
 def test_export_rows_keep_their_file_lines(tmp_path):
-    """Each point and text sample keeps the line of its row (issue 23), past a text cell with a
+    """Each point and text sample keeps the line of its row (for SARIF regions), past a text cell with a
     line break (its row's last line, as ``csv.reader.line_num`` counts); Parquet has no lines."""
     path = tmp_path / "h.csv"
     path.write_text('_step,loss,sample\n0,1.5,\n1,1.4,"two\nlines"\n2,1.3,\n')

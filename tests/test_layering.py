@@ -258,7 +258,7 @@ FILE_CALLS = frozenset({"open", "fdopen", "open_binary", "scandir", "listdir", "
 FILE_METHODS = frozenset({"open", "read_text", "read_bytes", "write_text", "write_bytes", "iterdir", "glob", "rglob", "scandir", "listdir", "walk"})
 WRITERS = frozenset({"savefig", "save", "mkdir"})
 # The packages that only join and render what ingest read: the SARIF and GitHub outputs take a
-# finding's line from the run (the readers record each point's line, issue 23), never from the log.
+# finding's line from the run (the readers record each point's line), never from the log.
 READ_NOTHING = ("sweep", "report")
 # What a module of READ_NOTHING may do with files all the same: (module, call, what the call's
 # receiver must start with) -> why.

@@ -458,7 +458,7 @@ def _careful_table(path: Path, data: bytes, delim: str) -> tuple[pd.DataFrame, l
     header: list[str] | None = None
     columns: dict[str, list[tuple[int, str]]] = {}
     n_rows = 0
-    row_lines: list[int] = []
+    at_lines: list[int] = []
     repeated = changed = 0
     long_rows: list[int] = []
     short_rows: list[int] = []
@@ -504,7 +504,7 @@ def _careful_table(path: Path, data: bytes, delim: str) -> tuple[pd.DataFrame, l
             if cell != "":
                 columns.setdefault(name, []).append((n_rows, cell))
         n_rows += 1
-        row_lines.append(line + 1)
+        at_lines.append(line + 1)
     if header is None or n_rows == 0:
         raise LogReadError(src, "no data rows under the header")
     if repeated:
@@ -528,7 +528,7 @@ def _careful_table(path: Path, data: bytes, delim: str) -> tuple[pd.DataFrame, l
         idx = np.fromiter((i for i, _ in items), dtype=np.int64, count=len(items))
         col[idx] = [c for _, c in items]
         frame[name] = col
-    return pd.DataFrame(frame, index=pd.RangeIndex(n_rows)), issues, np.asarray(row_lines, dtype=np.int32)
+    return pd.DataFrame(frame, index=pd.RangeIndex(n_rows)), issues, np.asarray(at_lines, dtype=np.int32)
 
 
 def _looks_like_header(cells: list[str], header: list[str]) -> bool:
