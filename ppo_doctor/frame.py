@@ -2,7 +2,10 @@
 
 Columns (docs/architecture.md#contracts): ``step:int64, metric:str, value:float64 (NaN/Inf kept),
 wall_time:float64, raw_tag:str, source:str``.  ``metric`` is the canonical name when the
-alias table maps the raw tag, else the raw tag itself.
+alias table maps the raw tag, else the raw tag itself.  Beside them, when a reader of a text
+log recorded it, the 1-based line of ``source`` each point was read from (one int32 a point,
+absent for binary logs): what a SARIF region or a GitHub annotation points at
+(:meth:`RunFrame.line_of`), so that no report has to open a log again.
 
 The frame is built column-wise from per-tag arrays (readers never produce per-point Python
 objects), and ``metric``/``raw_tag``/``source`` are held as codes into their names (categoricals
@@ -32,12 +35,19 @@ class RawSeries:
     values: np.ndarray  # float64, NaN/Inf kept
     wall_time: np.ndarray | None = None  # float64 seconds since epoch, or None
     source: str = ""
+    # int32 1-based line of ``source`` each point was read from (0: not known), or None when the
+    # format has no lines (TensorBoard records, .wandb, ...): see RunFrame.line_of
+    lines: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.steps = np.asarray(self.steps, dtype=np.int64)
         self.values = np.asarray(self.values, dtype=np.float64)
         if self.wall_time is not None:
             self.wall_time = np.asarray(self.wall_time, dtype=np.float64)
+        if self.lines is not None:
+            self.lines = np.asarray(self.lines, dtype=np.int32)
+            if len(self.lines) != len(self.steps):
+                raise ValueError(f"tag {self.tag!r}: {len(self.steps)} steps but {len(self.lines)} lines")
         if len(self.steps) != len(self.values):
             raise ValueError(f"tag {self.tag!r}: {len(self.steps)} steps but {len(self.values)} values")
 
@@ -113,9 +123,13 @@ class RunFrame:
             wall = np.concatenate([s.wall_time for _, s in items]) if items else np.empty(0, np.float64)
         else:
             wall = np.concatenate([s.wall_time if s.wall_time is not None else np.full(len(s), np.nan) for _, s in items])
+        # one int32 a point only when some reader recorded lines; 0 where a series has none
+        lines = None
+        if any(s.lines is not None for _, s in items):
+            lines = np.concatenate([s.lines if s.lines is not None else np.zeros(len(s), np.int32) for _, s in items])
         frame = cls.__new__(cls)
         labels = {"metric": (metric_codes, list(metric_cats)), "raw_tag": (tag_codes, list(tag_cats)), "source": (src_codes, list(src_cats))}
-        frame._set_columns(_Columns(steps, values, wall, labels))
+        frame._set_columns(_Columns(steps, values, wall, labels, lines))
         return frame
 
     @classmethod
@@ -221,6 +235,20 @@ class RunFrame:
             out.setdefault(m_names[m], []).append(t_names[t])
         return {m: sorted(tags) for m, tags in out.items()}
 
+    def line_of(self, metric: str, step: int, source: str) -> int | None:
+        """The line of ``source`` that first logged ``metric`` at ``step`` (1-based, the lowest of
+        them when a restart logged the step again), or None: no such point, or a reader that
+        records no lines (binary formats, a frame made from a DataFrame)."""
+        idx = self._index().get(metric)
+        line = self._cols.line
+        src_codes, src_names = self._cols.labels["source"]
+        if idx is None or line is None or source not in src_names:
+            return None
+        at = idx[(self._cols.step[idx] == step) & (src_codes[idx] == src_names.index(source))]
+        known = line[at]
+        known = known[known > 0]
+        return int(known.min()) if len(known) else None
+
     def step_range(self) -> tuple[int, int] | None:
         if not len(self):
             return None
@@ -236,6 +264,7 @@ class _Columns:
     value: np.ndarray  # float64
     wall_time: np.ndarray  # float64
     labels: dict[str, tuple[np.ndarray, list[str]]]  # LABEL_COLUMNS -> (int codes, -1 = missing; names)
+    line: np.ndarray | None = None  # int32 source line of each point (0: not known), None: no reader had lines
 
     def dataframe(self) -> pd.DataFrame:
         import pandas as pd
@@ -266,6 +295,7 @@ class TextSample:
     prompt: str | None = None
     reward: float | None = None
     source: str = ""
+    line: int | None = None  # the 1-based line of ``source`` it was read from, when the format has lines
 
 
 @dataclass

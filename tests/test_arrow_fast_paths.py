@@ -9,7 +9,9 @@ without ``null``; the files mix key sets per line, ints, doubles (``NaN``/``Infi
 too), bools, huge ints, time stamps and steps that go back.  trainer_state.json
 (``trainer_state._arrow_history``) takes an indented state whose ``log_history`` entries are flat
 numbers; the files mix train, eval and summary entries, key orders, indents, the same values and
-``null`` in the other fields.  Values are also checked against Python's own parse.
+``null`` in the other fields.  Values are also checked against Python's own parse, and the
+line each point is recorded at (``RawSeries.lines``, what SARIF regions point at) against the
+file's own lines.
 
 Files under ``PARSER_IMPORT_BYTES`` take neither pyarrow nor pandas' ujson (issue 26): the CSV
 reader's ``float()`` path and ``json`` must give what the pyarrow and ujson paths give on the
@@ -66,11 +68,15 @@ def _write(path, rng: random.Random, delim: str) -> list[list[str]]:
     return [names, *rows]
 
 
+def _lines(s) -> list[int] | None:
+    return None if s.lines is None else np.asarray(s.lines).tolist()
+
+
 def _as_dict(runs) -> dict:
     (run,) = runs
     out = {}
     for s in [*run.series, *run.eval_series]:
-        out[s.tag] = (np.asarray(s.steps).tolist(), np.asarray(s.values, dtype=np.float64))
+        out[s.tag] = (np.asarray(s.steps).tolist(), np.asarray(s.values, dtype=np.float64), _lines(s))
     return out, [i.message for i in run.issues], run.restarts
 
 
@@ -86,10 +92,12 @@ def test_fast_path_matches_pandas_path(tmp_path, monkeypatch, seed):
     monkeypatch.setattr(csv_logs, "_arrow_run", lambda path: None)
     slow_d, slow_issues, slow_restarts = _as_dict(csv_logs.read(f))
     assert fast_d.keys() == slow_d.keys()
-    for tag, (steps, values) in fast_d.items():
-        s_steps, s_values = slow_d[tag]
-        assert steps == s_steps, tag
+    for tag, (steps, values, lines) in fast_d.items():
+        s_steps, s_values, s_lines = slow_d[tag]
+        assert steps == s_steps and lines == s_lines, tag
         np.testing.assert_array_equal(values, s_values, err_msg=tag)
+        # each point's line is the row of its step in the file (the header is line 1)
+        assert [int(table[line - 1][0]) for line in lines] == steps, tag
     assert fast_issues == slow_issues and fast_restarts == slow_restarts
     # and both equal Python's own parse of every non-empty cell
     names, rows = table[0], table[1:]
@@ -126,7 +134,7 @@ def _equal_dicts(a, b) -> None:
     (da, ia, ra), (db, ib, rb) = a, b
     assert da.keys() == db.keys() and ia == ib and ra == rb
     for tag in da:
-        assert da[tag][0] == db[tag][0], tag
+        assert da[tag][0] == db[tag][0] and da[tag][2] == db[tag][2], tag
         np.testing.assert_array_equal(da[tag][1], db[tag][1], err_msg=tag)
 
 
@@ -208,6 +216,7 @@ def _same_runs(fast, slow) -> None:
             np.testing.assert_array_equal(sa.steps, sb.steps)
             np.testing.assert_array_equal(sa.values, sb.values)
             np.testing.assert_array_equal(sa.wall_time, sb.wall_time)
+            assert _lines(sa) == _lines(sb), sa.tag
         assert [i.message for i in a.issues] == [i.message for i in b.issues] and a.restarts == b.restarts
 
 
@@ -227,6 +236,10 @@ def test_jsonl_fast_path_matches_record_path(tmp_path, monkeypatch, seed):
     if len(fast) > 1:
         return
     parsed = [json.loads(l) for l in lines]
+    for run in fast:  # each point's line is a line of its step that logged its tag
+        for s in run.series:
+            at = [parsed[line - 1] for line in _lines(s)]
+            assert [rec["step"] for rec in at] == np.asarray(s.steps).tolist() and all(s.tag in rec for rec in at), s.tag
     for s in fast[0].series:  # against json's own parse of each line (bools and ints as floats)
         last = {}
         for rec in parsed:
@@ -284,6 +297,7 @@ def _runs_equal(a, b) -> None:
         for tag in fa:
             np.testing.assert_array_equal(fa[tag].steps, sl[tag].steps, err_msg=tag)
             np.testing.assert_array_equal(fa[tag].values, sl[tag].values, err_msg=tag)
+            assert _lines(fa[tag]) == _lines(sl[tag]), tag
     assert a.config == b.config and {k: type(v) for k, v in a.config.items()} == {k: type(v) for k, v in b.config.items()}
     assert [i.message for i in a.issues] == [i.message for i in b.issues] and a.restarts == b.restarts
 
@@ -307,6 +321,12 @@ def test_trainer_state_fast_path_matches_json_path(tmp_path, monkeypatch, seed):
     monkeypatch.setattr(trainer_state, "_arrow_history", lambda path, data: pytest.fail("pyarrow path taken"))
     (slow,) = trainer_state.read(f)
     _runs_equal(fast, slow)
+    text_lines = text.split("\n")
+    for s in [*fast.series, *fast.eval_series]:  # each point's line opens an entry of its step and tag
+        for step, line in zip(np.asarray(s.steps).tolist(), _lines(s)):
+            assert text_lines[line - 1].strip() == "{", s.tag
+            entry, _ = json.JSONDecoder().raw_decode("\n".join(text_lines[line - 1 :]).lstrip())
+            assert entry["step"] == step and s.tag in entry, s.tag
     for s in fast.series:  # against json's own parse (bools and ints as floats)
         expected = [float(r[s.tag]) for r in state["log_history"] if s.tag in r and "train_runtime" not in r and "eval_loss" not in r]
         got = np.asarray(s.values).tolist()

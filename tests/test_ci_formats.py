@@ -3,7 +3,8 @@
 JUnit XML against Jenkins xUnit's ``junit-10.xsd`` (tests/data, copied with its MIT notice);
 SARIF against the official SARIF 2.1.0 JSON schema (tests/data); GitHub annotations carry
 ``line=`` where a log has lines.  SARIF locations are relative URIs under
-``originalUriBaseIds``, with the line of the onset step in JSONL and CSV logs.
+``originalUriBaseIds``, with the line of the onset step in JSONL, CSV and trainer_state.json
+logs, as the readers recorded it (no report opens a log).
 """
 
 from __future__ import annotations
@@ -65,6 +66,30 @@ def write_csv(path: Path) -> Path:
     return path
 
 
+def write_csv_rewritten(path: Path) -> Path:
+    """SB3's progress.csv after a header rewrite (read row by row) with a blank line: rows are no
+    longer line - 1."""
+    steps, kl, reward = _series()
+    rows = [f"{s},{k},{r}" for s, k, r in zip(steps, kl, reward)]
+    lines = ["step,objective/kl", *(r.rsplit(",", 1)[0] for r in rows[:5]), "", "step,objective/kl,objective/scores", *rows[5:]]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def write_trainer_state(path: Path) -> Path:
+    """As transformers' ``TrainerState.save_to_json`` writes it (indent=2, sorted keys), with
+    an eval entry after every 10th train entry (same step, other keys)."""
+    steps, kl, reward = _series()
+    history = []
+    for s, k, r in zip(steps, kl, reward):
+        history.append({"epoch": float(s) / N, "objective/kl": float(k), "objective/scores": float(r), "step": int(s)})
+        if s % 10 == 0:
+            history.append({"epoch": float(s) / N, "eval_loss": 1.0, "step": int(s)})
+    state = {"global_step": N, "log_history": history, "max_steps": N, "trial_name": None}
+    path.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
 def test_junit_validates_against_the_common_xsd(junit_schema):
     for report in (analyze(str(SAMPLES)), sample_report()):
         doc = render(report, "junit")
@@ -102,7 +127,15 @@ def test_sarif_validates_and_its_uris_are_relative(sarif_validator, tmp_path, mo
     assert all(set(r["partialFingerprints"]) == {FINGERPRINT_KEY} for r in run["results"])
 
 
-@pytest.mark.parametrize("writer, name", [(write_jsonl, "metrics.jsonl"), (write_csv, "metrics.csv")])
+@pytest.mark.parametrize(
+    "writer, name",
+    [
+        (write_jsonl, "metrics.jsonl"),
+        (write_csv, "metrics.csv"),
+        (write_csv_rewritten, "progress.csv"),
+        (write_trainer_state, "trainer_state.json"),
+    ],
+)
 def test_sarif_region_is_the_line_of_the_onset_step(sarif_validator, tmp_path, monkeypatch, writer, name):
     monkeypatch.chdir(tmp_path)
     log = writer(tmp_path / name)
@@ -111,7 +144,7 @@ def test_sarif_region_is_the_line_of_the_onset_step(sarif_validator, tmp_path, m
     assert list(sarif_validator.iter_errors(doc)) == []
     lines = log.read_text(encoding="utf-8").splitlines()
     results = doc["runs"][0]["results"]
-    assert results
+    assert {r["properties"]["metric"] for r in results} >= {"kl/ref"}
     for r in results:
         props = r["properties"]
         region = r["locations"][0]["physicalLocation"]["region"]
@@ -120,9 +153,13 @@ def test_sarif_region_is_the_line_of_the_onset_step(sarif_validator, tmp_path, m
         step = props["startStep"]
         if name.endswith(".csv"):
             assert text.split(",")[0] == str(step)
-        else:
+        elif name.endswith(".jsonl"):
             line = json.loads(text)
             assert line["step"] == step and ("objective/kl" in line or "objective/scores" in line)  # not the eval line
+        else:  # the line that opens the log_history entry of the onset step
+            assert text.strip() == "{"
+            entry, _ = json.JSONDecoder().raw_decode("\n".join(lines[region["startLine"] - 1 :]).lstrip())
+            assert entry["step"] == step and "objective/kl" in entry  # not the eval entry
     # the same line for the GitHub annotation
     gh = render(report, "github")
     first = results[0]["locations"][0]["physicalLocation"]["region"]["startLine"]
@@ -139,14 +176,14 @@ def test_sarif_and_github_without_a_line_in_binary_logs(monkeypatch):
     assert ",line=" not in render(report, "github", RenderOptions())
 
 
-def test_step_lines_tells_train_and_eval_lines_of_one_step_apart(tmp_path):
-    from ppo_doctor.report.locate import step_lines
-
+def test_the_run_tells_train_and_eval_lines_of_one_step_apart(tmp_path):
     log = write_jsonl(tmp_path / "m.jsonl")
     lines = log.read_text(encoding="utf-8").splitlines()
-    found = step_lines(log, [(10, "objective/kl"), (10, "eval/loss"), (7, "objective/kl"), (10_000, "objective/kl")])
-    assert json.loads(lines[found[(10, "objective/kl")] - 1]).keys() == {"step", "objective/kl", "objective/scores"}
-    assert json.loads(lines[found[(10, "eval/loss")] - 1]).keys() == {"step", "eval/loss"}
-    assert json.loads(lines[found[(7, "objective/kl")] - 1])["step"] == 7
-    assert (10_000, "objective/kl") not in found
-    assert step_lines(tmp_path / "missing.jsonl", [(1, "x")]) == {}
+    (rr,) = analyze(str(tmp_path)).runs
+    frame, src = rr.run.frame, str(log)
+    assert json.loads(lines[frame.line_of("kl/ref", 10, src) - 1]).keys() == {"step", "objective/kl", "objective/scores"}
+    eval_line = rr.run.eval_frame.line_of("loss/total", 10, src)  # eval/loss under its canonical name
+    assert json.loads(lines[eval_line - 1]).keys() == {"step", "eval/loss"}
+    assert json.loads(lines[frame.line_of("kl/ref", 7, src) - 1])["step"] == 7
+    assert frame.line_of("kl/ref", 10_000, src) is None
+    assert frame.line_of("kl/ref", 10, str(tmp_path / "other.jsonl")) is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -51,11 +53,34 @@ def test_mismatched_lengths_rejected():
 
 def test_a_pickled_frame_carries_its_table_not_its_caches():
     """``--jobs`` workers pickle reports back: the Series cache the rules fill must not travel."""
-    import pickle
-
     frame = RunFrame.from_series([("kl/ref", RawSeries(tag="kl", steps=np.arange(1000), values=np.linspace(0, 1, 1000)))])
     cold = len(pickle.dumps(frame))
     frame.series("kl/ref")
     again = pickle.loads(pickle.dumps(frame))
     assert len(pickle.dumps(frame)) == cold
     assert again.series("kl/ref").equals(frame.series("kl/ref")) and len(again) == 1000
+
+
+def test_the_line_of_a_point_is_the_first_line_that_logged_its_step():
+    """Readers of text logs record each point's line (the SARIF region): a restart that logs step 1 again
+    (line 40) leaves the step's first line (12); another source or metric, an unknown step or a
+    series without lines (a binary log) gives None."""
+    a = RawSeries("objective/kl", [0, 1, 2, 1], [0.1, 0.2, 0.3, 0.25], source="f1", lines=[11, 12, 13, 40])
+    b = RawSeries("objective/scores", [0, 1], [1.0, 2.0], source="f2")  # no lines: TensorBoard, say
+    c = RawSeries("objective/kl", [5], [0.5], source="f3", lines=[7])
+    fr = RunFrame.from_series([("kl/ref", a), ("reward/score", b), ("kl/ref", c)])
+    assert fr.line_of("kl/ref", 1, "f1") == 12 and fr.line_of("kl/ref", 2, "f1") == 13
+    assert fr.line_of("kl/ref", 5, "f3") == 7 and fr.line_of("kl/ref", 5, "f1") is None
+    assert fr.line_of("kl/ref", 9, "f1") is None and fr.line_of("grad/norm", 1, "f1") is None
+    assert fr.line_of("reward/score", 1, "f2") is None and fr.line_of("kl/ref", 1, "nowhere") is None
+    again = pickle.loads(pickle.dumps(fr))  # --jobs workers send frames back
+    assert again.line_of("kl/ref", 1, "f1") == 12
+
+
+def test_lines_cost_one_int32_a_point_and_nothing_without_them():
+    with_lines = RunFrame.from_series([("kl/ref", RawSeries("kl", np.arange(5), np.zeros(5), lines=np.arange(1, 6)))])
+    assert with_lines._cols.line.dtype == np.int32 and len(with_lines._cols.line) == 5
+    assert RunFrame.from_series([("kl/ref", RawSeries("kl", np.arange(5), np.zeros(5)))])._cols.line is None
+    assert list(with_lines.df.columns) == ["step", "metric", "value", "wall_time", "raw_tag", "source"]  # the contract's columns
+    with pytest.raises(ValueError):
+        RawSeries("x", [0, 1], [1.0, 2.0], lines=[3])

@@ -659,3 +659,87 @@ def test_iso_times_past_2262_do_not_overflow(tmp_path):
     f.write_text("time,step,loss\n4096-01-01,1,0.5\n4096-01-02,2,0.4\n")
     (run,) = csv_logs.read(f)
     assert [s.tag for s in run.series] == ["loss"]
+
+
+# -- the line each point was read from (SARIF regions and GitHub annotations point at it) ---------
+
+
+def lines_of(run, tag, *, eval_=False):
+    pool = run.eval_series if eval_ else run.series
+    (s,) = [s for s in pool if s.tag == tag]
+    return None if s.lines is None else s.lines.tolist()
+
+
+def test_jsonl_points_keep_their_lines_past_blank_damaged_and_run_together_lines(tmp_path):
+    f = tmp_path / "metrics.jsonl"
+    f.write_text(
+        '{"step": 1, "data": {"a": 0.5}}\n\n{"step": 2, "data": {"a": 0.6}}\nnot json\n'
+        '{"step": 3, "data": {"a": 0.7}}{"step": 4, "data": {"a": 0.8}}\n{"step": 5, "data": {"a": 0.9, "completion": "hi"}}\n'
+    )
+    (run,) = jsonl.read(f)
+    assert series(run, "a")[0] == [1, 2, 3, 4, 5]
+    assert lines_of(run, "a") == [1, 3, 5, 5, 6]
+    assert [(t.step, t.line) for t in run.texts] == [(5, 6)]
+
+
+def test_jsonl_lines_after_a_skipped_long_line_keep_their_numbers(tmp_path, monkeypatch):
+    from ppo_doctor.ingest import filebytes
+
+    monkeypatch.setattr(jsonl, "MAX_LINE_BYTES", filebytes.WINDOW)
+    f = tmp_path / "metrics.jsonl"
+    long = '{"step": 2, "a": [' + "0," * filebytes.WINDOW + "0]}"
+    f.write_text('{"step": 1, "a": 0.5}\n' + long + '\n{"step": 3, "a": 0.7}\n')
+    (run,) = jsonl.read(f)
+    assert "line 2 skipped" in messages(run)
+    assert series(run, "a")[0] == [1, 3] and lines_of(run, "a") == [1, 3]
+
+
+@pytest.mark.parametrize(
+    "text, lines",
+    [
+        ("step,a\n1,0.5\n2,0.6\n", [2, 3]),  # the small-file path
+        ("step,a,label\n1,0.5,x\n\n2,0.6,y\n", [2, 4]),  # pandas, a blank line skipped
+        ('step,a,label\n1,0.5,"x\ny"\n2,0.6,z\n', [3, 4]),  # pandas, a quoted line break: the row's last line
+        ("step,a\n1,0.5\nstep,a\n2,0.6\n", [2, 4]),  # row by row: a repeated header skipped
+        ("step,a\n1,0.5\n\n2,0.6\n", [2, 4]),  # an all-number table with a blank line leaves pyarrow for pandas
+    ],
+)
+def test_csv_points_keep_the_line_of_their_row(tmp_path, monkeypatch, text, lines):
+    f = tmp_path / "progress.csv"
+    f.write_text(text)
+    if text.endswith("0.6\n") and "\n\n" in text:
+        monkeypatch.setattr(csv_logs, "PARSER_IMPORT_BYTES", 0)
+        assert csv_logs._arrow_run(f) is None
+    (run,) = csv_logs.read(f)
+    assert series(run, "a")[0] == [1, 2] and lines_of(run, "a") == lines
+
+
+def _indented_state(rows: list[dict]) -> str:
+    return json.dumps({"global_step": 3, "log_history": rows, "max_steps": 3}, indent=2, sort_keys=True)
+
+
+def test_trainer_state_points_keep_the_line_that_opens_their_entry(tmp_path):
+    rows = [{"loss": 0.5, "step": 1}, {"eval_loss": 0.9, "step": 1}, {"loss": 0.4, "nested": {"x": 1}, "step": 2}, {"loss": 0.3, "step": 3}]
+    text = _indented_state(rows)
+    f = tmp_path / "trainer_state.json"
+    f.write_text(text)
+    (run,) = trainer_state.read(f)
+    opening = [i + 1 for i, line in enumerate(text.splitlines()) if line == "    {"]
+    assert lines_of(run, "loss") == [opening[0], opening[2], opening[3]]
+    assert lines_of(run, "eval_loss", eval_=True) == [opening[1]]
+    # cut short inside the last entry: the complete ones keep their lines
+    f.write_text(text[: text.rindex('"loss": 0.3')])
+    (cut,) = trainer_state.read(f)
+    assert "cut short" in messages(cut) and lines_of(cut, "loss") == [opening[0], opening[2]]
+    # one line: no line tells one entry from another, the location stays the file
+    f.write_text(json.dumps({"log_history": rows}))
+    assert lines_of(trainer_state.read(f)[0], "loss") is None
+
+
+def test_a_bare_list_of_trainer_entries_keeps_its_lines_too(tmp_path):
+    rows = [{"loss": 0.5, "step": 1}, {"loss": 0.4, "step": 2}]
+    f = tmp_path / "step_logs.json"
+    text = json.dumps(rows, indent=2)
+    f.write_text(text)
+    (run,) = trainer_state.read(f)
+    assert lines_of(run, "loss") == [i + 1 for i, line in enumerate(text.splitlines()) if line == "  {"] == [2, 6]

@@ -799,6 +799,25 @@ def test_history_csv_keeps_nan_text_as_a_point(tmp_path):
     assert series(raw, "other").steps.tolist() == [1, 2, 3]
 
 
+def test_export_rows_keep_their_file_lines(tmp_path):
+    """Each point and text sample keeps the line of its row (for SARIF regions), past a text cell with a
+    line break (its row's last line, as ``csv.reader.line_num`` counts); Parquet has no lines."""
+    path = tmp_path / "h.csv"
+    path.write_text('_step,loss,sample\n0,1.5,\n1,1.4,"two\nlines"\n2,1.3,\n')
+    (raw,) = wandb_csv.read(path)
+    assert series(raw, "loss").lines.tolist() == [2, 4, 5]
+    assert [(t.step, t.line) for t in raw.texts] == [(1, 4)]
+    panel = tmp_path / "panel.csv"
+    panel.write_text('"Step","a - kl","b - kl"\n0,0.1,\n10,0.2,0.7\n')
+    runs = {r.name: r for r in wandb_csv.read(panel)}
+    assert series(runs["a"], "kl").lines.tolist() == [2, 3] and series(runs["b"], "kl").lines.tolist() == [3]
+    pytest.importorskip("pyarrow")
+    parquet = tmp_path / "run-history.parquet"
+    history_frame().drop(columns=["media"]).to_parquet(parquet)
+    (raw,) = wandb_csv.read(parquet)
+    assert series(raw, "train/kl").lines is None
+
+
 def test_history_parquet_keeps_null_and_nan_apart(tmp_path):
     pytest.importorskip("pyarrow")
     import pyarrow as pa

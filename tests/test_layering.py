@@ -252,38 +252,111 @@ def test_the_settings_and_the_verdict_are_leaves_of_the_renderers_and_rules():
 
 
 # Calls that read, write or list files: the builtin and ``io``/``os`` openers, fsspec's and the
-# storage layer's (``ingest/storage.py``), pathlib's read/write/open/listing methods.
+# storage layer's (``ingest/storage.py``), pathlib's read/write/open/listing methods, and the
+# writers of figures and folders (matplotlib's ``savefig``, PIL's ``save``, ``mkdir``).
 FILE_CALLS = frozenset({"open", "fdopen", "open_binary", "scandir", "listdir", "walk"})
 FILE_METHODS = frozenset({"open", "read_text", "read_bytes", "write_text", "write_bytes", "iterdir", "glob", "rglob", "scandir", "listdir", "walk"})
-# The packages that only join and render what ingest read.  ``report`` joins them once
-# ``report/locate.py`` (which re-reads JSONL/CSV logs for SARIF line numbers) is replaced by
-# positions the readers record (issue 23).
-READ_NOTHING = ("sweep",)
+WRITERS = frozenset({"savefig", "save", "mkdir"})
+# The packages that only join and render what ingest read: the SARIF and GitHub outputs take a
+# finding's line from the run (the readers record each point's line), never from the log.
+READ_NOTHING = ("sweep", "report")
+# What a module of READ_NOTHING may do with files all the same: (module, call, what the call's
+# receiver must start with) -> why.
+FILE_ALLOWED = {
+    ("ppo_doctor.report.json_out", "read_text", "resources.files("): "the report's JSON Schema, shipped in the package, read through importlib.resources: no log",
+    ("ppo_doctor.report.plots", "savefig", ""): "plot_report (--plots DIR) saves the figures it draws",
+    ("ppo_doctor.report.plots", "save", ""): "the palette PNG of a saved figure (PIL)",
+    ("ppo_doctor.report.plots", "mkdir", ""): "the folder plot_report saves the figures into",
+}
 
 
-def _file_calls(path: Path) -> list[str]:
+@dataclass(frozen=True)
+class FileCall:
+    file: str
+    line: int
+    name: str  # the function or method called
+    receiver: str  # the source of what a method is called on ("" for a function)
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line} {self.receiver + '.' if self.receiver else ''}{self.name}()"
+
+
+def _in_memory(scope: ast.AST) -> set[str]:
+    """Names bound to an ``io.BytesIO()``/``io.StringIO()`` buffer in ``scope``."""
+    out = set()
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            fn = node.value.func
+            called = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+            if called in ("BytesIO", "StringIO"):
+                out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return out
+
+
+def _file_calls(path: Path) -> list[FileCall]:
+    """The file calls of a module; a figure drawn into an in-memory buffer (``fig.savefig(buf)``
+    with ``buf = io.BytesIO()`` in the same function, or ``fig.savefig(io.BytesIO())``) is none."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    scopes = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+    buffers: dict[int, set[str]] = {}
+    for scope in scopes:  # outer scopes first: a call takes its innermost function's buffers
+        names = _in_memory(scope)
+        buffers.update((id(node), names) for node in ast.walk(scope))
     out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         fn = node.func
         if isinstance(fn, ast.Name) and fn.id in FILE_CALLS:
-            out.append(f"{path.name}:{node.lineno} {fn.id}()")
+            out.append(FileCall(path.name, node.lineno, fn.id, ""))
         elif isinstance(fn, ast.Attribute) and (fn.attr in FILE_METHODS or fn.attr in FILE_CALLS):
-            out.append(f"{path.name}:{node.lineno} .{fn.attr}()")
-    return out
+            out.append(FileCall(path.name, node.lineno, fn.attr, ast.unparse(fn.value)))
+        elif isinstance(fn, ast.Attribute) and fn.attr in WRITERS:
+            target = node.args[0] if node.args else None
+            if isinstance(target, ast.Name) and target.id in buffers[id(node)]:
+                continue
+            if isinstance(target, ast.Call) and ast.unparse(target.func) in ("io.BytesIO", "BytesIO", "io.StringIO", "StringIO"):
+                continue
+            out.append(FileCall(path.name, node.lineno, fn.attr, ast.unparse(fn.value)))
+    return sorted(out, key=lambda c: c.line)
 
 
-def test_the_sweep_reads_no_file():
+def _allowed(module: str, call: FileCall) -> bool:
+    return any(m == module and name == call.name and call.receiver.startswith(prefix) for m, name, prefix in FILE_ALLOWED)
+
+
+def test_the_sweep_and_the_report_read_no_file():
     """No module of :data:`READ_NOTHING` opens, reads, writes or lists a file by any of the calls
-    above: discovery and ingest find and read the runs and the sweep tables (through the storage
-    layer and its size limits), the CLI writes the outputs.  Drawing a figure into an in-memory
-    buffer (``fig.savefig(io.BytesIO())``) is not a file call and stays allowed."""
-    bad = [c for name, p in _modules().items() if _stage(name) in READ_NOTHING for c in _file_calls(p)]
+    above, but for :data:`FILE_ALLOWED`: discovery and ingest find and read the runs and the
+    sweep tables (through the storage layer and its size limits) and record where each point
+    came from, the CLI writes the outputs.  Drawing a figure into an in-memory buffer
+    (``fig.savefig(io.BytesIO())``) is not a file call and stays allowed."""
+    calls = [(name, c) for name, p in _modules().items() if _stage(name) in READ_NOTHING for c in _file_calls(p)]
+    bad = [str(c) for name, c in calls if not _allowed(name, c)]
     assert not bad, bad
+    # an allowance nothing uses any more goes
+    unused = [key for key in FILE_ALLOWED if not any(_allowed(name, c) and (name, c.name) == key[:2] for name, c in calls)]
+    assert not unused, unused
 
 
 def test_the_file_call_finder_finds_them(tmp_path):
     probe = tmp_path / "probe.py"
-    probe.write_text("import io\nopen('a')\nio.open('b')\nPath('c').read_text()\nstorage.open_binary(p)\nfs.open(u)\n")
-    assert len(_file_calls(probe)) == 5
+    probe.write_text(
+        "import io\nopen('a')\nio.open('b')\nPath('c').read_text()\nstorage.open_binary(p)\nfs.open(u)\n"
+        "fig.savefig('d.png')\nout.mkdir()\nfig.savefig(io.BytesIO())\n"
+        "def f(fig):\n    buf = io.BytesIO()\n    fig.savefig(buf)\n    img.save(path)\n"
+    )
+    found = [str(c) for c in _file_calls(probe)]
+    assert found == [
+        "probe.py:2 open()",
+        "probe.py:3 io.open()",
+        "probe.py:4 Path('c').read_text()",
+        "probe.py:5 storage.open_binary()",
+        "probe.py:6 fs.open()",
+        "probe.py:7 fig.savefig()",
+        "probe.py:8 out.mkdir()",
+        "probe.py:13 img.save()",
+    ]
+    assert _allowed("ppo_doctor.report.json_out", FileCall("json_out.py", 1, "read_text", "resources.files(__package__).joinpath(X)"))
+    assert not _allowed("ppo_doctor.report.json_out", FileCall("json_out.py", 1, "read_text", "Path(log)"))
+    assert not _allowed("ppo_doctor.report.sarif", FileCall("sarif.py", 1, "savefig", "fig"))

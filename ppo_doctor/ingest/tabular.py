@@ -10,6 +10,8 @@ the tabular machinery shared by the readers of key-value logs (:mod:`.jsonl`, :m
   :func:`split_interleaved` separates runs appended concurrently to one file, and
   :func:`build_raw_run` makes the series, texts (:data:`TEXT_KEYS`) and wall times
   (:func:`to_wall_seconds`); :func:`column_notes` reports what was odd about the columns.
+* ``Columns.lines``: the file line of each record, when the reader knows it (JSON lines,
+  ``trainer_state.json`` entries), carried into every series and text sample it makes.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -95,6 +97,10 @@ def to_wall_seconds(values: Iterable[Any]) -> np.ndarray:
     return np.where(np.abs(arr) > 1e11, arr / 1000.0, arr)
 
 
+# the file line of each record: a reader's list of them, or an int32 array
+Lines = Sequence[int] | np.ndarray
+
+
 @dataclass
 class Columns:
     """Numeric columns, text fields and oddities gathered from a list of flat-ish records."""
@@ -107,6 +113,7 @@ class Columns:
     raw: dict[str, list[tuple[np.ndarray, list]]] = field(default_factory=dict)  # kept as objects
     texts: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)
     too_deep: int = 0
+    lines: np.ndarray | None = None  # int32 file line of each record (1-based), None: not known
 
     def keys(self) -> list[str]:
         """Keys holding at least one number (a key that is only ever null has no type)."""
@@ -132,12 +139,13 @@ class Columns:
         return out
 
 
-def collect_columns(records: list[dict], *, keep_raw: Iterable[str] = ()) -> Columns:
+def collect_columns(records: list[dict], *, keep_raw: Iterable[str] = (), lines: Lines | None = None) -> Columns:
     """Transpose records into per-key columns (numpy conversion per key and key-set group).
 
-    ``keep_raw`` names top-level keys whose values are kept as Python objects too (time stamps).
+    ``keep_raw`` names top-level keys whose values are kept as Python objects too (time stamps);
+    ``lines``: the file line of each record, if known (see :attr:`Columns.lines`).
     """
-    cols = Columns(n=len(records))
+    cols = Columns(n=len(records), lines=record_lines(lines, len(records)))
     _collect(records, np.arange(len(records), dtype=np.int64), "", cols, frozenset(keep_raw), 0)
     return cols
 
@@ -241,6 +249,16 @@ def _convert(name: str, pos: np.ndarray, vals: tuple, cols: Columns, keep_raw: f
             cols.too_deep += len(sub_rec)
         else:
             _collect(sub_rec, np.asarray(sub_pos, dtype=np.int64), name + "/", cols, keep_raw, depth + 1)
+
+
+def record_lines(lines: Lines | None, n: int) -> np.ndarray | None:
+    """``lines`` (one per record, or None) as the int32 array :attr:`Columns.lines` holds."""
+    if lines is None:
+        return None
+    out = np.asarray(lines, dtype=np.int32)
+    if len(out) != n:
+        raise ValueError(f"{len(out)} line numbers for {n} records")
+    return out
 
 
 def float_or_inf(x: Any) -> float:
@@ -388,7 +406,8 @@ def build_raw_run(
             pos, val = pos[keep], val[keep]
         if not len(pos):
             continue
-        s = RawSeries(tag=key, steps=steps[pos], values=val, wall_time=None if wall is None else wall[pos], source=source)
+        lines = None if cols.lines is None else cols.lines[pos]
+        s = RawSeries(tag=key, steps=steps[pos], values=val, wall_time=None if wall is None else wall[pos], source=source, lines=lines)
         (run.eval_series if eval_all or is_eval_key(key) else run.series).append(s)
     run.texts = _texts(cols, steps, source, select)
     return run
@@ -441,7 +460,8 @@ def _texts(cols: Columns, steps: np.ndarray, source: str, select: np.ndarray | N
                 prs = pr
             else:
                 prs = [pr if isinstance(pr, str) else None] * len(texts)
-            out.extend(TextSample(step=step, tag=key, text=t, prompt=q, source=source) for t, q in zip(texts, prs))
+            line = None if cols.lines is None else int(cols.lines[p])
+            out.extend(TextSample(step=step, tag=key, text=t, prompt=q, source=source, line=line) for t, q in zip(texts, prs))
     return out
 
 
@@ -485,17 +505,18 @@ def arrow_records(source: Any, rows: int, path: Path, *, multiline: bool = False
     return table if table.num_rows == rows else None
 
 
-def arrow_table_columns(table: Any, time_keys: Iterable[str] = ()) -> Columns | None:
+def arrow_table_columns(table: Any, time_keys: Iterable[str] = (), lines: Lines | None = None) -> Columns | None:
     """:class:`Columns` of a pyarrow table of records, or None when a column is not plain
     numbers (int, double, bool).  A null is a key its record did not log, so the caller must
-    have made sure the input had no ``null`` token.  Shared with :mod:`.trainer_state`."""
+    have made sure the input had no ``null`` token.  ``lines``: each row's file line, if known.
+    Shared with :mod:`.trainer_state`."""
     import pyarrow as pa
 
     plain = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
     if not all(any(is_t(t) for is_t in plain) for t in table.schema.types):
         return None
     n = table.num_rows
-    cols = Columns(n=n)
+    cols = Columns(n=n, lines=record_lines(lines, n))
     every = np.arange(n, dtype=np.int64)
     for name, col in zip(table.column_names, table.columns):
         if col.null_count:

@@ -2,7 +2,8 @@
 
 One ``::error``/``::warning``/``::notice`` line per finding and per read error, with
 ``file=`` the log that holds the metric and ``line=`` where a line is known (the onset step's
-line of a JSONL or CSV log, as in the SARIF output).  The
+line of a JSONL, CSV or ``trainer_state.json`` log as its reader recorded it, as in the SARIF
+output).  The
 escaping follows actions/toolkit ``packages/core/src/command.ts``: in the message,
 ``%``, ``\\r`` and ``\\n`` become ``%25``, ``%0D``, ``%0A``; in a property value, ``:`` and
 ``,`` are escaped too (``%3A``, ``%2C``).  Without it a tag name holding a newline could

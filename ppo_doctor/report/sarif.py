@@ -7,8 +7,9 @@ execution notifications, so a half-broken log is visible without being a "result
 
 Locations are relative URIs (``%SRCROOT%`` = the working directory, ``LOGROOT`` for logs
 elsewhere), declared in ``originalUriBaseIds``.  GitHub's SARIF support page asks for
-``region.startLine`` on every result (sarif-sdk validation rule GH1003): in a JSONL or CSV
-log it is the line of the onset step (:mod:`ppo_doctor.report.locate`), in a binary log
+``region.startLine`` on every result (sarif-sdk validation rule GH1003): in a JSONL, CSV or
+``trainer_state.json`` log it is the line of the onset step, which the reader recorded for each
+point (:meth:`ppo_doctor.frame.RunFrame.line_of`; no log is opened here), in a binary log
 line 1 (``properties.lineKnown`` says which).  ``partialFingerprints`` carries our own
 versioned key made from (run, rule, metric), which stays stable while the run keeps the
 problem (GitHub computes its ``primaryLocationLineHash`` itself).
@@ -27,7 +28,6 @@ from ..results import Finding, Report, RunReport
 from ..run import Run
 from . import RenderOptions
 from .json_out import dumps, finite_json
-from .locate import step_lines
 from .rulemeta import RuleMeta, catalog
 from .workspace import in_workspace
 
@@ -106,31 +106,27 @@ def metric_file(run: Run, metric: str) -> str:
     return run.files[0] if run.files else run.path
 
 
-def _raw_tag(run: Run, metric: str, source: str) -> str | None:
-    """The tag ``metric`` was logged under in ``source`` (a text sample's field for text rules)."""
-    if not run.frame.has(metric):
-        return next((t.tag for t in run.texts if t.source == source), None)
-    frame = run.frame
-    tags = frame.column("raw_tag")[(frame.column("metric") == metric) & (frame.column("source") == source)]
-    return str(tags[0]) if len(tags) else None
+def onset_line(run: Run, metric: str, step: int | None, source: str) -> int | None:
+    """The line of ``source`` that logged ``metric`` at ``step`` as its reader recorded it (the
+    first, when a restart logged the step again; a text sample's for the text rules), or None:
+    no step, or a log without lines (TensorBoard, ``.wandb``)."""
+    if step is None:
+        return None
+    if run.frame.has(metric):
+        return run.frame.line_of(metric, int(step), source)
+    lines = [t.line for t in run.texts if t.source == source and t.step == step and t.line is not None]
+    return min(lines) if lines else None
 
 
 def finding_locations(rr: RunReport) -> list[tuple[str, int | None]]:
-    """``(file, line)`` of each finding of ``rr``: the file that logged its metric and, in a
-    JSONL/CSV log, the line of its onset step (:mod:`ppo_doctor.report.locate`), else None."""
-
+    """``(file, line)`` of each finding of ``rr``: the file that logged its metric and the line
+    of its onset step there (:func:`onset_line`), or None."""
     run = rr.run
     spots = []
-    wanted: dict[str, set[tuple[int, str]]] = {}
     for f in rr.findings:
         path = metric_file(run, f.metric)
-        tag = _raw_tag(run, f.metric, path)
-        key = None if tag is None or f.start_step is None else (int(f.start_step), tag)
-        spots.append((path, key))
-        if key is not None:
-            wanted.setdefault(path, set()).add(key)
-    lines = {path: step_lines(path, keys) for path, keys in wanted.items()}
-    return [(path, None if key is None else lines[path].get(key)) for path, key in spots]
+        spots.append((path, onset_line(run, f.metric, f.start_step, path)))
+    return spots
 
 
 def fingerprint(run: Run, f: Finding) -> str:

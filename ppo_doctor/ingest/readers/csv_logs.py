@@ -20,6 +20,9 @@ Three paths, fastest first, each falling back to the next when a file is not wha
 2. other clean tables: ``pandas.read_csv``;
 3. files with repeated or changed header lines or ragged rows: row by row with the ``csv`` module,
    so that each problem can be reported.
+
+Each path records the file line of every row (the header is line 1; a row's line is its last
+physical line, as ``csv.reader.line_num`` counts), which the series carry as ``lines``.
 """
 
 from __future__ import annotations
@@ -170,13 +173,16 @@ def read(path: Path) -> list[RawRun]:
         if empty is None:  # lines do not map to rows: let pandas keep "nan" as text instead
             table, block = _fast_table(data, delim, snapshot=snapshot), None
     issues: list[ReadIssue] = []
+    lines: np.ndarray | None
     if table is None:
-        table, issues = _careful_table(path, data, delim)
+        table, issues, lines = _careful_table(path, data, delim)
+    else:
+        lines = row_lines(data, delim, len(table))
     issues[:0] = [
         ReadIssue(str(path), f"line {ln.number} skipped: {ln.length} bytes, over the {MAX_LINE_BYTES}-byte line limit (MAX_LINE_BYTES)", offset=ln.offset)
         for ln in long
     ]
-    return [_table_to_run(path, table, issues, empty=empty, block=block)]
+    return [_table_to_run(path, table, issues, lines, empty=empty, block=block)]
 
 
 def _arrow_run(path: Path) -> RawRun | None:
@@ -215,7 +221,8 @@ def _arrow_run(path: Path) -> RawRun | None:
     try:
         table = pacsv.read_csv(
             source,
-            parse_options=pacsv.ParseOptions(delimiter=delim),
+            # an empty line is a row (all null) instead of nothing, so that rows stay lines
+            parse_options=pacsv.ParseOptions(delimiter=delim, ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(
                 column_types={n: pa.float64() for n in names},
                 null_values=[""],
@@ -240,7 +247,9 @@ def _arrow_run(path: Path) -> RawRun | None:
     for name, col in zip(names, table.combine_chunks().columns):
         values = col.to_numpy()
         numeric[name] = (values, ~col.is_null().to_numpy() if col.null_count else dense)
-    return _columns_to_run(path, table.num_rows, numeric, {}, [])
+    if all(logged is not dense for _, logged in numeric.values()) and not np.logical_or.reduce([logged for _, logged in numeric.values()]).all():
+        return None  # a row with no cell: an empty line (or only delimiters), which pandas' path skips
+    return _columns_to_run(path, table.num_rows, numeric, {}, [], lines=_dense_lines(table.num_rows))
 
 
 # A cell the small-file path parses with float(): a plain decimal number, a nan/inf spelling that
@@ -288,7 +297,32 @@ def _python_run(path: Path) -> RawRun | None:
     logged = np.array([c != b"" for c in cells], dtype=bool).reshape(n, width).T.copy()
     dense = np.ones(n, dtype=bool)  # shared, read only, as on the pyarrow path
     numeric = {name: (values[j], logged[j] if not logged[j].all() else dense) for j, name in enumerate(names)}
-    return _columns_to_run(path, n, numeric, {}, [])
+    return _columns_to_run(path, n, numeric, {}, [], lines=_dense_lines(n))
+
+
+def _dense_lines(rows: int) -> np.ndarray:
+    """The lines of a table with no line but its header and its rows: row i is line i + 2."""
+    return np.arange(2, rows + 2, dtype=np.int32)
+
+
+def row_lines(data: bytes, delim: str, rows: int) -> np.ndarray | None:
+    """The line of each of the ``rows`` rows pandas read from ``data``, or None when they cannot
+    be told (then a finding points at the file, not at a line).
+
+    Each line is a row unless the file has blank lines (pandas skips them) or a quoted cell with
+    a line break; then the rows are found again with the ``csv`` module, and kept only when
+    there are as many as pandas found.  Shared with :mod:`.wandb_csv`."""
+    if data.count(b"\n") + (not data.endswith(b"\n")) == rows + 1:
+        return _dense_lines(rows)
+    reader = csv.reader(data.decode("utf-8", "replace").split("\n"), delimiter=delim)
+    lines: list[int] = []
+    try:
+        for cells in reader:
+            if any(c.strip(" \t\r") for c in cells) or len(cells) > 1:  # pandas skips a blank line
+                lines.append(reader.line_num)
+    except csv.Error:
+        return None
+    return np.asarray(lines[1:], dtype=np.int32) if len(lines) == rows + 1 else None
 
 
 def _plain_header(head: bytes) -> tuple[list[str], str] | None:
@@ -413,8 +447,9 @@ def _fast_table(data: bytes, delim: str, *, nan_words: bool = False, snapshot: _
     return df
 
 
-def _careful_table(path: Path, data: bytes, delim: str) -> tuple[pd.DataFrame, list[ReadIssue]]:
-    """Row by row: repeated header lines skipped, changed headers followed, ragged rows reported."""
+def _careful_table(path: Path, data: bytes, delim: str) -> tuple[pd.DataFrame, list[ReadIssue], np.ndarray]:
+    """Row by row: repeated header lines skipped, changed headers followed, ragged rows reported;
+    the table, the issues and the line of each row."""
     src = str(path)
     text = data.decode("utf-8", "replace")
     issues: list[ReadIssue] = []
@@ -423,6 +458,7 @@ def _careful_table(path: Path, data: bytes, delim: str) -> tuple[pd.DataFrame, l
     header: list[str] | None = None
     columns: dict[str, list[tuple[int, str]]] = {}
     n_rows = 0
+    at_lines: list[int] = []
     repeated = changed = 0
     long_rows: list[int] = []
     short_rows: list[int] = []
@@ -468,6 +504,7 @@ def _careful_table(path: Path, data: bytes, delim: str) -> tuple[pd.DataFrame, l
             if cell != "":
                 columns.setdefault(name, []).append((n_rows, cell))
         n_rows += 1
+        at_lines.append(line + 1)
     if header is None or n_rows == 0:
         raise LogReadError(src, "no data rows under the header")
     if repeated:
@@ -491,7 +528,7 @@ def _careful_table(path: Path, data: bytes, delim: str) -> tuple[pd.DataFrame, l
         idx = np.fromiter((i for i, _ in items), dtype=np.int64, count=len(items))
         col[idx] = [c for _, c in items]
         frame[name] = col
-    return pd.DataFrame(frame, index=pd.RangeIndex(n_rows)), issues
+    return pd.DataFrame(frame, index=pd.RangeIndex(n_rows)), issues, np.asarray(at_lines, dtype=np.int32)
 
 
 def _looks_like_header(cells: list[str], header: list[str]) -> bool:
@@ -531,11 +568,18 @@ _NAN_WORDS = ("nan", "-nan", "+nan")
 
 
 def _table_to_run(
-    path: Path, df: pd.DataFrame, issues: list[ReadIssue], *, empty: dict[str, np.ndarray] | None = None, block: NumericBlock | None = None
+    path: Path,
+    df: pd.DataFrame,
+    issues: list[ReadIssue],
+    lines: np.ndarray | None,
+    *,
+    empty: dict[str, np.ndarray] | None = None,
+    block: NumericBlock | None = None,
 ) -> RawRun:
-    """Columns to series.  ``empty`` (from :func:`_empty_nan_cells`): NaN in numeric columns may be
-    written nans, and only the rows it marks were empty cells; without it every NaN there is empty.
-    ``block``: :func:`_numeric_block` of ``df`` when the caller has it already."""
+    """Columns to series.  ``lines``: the file line of each row, if known.  ``empty`` (from
+    :func:`_empty_nan_cells`): NaN in numeric columns may be written nans, and only the rows it
+    marks were empty cells; without it every NaN there is empty.  ``block``:
+    :func:`_numeric_block` of ``df`` when the caller has it already."""
     numeric: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     text_cols: dict[str, pd.Series] = {}
     garbled = 0
@@ -556,7 +600,7 @@ def _table_to_run(
         else:
             numeric[str(name)] = got[:2]
             garbled += got[2]
-    return _columns_to_run(path, len(df), numeric, text_cols, issues, garbled)
+    return _columns_to_run(path, len(df), numeric, text_cols, issues, garbled, lines=lines)
 
 
 def _columns_to_run(
@@ -566,9 +610,12 @@ def _columns_to_run(
     text_cols: dict[str, pd.Series],
     issues: list[ReadIssue],
     garbled: int = 0,
+    *,
+    lines: np.ndarray | None,
 ) -> RawRun:
     """Columns (values, logged mask) of ``n`` rows to series: the step column found, wall-clock
-    columns taken out, eval keys apart, restarts noted."""
+    columns taken out, eval keys apart, restarts noted.  ``lines``: the file line of each row
+    (int32), or None when it is not known."""
     src = str(path)
     step_col = _step_column(numeric)
     if step_col is None:
@@ -591,9 +638,16 @@ def _columns_to_run(
     for name, (vals, logged) in numeric.items():
         keep = have & logged
         if keep.all():  # dense column: no copy
-            s = RawSeries(tag=name, steps=steps, values=vals, wall_time=wall, source=src)
+            s = RawSeries(tag=name, steps=steps, values=vals, wall_time=wall, source=src, lines=lines)
         elif keep.any():
-            s = RawSeries(tag=name, steps=steps[keep], values=vals[keep], wall_time=None if wall is None else wall[keep], source=src)
+            s = RawSeries(
+                tag=name,
+                steps=steps[keep],
+                values=vals[keep],
+                wall_time=None if wall is None else wall[keep],
+                source=src,
+                lines=None if lines is None else lines[keep],
+            )
         else:
             continue
         (run.eval_series if is_eval_key(name) else run.series).append(s)

@@ -178,7 +178,7 @@ def _read_data(path: Path, data: bytes, skipped: list[ReadIssue]) -> list[RawRun
     fast = _arrow_columns(path, data) if len(data) >= PARSER_IMPORT_BYTES else None
     if fast is not None:
         cols, time_keys = fast
-        return _columns_to_runs(path, cols, None, time_keys, list(range(1, cols.n + 1)), [])
+        return _columns_to_runs(path, cols, None, time_keys, [])
     records, lines, issues = parse_lines(path, data)
     if not records:
         first = skipped[0] if skipped else issues[0] if issues else None
@@ -210,7 +210,8 @@ def _arrow_columns(path: Path, data: bytes) -> tuple[Columns, list[str]] | None:
         return None
     head = min(table.num_rows, 50)  # the record path looks for time keys in the first 50 lines
     time_keys = [k for k in TIME_KEYS if k in table.column_names and table.column(k).slice(0, head).null_count < head]
-    cols = arrow_table_columns(table, time_keys)
+    # one row per line (counted above), so row i is line i + 1
+    cols = arrow_table_columns(table, time_keys, lines=np.arange(1, lines + 1, dtype=np.int32))
     return None if cols is None else (cols, time_keys)
 
 
@@ -366,17 +367,20 @@ def records_to_runs(
 ) -> list[RawRun]:
     records, wrapper = _unwrap(records)
     time_keys = [k for k in TIME_KEYS if any(k in r for r in records[:50])]
-    cols = collect_columns(records, keep_raw=time_keys)
+    cols = collect_columns(records, keep_raw=time_keys, lines=line_nos)
     if data is not None and any(cols.nulls.values()) and b"NaN" in data:
         # the fast parser read NaN tokens as null: parse again with json, which keeps them apart
         records, line_nos, issues = parse_lines(path, data, fast=False)
         return records_to_runs(path, records, line_nos, issues)
-    return _columns_to_runs(path, cols, wrapper, time_keys, line_nos, issues)
+    return _columns_to_runs(path, cols, wrapper, time_keys, issues)
 
 
-def _columns_to_runs(
-    path: Path, cols: Columns, wrapper: str | None, time_keys: list[str], line_nos: list[int], issues: list[ReadIssue]
-) -> list[RawRun]:
+def _line(cols: Columns, record: int) -> int:
+    """The file line of a record (its 1-based number when the lines are not known)."""
+    return record + 1 if cols.lines is None else int(cols.lines[record])
+
+
+def _columns_to_runs(path: Path, cols: Columns, wrapper: str | None, time_keys: list[str], issues: list[ReadIssue]) -> list[RawRun]:
     """Runs from the columns of one file: the step key chosen, wall-clock keys taken out, samples
     files, interleaved writers and restarts recognised.  ``wrapper``: the key veRL lines were
     unwrapped from, if any."""
@@ -429,7 +433,7 @@ def _columns_to_runs(
             run = build_raw_run(cols, info.steps, src, exclude=exclude, wall=wall, select=sel)
             run.name = f"part{j + 1}"
             run.config = dict(config)
-            first = line_nos[int(np.argmax(sel))]
+            first = _line(cols, int(np.argmax(sel)))
             run.issues = list(notes) + [
                 ReadIssue(
                     src,
@@ -451,7 +455,7 @@ def _columns_to_runs(
         run.issues.append(
             ReadIssue(
                 src,
-                f"step goes back {len(back)} time(s) (first at line {line_nos[int(back[0])]}, step "
+                f"step goes back {len(back)} time(s) (first at line {_line(cols, int(back[0]))}, step "
                 f"{int(info.steps[back[0] - 1])} -> {int(info.steps[back[0]])}); the last value logged for a step wins",
                 level="warning",
             )

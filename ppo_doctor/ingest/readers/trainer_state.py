@@ -13,6 +13,8 @@
   under other names are recognised by content.
 * a file cut short keeps every complete ``log_history`` entry (incremental scan) and reports the
   byte offset where the damage starts.
+* the line each entry starts on (its ``{``) is recorded for the points it holds
+  (:func:`_entry_lines`), so that a finding can point at the entry of its onset step.
 
 Speed: ``json.loads`` of a large state is most of the read, and pandas users pay it too; an
 indented state of 1 MiB or more (``PARSER_IMPORT_BYTES``) whose entries are flat numbers goes to
@@ -48,6 +50,7 @@ _LEAD = re.compile(rb"(?:\xef\xbb\xbf)?\s*")
 _LOG_KEY = re.compile(rb'"(?:step|global_step)"\s*:')
 _LOG_HISTORY = re.compile(r'"log_history"\s*:\s*\[')
 _TOP_INDENT = re.compile(rb'\{\n( +)"')  # json.dumps(indent=k): the first key's line
+_TOP_LIST = re.compile(rb"\[\n( +)\{")  # a bare list of entries, json.dumps(indent=k): the first entry
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -79,10 +82,11 @@ def _read_data(path: Path, data: bytes) -> list[RawRun]:
     if fast is not None:
         return [fast]
     issues: list[ReadIssue] = []
+    lines: np.ndarray | None = None
     try:
         doc: Any = _loads(data)
     except (ValueError, RecursionError) as exc:
-        rows, config, issue = _recover(path, data, exc)
+        rows, config, issue, lines = _recover(path, data, exc)
         issues.append(issue)
     else:
         if isinstance(doc, dict):
@@ -91,11 +95,71 @@ def _read_data(path: Path, data: bytes) -> list[RawRun]:
                 raise LogReadError(str(path), "JSON object without a 'log_history' list: not a trainer state")
             rows = history
             config = {k: v for k, v in doc.items() if k != "log_history"}
+            lines = _entry_lines(data, len(rows))
         elif isinstance(doc, list):
             rows, config = doc, {}
+            lines = _entry_lines(data, len(rows))
         else:
             raise LogReadError(str(path), f"expected a JSON object or list, found {type(doc).__name__}")
-    return [_rows_to_run(path, rows, config, issues)]
+    return [_rows_to_run(path, rows, config, issues, lines)]
+
+
+def _history_span(data: bytes) -> tuple[bytes, int, int] | None:
+    """``(entry indent, start, end)`` of the ``log_history`` list of a state written by
+    ``json.dumps(..., indent=k)``, or of such a bare list of entries (the bytes between ``[``
+    and the line of its ``]``); None in another layout.  A raw line break cannot occur inside
+    a JSON string, so a line break + the top-level indent + ``"log_history": [`` is the
+    top-level key, and the first line break + that indent + ``]`` after it closes the list (a
+    list inside an entry is indented deeper)."""
+    bare = _TOP_LIST.match(data)
+    if bare is not None:
+        end = data.find(b"\n]", 1)
+        return None if end < 0 else (bare.group(1), 1, end)
+    m = _TOP_INDENT.match(data)
+    if m is None:
+        return None
+    ind = m.group(1)
+    key = b"\n" + ind + b'"log_history": ['
+    at = data.find(key)
+    if at < 0:
+        return None
+    start = at + len(key)
+    end = data.find(b"\n" + ind + b"]", start)
+    return None if end < 0 else (ind * 2, start, end)
+
+
+def _entry_lines(data: bytes, n: int) -> np.ndarray | None:
+    """The line (1-based) on which each of the ``n`` entries of the list of
+    :func:`_history_span` opens: an entry is a line of the entry indent and ``{`` (a dict
+    inside an entry opens on its key's line).  None in another layout or when the count is
+    not ``n`` (an entry that is no object)."""
+    span = _history_span(data)
+    if span is None:
+        return None
+    ind, start, end = span
+    opener = b"\n" + ind + b"{"
+    lines = np.empty(n, dtype=np.int32)
+    pos, newlines = start, data.count(b"\n", 0, start)
+    for k in range(n):
+        at = data.find(opener, pos, end)
+        if at < 0:
+            return None
+        newlines += data.count(b"\n", pos, at) + 1  # the opener's own line break
+        lines[k] = newlines + 1
+        pos = at + 1
+    return lines if data.find(opener, pos, end) < 0 else None
+
+
+def _flat_entry_lines(data: bytes, start: int, end: int, keys: np.ndarray) -> np.ndarray | None:
+    """:func:`_entry_lines` of flat entries (``keys``: how many each holds) between ``start`` and
+    ``end``, without searching for them: ``json.dumps(indent=k)`` writes a flat entry as a
+    line of ``{``, one line a key and a line of ``}`` (``{}`` alone: one line).  The layout is
+    checked, not assumed: the list must hold exactly that many lines, else None."""
+    per = np.where(keys > 0, keys + 2, 1)
+    if data.count(b"\n", start, end) != int(per.sum()):
+        return None
+    first = data.count(b"\n", 0, start) + 2  # the line after the ``"log_history": [`` line
+    return (first + np.concatenate(([0], np.cumsum(per[:-1])))).astype(np.int32)
 
 
 def _loads(data: bytes) -> Any:
@@ -109,8 +173,9 @@ def _loads(data: bytes) -> Any:
     return json.loads(data, parse_int=parse_int)
 
 
-def _recover(path: Path, data: bytes, exc: Exception) -> tuple[list, dict, ReadIssue]:
-    """Every complete ``log_history`` entry of a damaged file, its config, and where it broke."""
+def _recover(path: Path, data: bytes, exc: Exception) -> tuple[list, dict, ReadIssue, np.ndarray]:
+    """Every complete ``log_history`` entry of a damaged file, its config, where it broke, and
+    the line each entry starts on."""
     # surrogateescape keeps one character per undecodable byte, so byte offsets stay exact
     text = data.decode("utf-8", "surrogateescape")
     start = len(text) - len(text.lstrip("\ufeff \t\r\n"))
@@ -135,22 +200,31 @@ def _recover(path: Path, data: bytes, exc: Exception) -> tuple[list, dict, ReadI
             config = {}
     decoder = json.JSONDecoder(parse_int=parse_int)
     rows: list = []
+    lines: list[int] = []
     n = len(text)
+    line, counted = 1, 0  # the line of text[counted]
+
+    def found() -> np.ndarray:
+        return np.asarray(lines, dtype=np.int32)
+
     while True:
         while pos < n and text[pos] in " \t\r\n":
             pos += 1
         if pos >= n:
             msg = f"file ends inside log_history (cut short?): {len(rows)} complete entries kept"
-            return rows, config, ReadIssue(str(path), msg, offset=offset(pos))
+            return rows, config, ReadIssue(str(path), msg, offset=offset(pos)), found()
         if text[pos] == "]":
             at = offset(where) if where is not None else offset(pos)
-            return rows, config, ReadIssue(str(path), f"damaged after log_history; its {len(rows)} entries kept", offset=at)
+            return rows, config, ReadIssue(str(path), f"damaged after log_history; its {len(rows)} entries kept", offset=at), found()
         try:
             obj, end = decoder.raw_decode(text, pos)
         except (ValueError, RecursionError):
             msg = f"log_history entry {len(rows) + 1} is cut short or damaged: {len(rows)} complete entries kept"
-            return rows, config, ReadIssue(str(path), msg, offset=offset(pos))
+            return rows, config, ReadIssue(str(path), msg, offset=offset(pos)), found()
+        line += text.count("\n", counted, pos)
+        counted = pos
         rows.append(obj)
+        lines.append(line)
         pos = end
         while pos < n and text[pos] in " \t\r\n":
             pos += 1
@@ -158,16 +232,19 @@ def _recover(path: Path, data: bytes, exc: Exception) -> tuple[list, dict, ReadI
             pos += 1
 
 
-def _rows_to_run(path: Path, rows: list, config: dict, issues: list[ReadIssue]) -> RawRun:
+def _rows_to_run(path: Path, rows: list, config: dict, issues: list[ReadIssue], lines: np.ndarray | None) -> RawRun:
+    """The run of the ``log_history`` entries ``rows`` (``lines``: the line of each, if known)."""
     train: list[dict] = []
     evals: list[dict] = []
+    train_at: list[int] = []  # the entries' places in ``rows``, for their lines
+    eval_at: list[int] = []
     summary: dict[str, Any] = {}
     odd = 0
     # Consecutive entries nearly always have the same keys: classify a key set once (comparing
     # dict views is one C-level set comparison; testing 50 keys per row in Python was 40% of the read).
     last_keys: Any = None
     kind = ""
-    for row in rows:
+    for i, row in enumerate(rows):
         if not isinstance(row, dict):
             odd += 1
             continue
@@ -180,12 +257,14 @@ def _rows_to_run(path: Path, rows: list, config: dict, issues: list[ReadIssue]) 
             summary.update({k: v for k, v in row.items() if k not in STEP_KEYS})
         elif kind == "eval":
             evals.append(row)
+            eval_at.append(i)
         else:
             train.append(row)
+            train_at.append(i)
     if odd:
         issues.append(ReadIssue(str(path), f"{_count(odd, 'log entry', 'log entries')} that are not JSON objects ignored", level="warning"))
-    train_cols = collect_columns(train) if train else None
-    eval_cols = collect_columns(evals) if evals else None
+    train_cols = collect_columns(train, lines=None if lines is None else lines[train_at]) if train else None
+    eval_cols = collect_columns(evals, lines=None if lines is None else lines[eval_at]) if evals else None
     return _build_run(path, train_cols, eval_cols, summary, config, issues)
 
 
@@ -285,12 +364,16 @@ def _arrow_history(path: Path, data: bytes) -> RawRun | None:
         return None
     for row in rows:
         summary.update({k: v for k, v in row.items() if k not in STEP_KEYS})
+    keys = np.full(n, len(names), dtype=np.int64)  # pyarrow's nulls are keys an entry left out
+    for v in valid.values():
+        keys -= ~v
+    lines = _flat_entry_lines(data, start, end, keys)
     parts: list[Columns | None] = []
     for mask in (is_train, is_eval):
         if not mask.any():
             parts.append(None)
             continue
-        cols = arrow_table_columns(table if mask.all() else table.filter(pa.array(mask)))
+        cols = arrow_table_columns(table if mask.all() else table.filter(pa.array(mask)), lines=None if lines is None else lines[mask])
         if cols is None:
             return None
         parts.append(cols)

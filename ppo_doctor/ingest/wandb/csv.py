@@ -14,6 +14,9 @@ Two layouts:
 Both are often down-sampled (``run.history()`` returns ~500 rows, panels are bucketed), which
 hides spikes (docs/sources.md#downsampled-histories); the reader says so when the steps look sampled.
 
+A CSV's rows keep the file line they were read from (:func:`.csv_logs.row_lines`); a Parquet
+file has no lines.
+
 Empty cells mean "not logged".  A NaN written as text (``NaN``) is kept as a NaN point; note
 that ``DataFrame.to_csv`` writes logged NaNs as empty cells too, so a pandas CSV cannot tell
 them apart (Parquet can: nulls and NaNs are distinct there).
@@ -38,6 +41,7 @@ from ...canonical.frameworks import is_eval_key
 from . import files
 from .. import filebytes
 from ..base import HEAD_BYTES
+from ..readers.csv_logs import row_lines
 from ..storage import as_path, is_url, open_binary
 
 log = logging.getLogger(__name__)
@@ -143,18 +147,18 @@ def read(path: Path) -> list[RawRun]:
         raise LogReadError(str(path), f"cannot read file: {exc.strerror or exc}") from None
     if first_line.startswith(b"PAR1"):
         columns = _read_parquet(path)
-        return [_history_run(columns, path)]
+        return [_history_run(columns, path, None)]  # Parquet has no lines
     header = _header(first_line, complete=len(first_line) < _MAX_HEADER) or []
     if "_step" in header:
         df = _read_csv(path)
         log.debug("%s: history export, %d rows x %d columns", path, len(df), df.shape[1])
-        return [_history_run(_csv_columns(df), path)]
+        return [_history_run(_csv_columns(df), path, _csv_lines(path, len(df)))]
     if header and _is_panel(header):
         # bucket columns are never used: not parsing them makes a panel export read ~2x faster
         df = _read_csv(path, usecols=lambda c: not str(c).endswith(_BUCKET_SUFFIXES))
         buckets = sum(c.endswith(_BUCKET_SUFFIXES) for c in header)
         log.debug("%s: panel export, %d rows x %d columns", path, len(df), df.shape[1])
-        return _panel_runs(df, buckets, path)
+        return _panel_runs(df, buckets, path, _csv_lines(path, len(df)))
     raise LogReadError(str(path), "not a W&B export: no _step column and no '<run> - <metric>' columns")
 
 
@@ -175,6 +179,21 @@ def _read_csv(path: Path, **kw: Any) -> pd.DataFrame:
         raise LogReadError(str(path), "empty file") from None
     except (pd.errors.ParserError, ValueError, OSError) as exc:
         raise LogReadError(str(path), f"malformed CSV: {str(exc).strip()}") from None
+
+
+def _csv_lines(path: Path, rows: int) -> np.ndarray | None:
+    """The file line of each of the ``rows`` rows pandas read (None when not known): a local
+    file's bytes are read once more (from the page cache: pandas parsed the path itself); a
+    remote export is not downloaded twice for them."""
+    if is_url(path):
+        return None
+    try:
+        with open_binary(path) as fh:
+            data = fh.read()
+    except OSError as exc:
+        log.debug("%s: lines of the rows not known (%s)", path, exc)
+        return None
+    return row_lines(data.removeprefix(b"\xef\xbb\xbf"), ",", rows)
 
 
 def _read_parquet(path: Path) -> dict[str, _Column]:
@@ -255,8 +274,9 @@ def _integer_steps(col: _Column) -> tuple[np.ndarray, np.ndarray]:
     return np.where(ok, v, 0).astype(np.int64), ok
 
 
-def _history_run(columns: dict[str, _Column], path: Path) -> RawRun:
-    """A run-history table: ``_step`` per row, ``_timestamp`` as wall time, sparse metric columns."""
+def _history_run(columns: dict[str, _Column], path: Path, lines: np.ndarray | None) -> RawRun:
+    """A run-history table: ``_step`` per row, ``_timestamp`` as wall time, sparse metric columns;
+    ``lines``: each row's file line, when known."""
     src = str(path)
     raw = RawRun()
     step_col = columns.get("_step")
@@ -275,14 +295,14 @@ def _history_run(columns: dict[str, _Column], path: Path) -> RawRun:
             continue
         mask = col.present & ok
         if mask.all():  # a dense column: no copy (RunFrame.from_series copies anyway)
-            series = RawSeries(name, steps, col.values, wall, src)
+            series = RawSeries(name, steps, col.values, wall, src, lines)
         elif mask.any():
-            series = RawSeries(name, steps[mask], col.values[mask], wall[mask] if wall is not None else None, src)
+            series = RawSeries(name, steps[mask], col.values[mask], wall[mask] if wall is not None else None, src, _at(lines, mask))
         else:
             series = None
         if series is not None:
             (raw.eval_series if is_eval_key(name) else raw.series).append(series)
-        raw.texts += [TextSample(step=int(steps[r]), tag=name, text=t, source=src) for r, t in col.texts if ok[r]]
+        raw.texts += [TextSample(step=int(steps[r]), tag=name, text=t, source=src, line=_line(lines, r)) for r, t in col.texts if ok[r]]
 
     logged = np.unique(steps[ok])
     issue = downsampling_issue(logged, src)
@@ -290,6 +310,14 @@ def _history_run(columns: dict[str, _Column], path: Path) -> RawRun:
         raw.issues.append(issue)
     _merge_export_side_files(raw, path, int(logged[-1]))
     return raw
+
+
+def _at(lines: np.ndarray | None, mask: np.ndarray) -> np.ndarray | None:
+    return None if lines is None else lines[mask]
+
+
+def _line(lines: np.ndarray | None, row: int) -> int | None:
+    return None if lines is None else int(lines[row])
 
 
 def downsampling_issue(steps: np.ndarray, path: str) -> ReadIssue | None:
@@ -340,8 +368,8 @@ def _merge_export_side_files(raw: RawRun, path: Path, last_step: int) -> None:
 # -- panel exports ------------------------------------------------------------------------------
 
 
-def _panel_runs(df: pd.DataFrame, buckets: int, path: Path) -> list[RawRun]:
-    """One RawRun per run (or group) of a panel export.
+def _panel_runs(df: pd.DataFrame, buckets: int, path: Path, lines: np.ndarray | None) -> list[RawRun]:
+    """One RawRun per run (or group) of a panel export (``lines``: each row's file line, if known).
 
     ``__MIN``/``__MAX`` columns are skipped: they are the extremes of the points W&B bucketed
     into each plotted x (wandb/wandb#5222), not points the run logged, and keeping them as
@@ -381,9 +409,9 @@ def _panel_runs(df: pd.DataFrame, buckets: int, path: Path) -> list[RawRun]:
         for metric, col in cols.items():
             mask = col.present & ok
             if mask.any():
-                series = RawSeries(metric, steps[mask], col.values[mask], wall[mask] if wall is not None else None, src)
+                series = RawSeries(metric, steps[mask], col.values[mask], wall[mask] if wall is not None else None, src, _at(lines, mask))
                 (raw.eval_series if is_eval_key(metric) else raw.series).append(series)
-            raw.texts += [TextSample(step=int(steps[r]), tag=metric, text=t, source=src) for r, t in col.texts if ok[r]]
+            raw.texts += [TextSample(step=int(steps[r]), tag=metric, text=t, source=src, line=_line(lines, r)) for r, t in col.texts if ok[r]]
         runs.append(raw)
     return runs
 
