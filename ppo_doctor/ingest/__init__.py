@@ -21,8 +21,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
-import numpy as np
-
 from .. import plugins
 from ..errors import LogReadError, PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue, RunFrame
@@ -384,22 +382,6 @@ def _merge(into: RawRun, raw: RawRun, fmt: str, formats_seen: list[str]) -> None
     into.texts.extend(t for t in raw.texts if (t.step, t.text, t.prompt) not in have_texts)
     into.issues.extend(raw.issues)
     into.restarts.extend(raw.restarts)
-
-
-def concat_series(parts: list[RawSeries]) -> RawSeries:
-    """Join several pieces of one tag (e.g. several event files of one run) in order."""
-    if len(parts) == 1:
-        return parts[0]
-    wall = None
-    if any(p.wall_time is not None for p in parts):
-        wall = np.concatenate([p.wall_time if p.wall_time is not None else np.full(len(p), np.nan) for p in parts])
-    return RawSeries(
-        tag=parts[0].tag,
-        steps=np.concatenate([p.steps for p in parts]),
-        values=np.concatenate([p.values for p in parts]),
-        wall_time=wall,
-        source=parts[0].source,
-    )
 
 
 __all__ = ["LoadResult", "display", "reader_modules", "reader_for", "sniff", "RunFrame"]
