@@ -31,12 +31,17 @@ not dropped, which would read as a run without findings.
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from dataclasses import dataclass, replace
-from importlib.metadata import EntryPoint, entry_points
+from importlib.machinery import PathFinder
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import PluginError
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +64,56 @@ class Plugin:
         """A :class:`PluginError` naming this plugin, on one line (the CLI prints it as is)."""
         text = f"plugin {self.name!r} ({self.target}) of entry-point group {self.group} from {self.dist}: {why}"
         return PluginError(" ".join(text.split()))
+
+
+def entry_points(group: str) -> list[EntryPoint]:
+    """The installed entry points of ``group``, as ``importlib.metadata.entry_points(group=...)``
+    gives them.  importlib.metadata is asked only when some distribution on the path may declare
+    ``group`` (:func:`_may_declare`): importing it and parsing every distribution's metadata costs
+    about 40 ms, as much as the rest of a small ``check`` (issue 26), to find, almost always, no
+    plugin at all."""
+    if not _may_declare(group):
+        return []
+    from importlib.metadata import entry_points as installed
+
+    return list(installed(group=group))
+
+
+def _may_declare(group: str) -> bool:
+    """False only when no distribution that importlib.metadata would find declares ``group``.
+
+    importlib.metadata's own finder (``MetadataPathFinder``, through
+    :class:`importlib.machinery.PathFinder`) looks in each directory on ``sys.path`` for
+    ``*.dist-info`` and ``*.egg-info`` folders (and ``EGG-INFO`` in a ``*.egg`` one) and reads the
+    ``[group]`` sections of their ``entry_points.txt``
+    (https://github.com/python/cpython/blob/3.11/Lib/importlib/metadata/__init__.py, ``FastPath``
+    and ``Lookup``); a file that never names ``group`` declares no entry point of it.  Anything
+    this scan cannot see as cheaply answers True: a zip file on the path, or another finder on
+    ``sys.meta_path`` that finds distributions of its own."""
+    if any(f is not PathFinder and hasattr(f, "find_distributions") for f in sys.meta_path):
+        return True
+    for entry in sys.path:
+        if not isinstance(entry, str):
+            return True
+        try:
+            children = os.scandir(entry or os.curdir)
+        except NotADirectoryError:  # a zip file: importlib.metadata reads distributions inside it
+            return True
+        except OSError:  # a folder that is not there: importlib.metadata finds nothing in it either
+            continue
+        is_egg = os.path.basename(entry).lower().endswith(".egg")
+        with children:
+            for child in children:
+                low = child.name.lower()
+                if not (low.endswith((".dist-info", ".egg-info")) or (is_egg and low == "egg-info")):
+                    continue
+                try:
+                    with open(os.path.join(child.path, "entry_points.txt"), encoding="utf-8", errors="replace") as f:
+                        if group in f.read():
+                            return True
+                except OSError:  # no entry points (or an egg-info file, not a folder)
+                    continue
+    return False
 
 
 def _dist(ep: EntryPoint) -> str:

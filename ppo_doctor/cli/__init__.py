@@ -29,7 +29,7 @@ COMMANDS = {
     "report": ("report:report", "Diagnose the training runs under PATHS: verdicts, findings, causes and fixes."),
     "check": ("report:check", "Gate CI on the runs under PATHS."),
     "plot": ("report:plot", "Draw annotated plots of the runs under PATH into a folder."),
-    "compare": ("report:compare", "What changed between two runs: config values first, then verdicts, findings, top causes and core metrics."),
+    "compare": ("compare:compare", "What changed between two runs: config values first, then verdicts, findings, top causes and core metrics."),
     "metrics": ("report:metrics", "Show what was read: runs, formats, frameworks, step ranges, tag mapping, warnings."),
     "schema": ("report:schema", "Print the JSON Schema of the ``--format json`` report (draft 2020-12)."),
     "rules": ("rules:rules", "List every rule: code, name, symptom, severity, evidence (event or trend) and summary."),
