@@ -30,8 +30,10 @@ not dropped, which would read as a run without findings.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
+import stat
 import sys
 from dataclasses import dataclass, replace
 from importlib.machinery import PathFinder
@@ -48,6 +50,7 @@ log = logging.getLogger(__name__)
 RULES = "ppo_doctor.rules"
 READERS = "ppo_doctor.readers"
 FORMATS = "ppo_doctor.formats"
+GROUPS = (RULES, READERS, FORMATS)
 
 
 @dataclass(frozen=True)
@@ -95,25 +98,41 @@ def _may_declare(group: str) -> bool:
     for entry in sys.path:
         if not isinstance(entry, str):
             return True
+        folder = os.path.abspath(entry or os.curdir)  # "" is the working directory, wherever it is now
         try:
-            children = os.scandir(entry or os.curdir)
-        except NotADirectoryError:  # a zip file: importlib.metadata reads distributions inside it
-            return True
-        except OSError:  # a folder that is not there: importlib.metadata finds nothing in it either
+            st = os.stat(folder)
+        except OSError:  # not there: importlib.metadata finds nothing in it either
             continue
-        is_egg = os.path.basename(entry).lower().endswith(".egg")
-        with children:
-            for child in children:
-                low = child.name.lower()
-                if not (low.endswith((".dist-info", ".egg-info")) or (is_egg and low == "egg-info")):
-                    continue
-                try:
-                    with open(os.path.join(child.path, "entry_points.txt"), encoding="utf-8", errors="replace") as f:
-                        if group in f.read():
-                            return True
-                except OSError:  # no entry points (or an egg-info file, not a folder)
-                    continue
+        if not stat.S_ISDIR(st.st_mode):
+            return True  # a zip file: importlib.metadata reads the distributions inside it
+        if group in _groups_named_in(folder, st.st_mtime_ns):
+            return True
     return False
+
+
+@functools.lru_cache(maxsize=None)
+def _groups_named_in(folder: str, mtime_ns: int) -> frozenset[str]:
+    """Which of this module's groups the ``entry_points.txt`` files of the distributions in
+    ``folder`` name; read once per folder while its listing is unchanged (``mtime_ns``, the key
+    importlib.metadata caches a folder's listing by), so the rules and the readers share one scan."""
+    is_egg = os.path.basename(folder).lower().endswith(".egg")
+    named: set[str] = set()
+    try:
+        children = os.scandir(folder)
+    except OSError:
+        return frozenset()
+    with children:
+        for child in children:
+            low = child.name.lower()
+            if not (low.endswith((".dist-info", ".egg-info")) or (is_egg and low == "egg-info")):
+                continue
+            try:
+                with open(os.path.join(child.path, "entry_points.txt"), encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+            except OSError:  # no entry points (or an egg-info file, not a folder)
+                continue
+            named.update(g for g in GROUPS if g in text)
+    return frozenset(named)
 
 
 def _dist(ep: EntryPoint) -> str:
