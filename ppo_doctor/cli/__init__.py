@@ -126,3 +126,5 @@ def main() -> None:
     except PluginError as exc:
         click.echo(f"ppo-doctor: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
+    finally:  # click exits; a caller that catches SystemExit gets its collector back as it was
+        cli.own_process = False
