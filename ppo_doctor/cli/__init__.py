@@ -126,5 +126,5 @@ def main() -> None:
     except PluginError as exc:
         click.echo(f"ppo-doctor: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    finally:  # click exits; a caller that catches SystemExit gets its collector back as it was
+    finally:  # a caller that catches the exit and runs the group again (CliRunner) is not frozen
         cli.own_process = False
