@@ -91,9 +91,9 @@ def _may_declare(group: str) -> bool:
     ``[group]`` sections of their ``entry_points.txt``
     (https://github.com/python/cpython/blob/3.11/Lib/importlib/metadata/__init__.py, ``FastPath``
     and ``Lookup``); a file that never names ``group`` declares no entry point of it.  Anything
-    this scan cannot see as cheaply answers True: a zip file on the path, or another finder on
-    ``sys.meta_path`` that finds distributions of its own."""
-    if any(f is not PathFinder and hasattr(f, "find_distributions") for f in sys.meta_path):
+    this scan cannot see as cheaply answers True: a zip file on the path, another finder on
+    ``sys.meta_path`` that finds distributions of its own, or a group other than these three."""
+    if group not in GROUPS or any(f is not PathFinder and hasattr(f, "find_distributions") for f in sys.meta_path):
         return True
     for entry in sys.path:
         if not isinstance(entry, str):
