@@ -110,6 +110,33 @@ def crossover(repeats: int) -> list[str]:
     ]
 
 
+def floor(peer: list[str], repeats: int) -> list[str]:
+    """What the peer's process is made of: it against the bare interpreter and the interpreter
+    importing numpy (which both tools need), in rotating rounds, wall and CPU medians."""
+    cases = {
+        "`python -c pass` (the interpreter)": [sys.executable, "-c", "pass"],
+        "`python -c 'import numpy'`": [sys.executable, "-c", "import numpy"],
+        f"`rl-doctor diagnose {Path(peer[-1]).name}` (the peer)": peer,
+    }
+    names = list(cases)
+    times: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
+    for i in range(repeats):
+        for k in range(len(names)):
+            name = names[(i + k) % len(names)]
+            wall, cpu, _ = timed(cases[name])
+            times[name].append((wall, cpu))
+    return [
+        f"The peer's floor: {repeats} rotating rounds, one core, medians.",
+        "",
+        "| process | wall | CPU |",
+        "|---|---|---|",
+        *(
+            f"| {n} | {statistics.median(t[0] for t in times[n]):.3f} s | {statistics.median(t[1] for t in times[n]):.3f} s |"
+            for n in names
+        ),
+    ]
+
+
 def run(repeats: int, baseline: str | None = None) -> str:
     compileall.compile_dir(str(ROOT / "ppo_doctor"), quiet=1)
     if baseline:
@@ -157,6 +184,8 @@ def run(repeats: int, baseline: str | None = None) -> str:
             "",
             f"`ppo-doctor --help`: median CPU **{help_cpu:.3f} s** (wall {help_wall:.3f} s) over {repeats} runs, "
             f"budget < 0.15 s CPU: {'met' if help_cpu < 0.15 else '**missed**'}.",
+            "",
+            *floor([peer, "diagnose", str(logs["jsonl"])], repeats),
             "",
             *crossover(repeats),
         ]
