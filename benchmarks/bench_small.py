@@ -1,15 +1,16 @@
 """One ``check`` of one small run as a whole process, paired with the peer (issue 26).
 
-    python -m benchmarks.bench_small [--repeats 9] [--no-write]
+    python -m benchmarks.bench_small [--repeats 9] [--no-write] [--baseline TREE]
 
 For each of four formats (:mod:`benchmarks.gen_small`: a TRL GRPO ``trainer_state.json``, a
 JSON-lines log, a TensorBoard event file, an SB3 ``progress.csv``, 200 steps each),
 ``ppo-doctor check PATH --isolated`` and ``rl-doctor diagnose PATH`` run as fresh processes,
-their console scripts, in alternating pairs (which goes first alternates too), both pinned to
-one core (``taskset -c 0``); the ratio is the median of the per-pair ratios of wall time, ours
-over the peer's (budget <= 1.0).  ``--baseline TREE`` times the ``check`` of an earlier checkout
-too (``git worktree add /tmp/base <commit>``; run through ``PYTHONPATH``).  Also ``ppo-doctor
---help``: median CPU time (budget < 0.15 s), and where ``PARSER_IMPORT_BYTES`` lies.
+their console scripts, once each per round, the order rotating from round to round, all pinned
+to one core (``taskset -c 0``); the ratio is the median of the per-round ratios of wall time,
+ours over the peer's (budget <= 1.0).  ``--baseline TREE`` times, in the same rounds, the
+``check`` of an earlier checkout too (``git archive <commit> | tar -x -C /tmp/base``; run through
+``PYTHONPATH``).  Also ``ppo-doctor --help``: median CPU time (budget < 0.15 s), and where
+``PARSER_IMPORT_BYTES`` lies (alternating pairs).
 
 Bytecode: pip compiles an installed package's modules at install time; a checkout run with
 ``PYTHONDONTWRITEBYTECODE`` set (as on these machines) would compile every module on every
@@ -51,14 +52,25 @@ def timed(cmd: list[str], tree: str | None = None) -> tuple[float, float, int]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), proc.returncode
 
 
-def pairs(ours: list[str], peer: list[str], repeats: int) -> tuple[list[float], list[float], set[int], set[int]]:
-    a, b, codes_a, codes_b = [], [], set(), set()
-    timed(ours), timed(peer)  # page cache warm
+def rounds(cmds: list[tuple[list[str], str | None]], repeats: int) -> tuple[list[list[float]], list[set[int]]]:
+    """Each ``(command, tree)`` once per round, the order rotating from round to round (so that
+    the machine's load, which drifts on a shared VM, falls on all of them alike), after one
+    warm-up run of each: per command, its wall times and its exit codes."""
+    for cmd, tree in cmds:
+        timed(cmd, tree)  # page cache warm
+    walls: list[list[float]] = [[] for _ in cmds]
+    codes: list[set[int]] = [set() for _ in cmds]
     for i in range(repeats):
-        for is_ours in (i % 2 == 0, i % 2 == 1):
-            wall, _, code = timed(ours if is_ours else peer)
-            (a if is_ours else b).append(wall)
-            (codes_a if is_ours else codes_b).add(code)
+        for k in range(len(cmds)):
+            j = (i + k) % len(cmds)
+            wall, _, code = timed(*cmds[j])
+            walls[j].append(wall)
+            codes[j].add(code)
+    return walls, codes
+
+
+def pairs(ours: list[str], peer: list[str], repeats: int) -> tuple[list[float], list[float], set[int], set[int]]:
+    (a, b), (codes_a, codes_b) = rounds([(ours, None), (peer, None)], repeats)
     return a, b, codes_a, codes_b
 
 
@@ -98,9 +110,31 @@ def crossover(repeats: int) -> list[str]:
     ]
 
 
-def baseline_times(cmd: list[str], tree: str, repeats: int) -> list[float]:
-    timed(cmd, tree)
-    return [timed(cmd, tree)[0] for _ in range(repeats)]
+def floor(peer: list[str], repeats: int) -> list[str]:
+    """What the peer's process is made of: it against the bare interpreter and the interpreter
+    importing numpy (which both tools need), in rotating rounds, wall and CPU medians."""
+    cases = {
+        "`python -c pass` (the interpreter)": [sys.executable, "-c", "pass"],
+        "`python -c 'import numpy'`": [sys.executable, "-c", "import numpy"],
+        f"`rl-doctor diagnose {Path(peer[-1]).name}` (the peer)": peer,
+    }
+    names = list(cases)
+    times: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
+    for i in range(repeats):
+        for k in range(len(names)):
+            name = names[(i + k) % len(names)]
+            wall, cpu, _ = timed(cases[name])
+            times[name].append((wall, cpu))
+    return [
+        f"The peer's floor: {repeats} rotating rounds, one core, medians.",
+        "",
+        "| process | wall | CPU |",
+        "|---|---|---|",
+        *(
+            f"| {n} | {statistics.median(t[0] for t in times[n]):.3f} s | {statistics.median(t[1] for t in times[n]):.3f} s |"
+            for n in names
+        ),
+    ]
 
 
 def run(repeats: int, baseline: str | None = None) -> str:
@@ -114,12 +148,17 @@ def run(repeats: int, baseline: str | None = None) -> str:
     rows = []
     for fmt in FORMATS:
         path = str(logs[fmt])
-        a, b, ca, cb = pairs([str(BIN / "ppo-doctor"), "check", path, "--isolated"], [peer, "diagnose", path], repeats)
+        check = [str(BIN / "ppo-doctor"), "check", path, "--isolated"]
+        cmds: list[tuple[list[str], str | None]] = [(check, None), ([peer, "diagnose", path], None)]
+        if baseline:
+            cmds.append((check, baseline))  # in the same rounds: the same load as ours and the peer's
+        walls, codes = rounds(cmds, repeats)
+        (a, b), (ca, cb) = walls[:2], codes[:2]
         ratios = [x / y for x, y in zip(a, b)]
         before = ""
         if baseline:
-            base = baseline_times([str(BIN / "ppo-doctor"), "check", path, "--isolated"], baseline, repeats)
-            before = f" | {statistics.median(base):.3f} s ({statistics.median(base) / statistics.median(b):.2f})"
+            base = walls[2]
+            before = f" | {statistics.median(base):.3f} s ({statistics.median(x / y for x, y in zip(base, b)):.2f})"
         q = statistics.quantiles(ratios, n=4)
         ratio = statistics.median(ratios)
         log.info("%s: ours %s, peer %s", fmt, ", ".join(f"{x:.3f}" for x in a), ", ".join(f"{x:.3f}" for x in b))
@@ -134,16 +173,19 @@ def run(repeats: int, baseline: str | None = None) -> str:
             f"Machine: {machine()}. Command: `python -m benchmarks.bench_small --repeats {repeats}"
             + (f" --baseline {baseline}" if baseline else "") + "`.",
             "",
-            f"Whole processes, console scripts, one core each, {repeats} alternating pairs per format on the same file "
-            "(200 steps; `benchmarks/gen_small.py`); ratio = median of the per-pair ratios ours / peer (interquartile range).",
+            f"Whole processes, console scripts, one core each, {repeats} rounds per format on the same file, the order "
+            "rotating from round to round (200 steps; `benchmarks/gen_small.py`); ratio = median of the per-round ratios "
+            "ours / peer (interquartile range).",
             "",
             "| format | file | `ppo-doctor check` median | `rl-doctor diagnose` median | ratio (IQR) | budget <= 1.0 | exit codes ours / peer |"
-            + (" before: `check` of the baseline tree, median (its ratio of medians to the peer) |" if baseline else ""),
+            + (" before: `check` of the baseline tree in the same rounds, median (its ratio, as ours) |" if baseline else ""),
             "|---|---|---|---|---|---|---|" + ("---|" if baseline else ""),
             *rows,
             "",
             f"`ppo-doctor --help`: median CPU **{help_cpu:.3f} s** (wall {help_wall:.3f} s) over {repeats} runs, "
             f"budget < 0.15 s CPU: {'met' if help_cpu < 0.15 else '**missed**'}.",
+            "",
+            *floor([peer, "diagnose", str(logs["jsonl"])], repeats),
             "",
             *crossover(repeats),
         ]

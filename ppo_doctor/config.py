@@ -49,11 +49,6 @@ from .report import formats
 from .rules import registry
 from .settings import DEFAULTS, EXECUTORS, FAIL_ON, Config
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 CONFIG_FILE = "ppo-doctor.toml"
 PYPROJECT = "pyproject.toml"
 TOOL_TABLE = "ppo-doctor"
@@ -89,6 +84,11 @@ def find_config_file(start: Path | None = None) -> Path | None:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    # imported here: a check with no config file, or --isolated, parses no TOML (issue 26)
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)

@@ -31,7 +31,6 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -230,7 +229,7 @@ def _on_processes(
 ) -> Iterator[Outcome[T]]:
     """Local worker processes, one task per worker in flight; see the module docstring for retries."""
     # imported here: multiprocessing costs a one-run check 14 ms it does not use
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
     workers = min(schedule.jobs, len(sources))

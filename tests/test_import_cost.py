@@ -22,15 +22,17 @@ from benchmarks.gen_small import write_small_logs
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = frozenset({"pandas", "pyarrow", "yaml", "matplotlib", "fsspec", "dask", "distributed", "torch", "transformers", "trl", "scipy"})
 
-_LIST_AFTER_CLI = """
+_RUN_CLI = """
 import runpy, sys
 sys.argv = ["ppo-doctor", *sys.argv[1:]]
 try:
     runpy.run_module("ppo_doctor.cli", run_name="__main__")
 except SystemExit:
     pass
-sys.stderr.write("\\nMODULES=" + ",".join(sorted({m.split(".")[0] for m in sys.modules})) + "\\n")
 """
+# the top-level packages imported, or (_FULL_) every module by its full name
+_LIST_AFTER_CLI = _RUN_CLI + 'sys.stderr.write("\\nMODULES=" + ",".join(sorted({m.split(".")[0] for m in sys.modules})) + "\\n")\n'
+_FULL_LIST_AFTER_CLI = _RUN_CLI + 'sys.stderr.write("\\nMODULES=" + ",".join(sorted(sys.modules)) + "\\n")\n'
 
 
 def _imported(code: str, *args: str) -> set[str]:
@@ -55,6 +57,22 @@ def test_check_of_one_small_run_imports_nothing_heavy(small_logs, fmt):
 def test_check_of_the_sample_trainer_state_imports_nothing_heavy():
     modules = _imported(_LIST_AFTER_CLI, "check", str(ROOT / "sample_logs" / "lr-x100" / "trainer_state.json"))
     assert not modules & HEAVY, sorted(modules & HEAVY)
+
+
+def test_check_imports_no_metadata_reader_comparison_or_toml_parser_it_does_not_use(small_logs):
+    """Without a plugin installed, plugins are looked for without importlib.metadata (its import
+    and its parse of every installed distribution cost a small check about 40 ms:
+    :func:`ppo_doctor.plugins.entry_points`); ``compare`` and the config file's TOML parser
+    (``--isolated``) are not imported by a ``check`` either."""
+    from importlib.metadata import entry_points
+
+    groups = ("ppo_doctor.rules", "ppo_doctor.readers", "ppo_doctor.formats")
+    if any(entry_points(group=g) for g in groups):
+        pytest.skip("a ppo_doctor plugin is installed here: importlib.metadata is then needed")
+    modules = _imported(_FULL_LIST_AFTER_CLI, "check", str(small_logs["jsonl"]), "--isolated")
+    assert "ppo_doctor.rules.pd101_kl_above_band" in modules  # it did load the rules and their plugins
+    unused = {"importlib.metadata", "ppo_doctor.report.compare", "ppo_doctor.cli.compare", "tomllib", "concurrent.futures", "tempfile"}
+    assert not modules & unused, sorted(modules & unused)
 
 
 def test_help_imports_neither_numpy_nor_the_analyser():

@@ -15,6 +15,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import zipfile
+from importlib import metadata
 from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Callable
@@ -214,6 +216,36 @@ def test_docs_rules_md_documents_only_the_builtin_rules_with_a_plugin_installed(
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(acme), str(ROOT)])}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
+
+
+# -- finding entry points without importlib.metadata (issue 26) -----------------------------------
+GROUPS = (plugins.RULES, plugins.READERS, plugins.FORMATS)
+
+
+def _importlib_metadata(group: str) -> list[tuple[str, str, str | None]]:
+    return sorted((ep.name, ep.value, ep.dist.name if ep.dist else None) for ep in metadata.entry_points(group=group))
+
+
+def test_the_entry_points_found_are_importlib_metadatas_without_a_plugin_and_with_one(acme, monkeypatch):
+    for site in (None, acme):
+        if site is not None:
+            monkeypatch.syspath_prepend(str(site))
+        for group in GROUPS:
+            found = sorted((ep.name, ep.value, ep.dist.name if ep.dist else None) for ep in plugins.entry_points(group))
+            assert found == _importlib_metadata(group), (site, group)
+            # the cheap scan says "maybe" exactly where importlib.metadata has something
+            assert plugins._may_declare(group) == bool(found), (site, group)
+    assert all(_importlib_metadata(g) for g in GROUPS)  # the acme plugin declares one of each
+
+
+def test_a_zip_on_the_path_is_left_to_importlib_metadata(tmp_path, monkeypatch):
+    archive = tmp_path / "site.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("acme-0.1.dist-info/METADATA", "Metadata-Version: 2.1\nName: acme\nVersion: 0.1\n")
+        z.writestr("acme-0.1.dist-info/entry_points.txt", "[ppo_doctor.rules]\nacme = acme.rules\n")
+    monkeypatch.syspath_prepend(str(archive))
+    assert plugins._may_declare(plugins.RULES)
+    assert [(ep.name, ep.value) for ep in plugins.entry_points(plugins.RULES)] == [("acme", "acme.rules")]
 
 
 # -- broken plugins, end to end -------------------------------------------------------------------

@@ -11,9 +11,11 @@ codes: :mod:`ppo_doctor.exits`.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import logging
 import sys
+from types import ModuleType
 
 import click
 
@@ -29,7 +31,7 @@ COMMANDS = {
     "report": ("report:report", "Diagnose the training runs under PATHS: verdicts, findings, causes and fixes."),
     "check": ("report:check", "Gate CI on the runs under PATHS."),
     "plot": ("report:plot", "Draw annotated plots of the runs under PATH into a folder."),
-    "compare": ("report:compare", "What changed between two runs: config values first, then verdicts, findings, top causes and core metrics."),
+    "compare": ("compare:compare", "What changed between two runs: config values first, then verdicts, findings, top causes and core metrics."),
     "metrics": ("report:metrics", "Show what was read: runs, formats, frameworks, step ranges, tag mapping, warnings."),
     "schema": ("report:schema", "Print the JSON Schema of the ``--format json`` report (draft 2020-12)."),
     "rules": ("rules:rules", "List every rule: code, name, symptom, severity, evidence (event or trend) and summary."),
@@ -51,6 +53,10 @@ class CommandImportError(ImportError):
 class LazyGroup(click.Group):
     """click's lazy-group pattern: commands are looked up in :data:`COMMANDS` on first use."""
 
+    # True when this process is the ``ppo-doctor`` command (:func:`main`), not a caller's (a
+    # test's CliRunner, a notebook): only then is the collector paused while a command imports
+    own_process = False
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
 
@@ -60,12 +66,28 @@ class LazyGroup(click.Group):
         module, attr = COMMANDS[cmd_name][0].split(":")
         name = f"{__name__}.{module}"
         try:
-            command = getattr(importlib.import_module(name), attr)
+            command = getattr(self._import(name), attr)
         except ImportError as exc:
             raise CommandImportError(f"the {cmd_name!r} command cannot load: importing {name} failed: {exc}") from exc
         if not isinstance(command, click.Command):
             raise TypeError(f"{name}:{attr} is not a click command")
         return command
+
+    def _import(self, name: str) -> ModuleType:
+        """The command's module.  In a process of its own, the cyclic garbage collector is paused
+        while it imports: numpy and the analyser, some 170 modules and 45 dataclasses kept for the
+        life of the process, whose allocations set off about 40 collections that free a dozen
+        objects, some 10 ms of a small ``check`` (issue 26).  What was imported is then frozen
+        out of later collections (:func:`gc.freeze`, as the ``gc`` documentation does for a
+        process's long-lived objects)."""
+        if not (self.own_process and gc.isenabled()):
+            return importlib.import_module(name)
+        gc.disable()
+        try:
+            return importlib.import_module(name)
+        finally:
+            gc.freeze()
+            gc.enable()
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """click's own command list, with the lazy commands' lines made from their
@@ -98,8 +120,11 @@ def cli(ctx: click.Context, verbose: int) -> None:
 
 
 def main() -> None:
+    cli.own_process = True
     try:
         cli(prog_name="ppo-doctor")
     except PluginError as exc:
         click.echo(f"ppo-doctor: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
+    finally:  # a caller that catches the exit and runs the group again (CliRunner) is not frozen
+        cli.own_process = False

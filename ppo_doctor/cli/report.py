@@ -1,5 +1,5 @@
-"""``ppo-doctor report | check | plot | compare | metrics | schema``: the commands that read runs
-and write what was found.
+"""``ppo-doctor report | check | plot | metrics | schema``: the commands that read runs and write
+what was found (``compare`` is :mod:`.compare`'s, so that a ``check`` never imports it).
 
 Exit codes (:mod:`ppo_doctor.exits`): 0 no finding at or above ``--fail-on``; 1 there is one
 (``check`` only); 2 usage, configuration or unreadable input (no run could be read; for
@@ -22,7 +22,6 @@ from ..errors import PPODoctorError
 from ..exits import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from ..pipeline import load
 from ..report import RenderOptions, render
-from ..report.compare import RENDERERS, compare as compare_runs
 from ..report.escape import plain
 from ..report.json_out import json_schema_text
 from ..report.metrics_listing import render_metrics
@@ -231,7 +230,8 @@ def check(ctx: click.Context, **opts: Any) -> None:
     sys.exit(code)
 
 
-def _single_run(path: str, settings: Config, what: str) -> RunReport:
+def single_run(path: str, settings: Config, what: str) -> RunReport:
+    """The one run under ``path`` (``what`` names the argument); exit 2 when there is none or more."""
     rep = _analyze((path,), settings)
     _check_readable(rep, (path,))
     if len(rep.runs) != 1:
@@ -290,7 +290,7 @@ def plot(
     verbosity(ctx, verbose)
     settings = resolve_settings({}, config_file, isolated)
     refuse_overwriting_inputs([out_dir], [path, *([baseline] if baseline else [])], [settings.config_file])
-    base = _single_run(baseline, settings, "--baseline").run if baseline else None
+    base = single_run(baseline, settings, "--baseline").run if baseline else None
     rep = _analyze((path,), settings)
     _check_readable(rep, (path,))
     wanted = split(metrics)
@@ -303,28 +303,6 @@ def plot(
         click.echo(plain(str(p)))
     if not written:
         click.echo("ppo-doctor: no plottable metric found", err=True)
-
-
-@click.command()
-@click.argument("run_a", type=click.Path())
-@click.argument("run_b", type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json")), default="text", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), help="Write to FILE instead of stdout ('-': stdout).")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file (no search).")
-@click.option("--isolated", is_flag=True, help="Ignore every config file.")
-@click.option("-v", "--verbose", count=True, help="More logging on stderr (-vv: debug).")
-@click.pass_context
-def compare(
-    ctx: click.Context, run_a: str, run_b: str, fmt: str, output: str | None, config_file: str | None, isolated: bool, verbose: int
-) -> None:
-    """What changed between two runs: config values first, then verdicts, findings, top
-    causes and core metrics."""
-    verbosity(ctx, verbose)
-    settings = resolve_settings({}, config_file, isolated)
-    refuse_overwriting_inputs([output], [run_a, run_b], [settings.config_file])
-    a = _single_run(run_a, settings, "RUN_A")
-    b = _single_run(run_b, settings, "RUN_B")
-    emit(RENDERERS[fmt](compare_runs(a, b)), output)
 
 
 @click.command()

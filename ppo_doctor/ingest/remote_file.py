@@ -19,7 +19,6 @@ from __future__ import annotations
 import errno
 import io
 import os
-import tempfile
 from contextlib import contextmanager
 from typing import IO, Any, Iterator
 
@@ -133,6 +132,8 @@ class _RemoteRaw(io.RawIOBase):
 
     def _stream(self, source: IO[bytes]) -> None:
         """Copy ``source`` from its start into :attr:`_copy`, up to the size known at opening."""
+        import tempfile  # imported here: a local file never needs a copy (issue 26)
+
         copy: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL)  # noqa: SIM115 - closed in close()
         left = self._size
         try:

@@ -8,7 +8,6 @@ such text through exactly one of these functions, chosen by the medium it writes
 
 from __future__ import annotations
 
-import html
 import math
 import re
 from typing import Any
@@ -65,6 +64,8 @@ def md_fenced(value: Any, info: str = "text") -> str:
 
 def html_text(value: Any, *, keep_newlines: bool = False) -> str:
     """HTML-escaped text (quotes too, so it is also safe inside attribute values)."""
+    import html  # imported here: only the HTML renderer escapes for HTML (issue 26)
+
     return html.escape(plain(value, keep_newlines=keep_newlines), quote=True)
 
 

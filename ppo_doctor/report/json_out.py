@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-from importlib import resources
 from typing import Any
 
 from ..results import Report
@@ -26,6 +25,8 @@ SCHEMA_RESOURCE = "report.schema.json"
 
 def json_schema_text() -> str:
     """The JSON Schema (draft 2020-12) of the ``--format json`` document, as shipped."""
+    from importlib import resources  # imported here: only ``schema`` reads the file (issue 26)
+
     return resources.files(__package__).joinpath(SCHEMA_RESOURCE).read_text(encoding="utf-8")
 
 
