@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from ppo_doctor.canonical import frameworks
-from ppo_doctor.diagnose.evidence import domain as diagnosis_domain
 from ppo_doctor.frame import RawRun, RawSeries, TextSample
 from ppo_doctor.ingest.readers import csv_logs, jsonl
 from ppo_doctor import load_runs
@@ -56,7 +55,7 @@ def test_rules_and_diagnosis_classify_alike():
     for name, run in cases.items():
         got = frameworks.domain(run.framework, run.frame.has, texts=bool(run.texts))
         assert got == want[name], (name, run.framework, sorted(run.metric_info))
-        assert diagnosis_domain(run) == got
+        assert RunView(run).domain == got  # the one domain rules and diagnosis read
         assert RunView(run).is_classic_rl == (got == "classic")
         assert RunView(run).is_llm_rl == (got == "llm")
 
@@ -79,7 +78,7 @@ def test_a_run_folder_called_gymnastics_llm_is_not_classic_rl(tmp_path):
     assert "gymnastics-llm" in run.id or "gymnastics-llm" in run.path
     assert not RunView(run).is_classic_rl
     assert RunView(run).is_llm_rl
-    assert diagnosis_domain(run) == "llm"
+    assert RunView(run).domain == "llm"
 
 
 def test_one_list_of_eval_prefixes_for_key_value_logs():
