@@ -201,3 +201,49 @@ def test_peak_drop_of_a_sticky_series_uses_its_means():
     v = np.r_[np.zeros(40), (np.arange(40) % 2).astype(float), np.zeros(40)]  # 0, then half 1s, then 0
     pd = peak_drop(np.arange(len(v)), v)
     assert pd is not None and 0.3 < pd.peak <= 0.6 and pd.first == 0.0
+
+
+# -- the swings of a rolling mean -------------------------------------------------------------
+def _sb3_run(steps: np.ndarray, tags: dict[str, np.ndarray]):
+    from ppo_doctor.canonical.metrics import build_run
+    from ppo_doctor.frame import RawRun, RawSeries
+
+    raw = RawRun(series=[RawSeries(tag=t, steps=steps, values=np.asarray(v, float), source="t") for t, v in tags.items()])
+    return build_run("r", "/tmp/r", "test", ["/tmp/r/progress.csv"], raw)
+
+
+def _pd501(run) -> bool:
+    findings, _ = run_rules(run)
+    return any(f.code == "PD501" and f.severity != "info" for f in findings)
+
+
+def test_a_rolling_mean_of_independent_episodes_does_not_oscillate():
+    # SB3's ep_rew_mean over 100 episodes, logged every 5 episodes of 200 steps: neighbouring
+    # points share 95 episodes, so judged point by point the mean's slow wander looks structured
+    eplen, per = 200, 5
+    apart_hits = real_hits = 0
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        v = _rolling_mean(rng.exponential(30.0, 10_000), per)
+        steps = (np.arange(1, len(v) + 1) * per * eplen).astype(np.int64)
+        lengths = np.full(len(v), float(eplen))
+        assert oscillation(steps, v).structure > 3  # the mechanism: point by point, "structure"
+        apart_hits += _pd501(_sb3_run(steps, {"rollout/ep_rew_mean": v, "rollout/ep_len_mean": lengths}))
+        # a real oscillation of the returns (period 2,000 episodes) is still one, one window apart
+        wave = rng.normal(0, 10, 10_000) + 15 * np.sin(2 * np.pi * np.arange(10_000) / 2000) + 20
+        real_hits += _pd501(_sb3_run(steps, {"rollout/ep_rew_mean": _rolling_mean(wave, per), "rollout/ep_len_mean": lengths}))
+    assert apart_hits == 0 and real_hits == 10
+
+
+def test_points_one_window_apart_follow_the_episode_length():
+    from ppo_doctor.view import RunView
+    from ppo_doctor.view.returns import one_per_window
+
+    steps = np.arange(1, 1001, dtype=np.int64) * 1000
+    lengths = np.r_[np.full(500, 10.0), np.full(500, 100.0)]  # 100 episodes: 1,000 steps, then 10,000
+    run = _sb3_run(steps, {"rollout/ep_rew_mean": np.zeros(1000), "rollout/ep_len_mean": lengths})
+    apart = one_per_window(RunView(run), steps, np.zeros(1000))
+    assert apart is not None
+    gaps = np.diff(apart[0])
+    assert set(gaps[:400].tolist()) == {1000} and set(gaps[-40:].tolist()) == {10_000}
+    assert one_per_window(RunView(_sb3_run(steps, {"rollout/ep_rew_mean": np.zeros(1000)})), steps, np.zeros(1000)) is None

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .base import Example
+from ..view.returns import one_per_window
+from .base import Example, RuleContext
 from .examples import saturating, sine
 from .inputs import Input
 from .shapes import OscillationRule
@@ -21,9 +22,14 @@ class RewardOscillation(OscillationRule[Input]):
     back, update after update, instead of settling.  Typical causes are update steps that are
     too large (learning rate, PPO epochs, large batches) and an unstable critic.
 
+    A reward that is a rolling mean of the last N episodes (SB3 ``rollout/ep_rew_mean``,
+    baselines ``eprewmean``: N = 100) is judged on its points one window apart (N episodes at the
+    logged mean episode length): neighbouring points share most of their episodes, so their
+    differences understate the mean's noise and its slow wander looks structured.
+
     **Known false positives.** Curricula or periodic evaluation mixed into the training
-    reward; classic-RL episode returns averaged over a sliding window of episodes, which are
-    strongly autocorrelated (raise ``min_structure`` for those).
+    reward; a rolling mean of episodes whose episode length is not logged (its window's span in
+    steps is unknown, so its points are judged as they are: raise ``min_structure`` for those).
 
     **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
     stopped early) the finding is an info note saying what is watched, until ``fair_share``
@@ -43,6 +49,13 @@ class RewardOscillation(OscillationRule[Input]):
     requires = (("reward/score", "reward/total"),)
     causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.5, "batch-too-large": 0.3, "value-lr-mistuned": 0.3}
     message = "reward oscillates: {swings} swings of about +-{amplitude:num} (period ~{period:num} steps), not dying out"
+
+    def points(self, ctx: RuleContext) -> Input | None:
+        """The reward, or, for a rolling mean of episodes with its episode length logged, its
+        points one averaging window apart (:func:`~ppo_doctor.view.returns.one_per_window`)."""
+        x = ctx.req[0]
+        apart = one_per_window(ctx.view, x.steps, x.values)
+        return x if apart is None else Input(x.metric, *apart)
 
     @classmethod
     def bad_example(cls):

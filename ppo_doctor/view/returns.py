@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 # Raw tags of a reward that is a rolling mean over the last N episodes, with N (module docstring).
 ROLLING_EPISODE_MEANS = {"rollout/ep_rew_mean": 100, "ep_rew_mean": 100, "eprewmean": 100, "mean 100 episode reward": 100}
 
+# Raw tags of the mean episode length logged beside such a rolling mean (SB3 ``rollout/ep_len_mean``
+# from the same ``ep_info_buffer``; baselines ppo2 ``eplenmean``).
+EPISODE_LENGTH_TAGS = ("rollout/ep_len_mean", "ep_len_mean", "eplenmean")
+
 # A run whose episode-return mean is exactly unchanged at this share of its updates has sparse
 # returns: three updates in four end no episode with a new return.
 SPARSE_SHARE = 0.75
@@ -96,6 +100,38 @@ def _new_returns(view: RunView) -> np.ndarray:
     if 1.0 - moved.mean() < SPARSE_SHARE:
         return np.empty(0, dtype=np.int64)
     return s[1:][moved]
+
+
+def one_per_window(view: RunView, steps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The points of a rolling mean of N episodes (``steps``/``values``: finite, sorted) that
+    share no episode: each kept point lies at least N episodes, at the mean episode length logged
+    beside it, after the last kept one.  None when the reward is no rolling mean or no episode
+    length is logged (the window's span in steps is then unknown).
+
+    Neighbouring points of a 100-episode mean logged every rollout share most of their episodes,
+    so their differences are far smaller than the mean's own sampling noise: a detector that
+    takes its noise from first differences (``detect.oscillation``) sees structure in what is
+    the slow wander of a mean over a sliding window.  Points one window apart are independent
+    means."""
+    n = returns_view(view).rolling
+    tag = next((t for t in EPISODE_LENGTH_TAGS if view.has(t)), None)
+    if n is None or tag is None or len(steps) == 0:
+        return None
+    ls, lv = finite_xy(*view.arrays(tag))
+    if len(lv) == 0:
+        return None
+    # the episode length at each point: the last one logged at or before it
+    at = np.clip(np.searchsorted(ls, steps, side="right") - 1, 0, len(lv) - 1)
+    span = n * np.maximum(lv[at], 1.0)
+    keep = [0]
+    while True:
+        i = keep[-1]
+        j = int(np.searchsorted(steps, steps[i] + span[i], side="left"))
+        if j >= len(steps):
+            break
+        keep.append(j)
+    idx = np.asarray(keep)
+    return steps[idx], values[idx]
 
 
 def returns_view(view: RunView) -> ReturnsView:
