@@ -84,7 +84,7 @@ def find_config_file(start: Path | None = None) -> Path | None:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    # imported here: a check with no config file, or --isolated, parses no TOML (issue 26)
+    # imported here: a check with no config file, or --isolated, parses no TOML (benchmarks/RESULTS.md, "Import cost")
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on 3.10 only

@@ -73,7 +73,7 @@ def entry_points(group: str) -> list[EntryPoint]:
     """The installed entry points of ``group``, as ``importlib.metadata.entry_points(group=...)``
     gives them.  importlib.metadata is asked only when some distribution on the path may declare
     ``group`` (:func:`_may_declare`): importing it and parsing every distribution's metadata costs
-    about 40 ms, as much as the rest of a small ``check`` (issue 26), to find, almost always, no
+    about 40 ms, as much as the rest of a small ``check`` (benchmarks/RESULTS.md, "Import cost"), to find, almost always, no
     plugin at all."""
     if not _may_declare(group):
         return []

@@ -1,7 +1,7 @@
 """``ppo-doctor compare RUN_A RUN_B``: what changed between two runs.
 
 A module of its own (:data:`ppo_doctor.cli.COMMANDS`), so that ``report`` and ``check`` never
-import the comparison and its renderers (issue 26).  Each run is read and analysed as
+import the comparison and its renderers (benchmarks/RESULTS.md, "Import cost").  Each run is read and analysed as
 ``report`` does it (:func:`.report.single_run`).
 """
 

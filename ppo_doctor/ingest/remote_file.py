@@ -132,7 +132,7 @@ class _RemoteRaw(io.RawIOBase):
 
     def _stream(self, source: IO[bytes]) -> None:
         """Copy ``source`` from its start into :attr:`_copy`, up to the size known at opening."""
-        import tempfile  # imported here: a local file never needs a copy (issue 26)
+        import tempfile  # imported here: a local file never needs a copy (benchmarks/RESULTS.md, "Import cost")
 
         copy: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL)  # noqa: SIM115 - closed in close()
         left = self._size

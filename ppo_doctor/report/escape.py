@@ -64,7 +64,7 @@ def md_fenced(value: Any, info: str = "text") -> str:
 
 def html_text(value: Any, *, keep_newlines: bool = False) -> str:
     """HTML-escaped text (quotes too, so it is also safe inside attribute values)."""
-    import html  # imported here: only the HTML renderer escapes for HTML (issue 26)
+    import html  # imported here: only the HTML renderer escapes for HTML (benchmarks/RESULTS.md, "Import cost")
 
     return html.escape(plain(value, keep_newlines=keep_newlines), quote=True)
 

@@ -25,7 +25,7 @@ SCHEMA_RESOURCE = "report.schema.json"
 
 def json_schema_text() -> str:
     """The JSON Schema (draft 2020-12) of the ``--format json`` document, as shipped."""
-    from importlib import resources  # imported here: only ``schema`` reads the file (issue 26)
+    from importlib import resources  # imported here: only ``schema`` reads the file (benchmarks/RESULTS.md, "Import cost")
 
     return resources.files(__package__).joinpath(SCHEMA_RESOURCE).read_text(encoding="utf-8")
 
