@@ -126,14 +126,11 @@ def winsorized(x: np.ndarray, q: float = 1.0) -> np.ndarray:
     return np.clip(x, lo, hi)
 
 
-def level_noise_sd(x: np.ndarray) -> float:
-    """The noise to judge a change of level against: :func:`noise_sd`, or, for a :func:`sticky`
-    series (whose differences are mostly zero, so their MAD says nothing), the plain standard
-    deviation of the first differences / sqrt(2)."""
-    x = x[np.isfinite(x)]
-    if len(x) >= 3 and sticky(x):
-        return float(np.std(np.diff(x))) / np.sqrt(2.0)
-    return noise_sd(x)
+def departure_noise_sd(x: np.ndarray) -> float:
+    """The noise of a :func:`sticky` series (finite values): the plain standard deviation of its
+    first differences / sqrt(2).  Its differences are mostly zero, so their MAD (:func:`noise_sd`)
+    says nothing; the departures are all of its movement."""
+    return float(np.std(np.diff(x))) / np.sqrt(2.0) if len(x) > 1 else 0.0
 
 
 def _row_medians(X: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._util import block_stat, finite_xy, level_noise_sd, smooth_level, sticky, window_size, winsorized
+from ._util import block_stat, departure_noise_sd, finite_xy, noise_sd, smooth_level, sticky, window_size, winsorized
 
 
 @dataclass(frozen=True)
@@ -66,12 +66,14 @@ def peak_drop(steps: ArrayLike, values: ArrayLike, window_frac: float = 0.1, min
         centres, means = block_stat(clipped, w, "mean")
         level = np.interp(np.arange(n, dtype=np.float64), centres, means) if len(means) > 1 else np.full(n, means[0])
         first, late = float(np.mean(clipped[:w])), float(np.mean(clipped[-w:]))
+        noise = departure_noise_sd(v)
     else:
         level = smooth_level(v, w)
         first, late = float(np.median(v[:w])), float(np.median(v[-w:]))
+        noise = noise_sd(v)
     peak_idx = int(np.argmax(level))
     peak = float(level[peak_idx])
-    se = level_noise_sd(v) * float(np.sqrt(2.0 / w))
+    se = noise * float(np.sqrt(2.0 / w))
     half = peak - 0.5 * (peak - min(first, late))
     after = level[peak_idx:] < half
     fall_idx = int(peak_idx + np.argmax(after)) if after.any() else None

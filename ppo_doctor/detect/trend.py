@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._util import finite_xy, level_noise_sd, sticky, window_size, winsorized
+from ._util import departure_noise_sd, finite_xy, noise_sd, sticky, window_size, winsorized
 
 
 def _thin(x: np.ndarray, y: np.ndarray, max_points: int) -> tuple[np.ndarray, np.ndarray]:
@@ -109,7 +109,9 @@ def summarize(steps: ArrayLike, values: ArrayLike, window_frac: float = 0.1, min
         # few levels): the windows' means carry how often and how far it departed
         clipped = winsorized(v)
         a, b = float(np.mean(clipped[:w])), float(np.mean(clipped[-w:]))
+        noise = departure_noise_sd(v)
     else:
         a, b = first_last(v, w)
+        noise = noise_sd(v)
     slope, _ = theil_sen(s, v)
-    return TrendSummary(n, slope, a, b, b - a, level_noise_sd(v), int(s[-1] - s[0]), w)
+    return TrendSummary(n, slope, a, b, b - a, noise, int(s[-1] - s[0]), w)
