@@ -90,8 +90,13 @@ def _group(f: Finding) -> tuple[str, str]:
     return f.symptom, f.observes
 
 
-def _support(findings: list[Finding], domain: str) -> tuple[dict[str, float], dict[str, list[tuple[float, str]]]]:
+def _support(
+    findings: list[Finding], domain: str
+) -> tuple[dict[str, float], dict[str, list[tuple[float, str]]], dict[str, list[str]]]:
+    """Per cause: its support, the findings' evidence texts, and the codes of the findings that
+    support it in ``domain`` (``RankedCause.supported_by``), in the findings' order."""
     per: dict[str, dict[tuple[str, str], list[tuple[float, str]]]] = defaultdict(lambda: defaultdict(list))
+    codes: dict[str, list[str]] = defaultdict(list)
     for f in findings:
         sev = SEVERITY_FACTOR.get(f.severity, 0.5)
         for cid, w in finding_causes(f, domain).items():
@@ -100,6 +105,7 @@ def _support(findings: list[Finding], domain: str) -> tuple[dict[str, float], di
                 continue
             if w > 0:
                 per[cid][_group(f)].append((float(w) * sev, _describe(f)))
+                codes[cid].append(f.code)
     support: dict[str, float] = {}
     evidence: dict[str, list[tuple[float, str]]] = {}
     for cid, by_group in per.items():
@@ -111,7 +117,7 @@ def _support(findings: list[Finding], domain: str) -> tuple[dict[str, float], di
             items.extend(contribs)
         support[cid] = total
         evidence[cid] = sorted(items, key=lambda c: (-c[0], c[1]))
-    return support, evidence
+    return support, evidence, codes
 
 
 def _factor(ev: list[Evidence]) -> float:
@@ -142,7 +148,7 @@ def rank_causes(findings: list[Finding], run: Run) -> list[RankedCause]:
     """Every cause supported by at least one finding, most likely first (ties by catalog order)."""
     view = RunView(run)
     domain = cause_domain(view)
-    support, finding_ev = _support(findings, domain)
+    support, finding_ev, supporters = _support(findings, domain)
     if not support:
         return []
     flavour = classic_flavour(view) if domain == "classic" else None
@@ -170,7 +176,7 @@ def rank_causes(findings: list[Finding], run: Run) -> list[RankedCause]:
                     confidence=conf,
                     explanation=cause.explanation,
                     evidence=[text for _, text in finding_ev[cid]],
-                    supported_by=[f.code for f in findings if finding_causes(f, domain).get(cid, 0) > 0],
+                    supported_by=supporters[cid],
                     config_evidence=[e.text for e in ev if e.weight >= 0],
                     config_against=[e.text for e in ev if e.weight < 0] + fix_notes,
                     fixes=fixes,
