@@ -86,8 +86,9 @@ class RunView:
             return False
         return None
 
-    @property
+    @cached_property
     def standing(self) -> Standing:
+        """Where the run stands (``Run.standing``), read once for every rule."""
         return self.run.standing
 
     def planned_points(self, n: int) -> int:

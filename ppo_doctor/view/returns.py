@@ -113,7 +113,7 @@ def one_per_window(view: RunView, steps: np.ndarray, values: np.ndarray) -> tupl
     takes its noise from first differences (``detect.oscillation``) sees structure in what is
     the slow wander of a mean over a sliding window.  Points one window apart are independent
     means."""
-    n = returns_view(view).rolling
+    n = view.returns.rolling
     tag = next((t for t in EPISODE_LENGTH_TAGS if view.has(t)), None)
     if n is None or tag is None or len(steps) == 0:
         return None
