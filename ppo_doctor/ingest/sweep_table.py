@@ -43,28 +43,20 @@ MAX_BYTES = 64 * 1024 * 1024
 
 
 def table_texts(paths: Iterable[Path]) -> list[tuple[Path, str]]:
-    """(path, text) of each of ``paths`` (the sweep tables discovery found), read through the
-    storage layer, at most :data:`MAX_BYTES` each; larger or unreadable ones are left out."""
+    """(path, text) of each of ``paths`` (the sweep tables discovery recognised with
+    :func:`sweep_table_reason`), read through the storage layer, at most :data:`MAX_BYTES` each;
+    larger or unreadable ones are left out."""
     out = []
     for path in paths:
-        text = _table_text(path)
-        if text is not None:
-            out.append((path, text))
+        try:
+            with open_binary(path) as fh:
+                if size_of(fh) > MAX_BYTES:
+                    continue
+                data = fh.read()
+        except OSError:
+            continue
+        out.append((path, data.decode("utf-8", "replace")))
     return out
-
-
-def _table_text(path: Path) -> str | None:
-    """The text of a CSV small enough to be a sweep table and recognised as one, else None."""
-    try:
-        with open_binary(path) as fh:
-            if size_of(fh) > MAX_BYTES:
-                return None
-            data = fh.read()
-    except OSError:
-        return None
-    if sweep_table_reason(path, head=data[:HEAD_LIMIT]) is None:
-        return None
-    return data.decode("utf-8", "replace")
 
 
 def read_sweep_table(path: Path, head: bytes | None = None) -> tuple[list[str], list[list[str]]] | None:
