@@ -115,3 +115,21 @@ def test_a_dataframe_still_analyses_and_pandas_comes_with_it():
     frame = report.runs[0].run.frame
     assert isinstance(frame.df, pd.DataFrame) and len(frame.df) == 50
     assert isinstance(frame.series(frame.metrics[0]), pd.Series)
+
+
+def test_sniffing_a_json_lines_log_imports_no_other_formats_decoders(small_logs):
+    """Formats are asked in priority order and TensorBoard and W&B come first: their sniffers
+    (``ingest.SNIFFERS``) recognise a file without the bulk decoders, and the formats after the
+    one that claims the file are never imported."""
+    modules = _imported(_FULL_LIST_AFTER_CLI, "check", str(small_logs["jsonl"]), "--isolated")
+    assert "ppo_doctor.ingest.readers.jsonl" in modules
+    decoders = {
+        "ppo_doctor.ingest.tensorboard.reader",
+        "ppo_doctor.ingest.tensorboard.fastpath",
+        "ppo_doctor.ingest.tensorboard.collect",
+        "ppo_doctor.ingest.wandb.binary",
+        "ppo_doctor.ingest.wandb.history",
+        "ppo_doctor.ingest.readers.verl_console",
+        "ppo_doctor.ingest.wandb.csv",
+    }
+    assert not modules & decoders, sorted(modules & decoders)

@@ -44,6 +44,15 @@ FORMAT_MODULES = {
     "csv_logs": "ppo_doctor.ingest.readers.csv_logs",
     "verl_console": "ppo_doctor.ingest.readers.verl_console",
 }
+# Formats whose reader imports decoders that recognising a file does not need: the module that
+# holds their ``sniff`` (the reader re-exports it).  Sniffing asks the formats in priority order
+# and imports each one's sniffer only when it is reached, so a check of one JSON-lines file
+# imports neither the TensorBoard bulk decoders nor the W&B history decoder, nor any reader
+# after the one that claims it (benchmarks/RESULTS.md, "One small check").
+SNIFFERS = {
+    "tensorboard": "ppo_doctor.ingest.tensorboard.sniff",
+    "wandb_binary": "ppo_doctor.ingest.wandb.sniff",
+}
 # a reader's NAME: it names the format in reports (``Run.format``) and in the file lists
 READER_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -62,19 +71,21 @@ def display(path: Path | str) -> str:
 
 
 def reader_modules() -> list[ModuleType]:
-    """The reader modules in priority order, the plugins' last.  A built-in reader that cannot be
-    imported is a broken installation, reported as such: dropping it would report its runs as
-    absent (a broken plugin is a :class:`~ppo_doctor.errors.PluginError` for the same reason).
+    """The reader modules in priority order, the plugins' last.
 
     Not named ``readers``: importing the subpackage :mod:`.readers` binds that name on this
     package (the import system sets a submodule as an attribute of its parent)."""
-    mods = []
-    for name, module in FORMAT_MODULES.items():
-        try:
-            mods.append(importlib.import_module(module))
-        except ImportError as exc:
-            raise PPODoctorError(f"the {name} reader ({module}) cannot be imported: {exc}; reinstall ppo-doctor") from exc
-    return mods + plugin_readers()
+    return [_import_builtin(name, module) for name, module in FORMAT_MODULES.items()] + plugin_readers()
+
+
+def _import_builtin(name: str, module: str) -> ModuleType:
+    """A built-in format's module.  One that cannot be imported is a broken installation,
+    reported as such: dropping it would report its runs as absent (a broken plugin is a
+    :class:`~ppo_doctor.errors.PluginError` for the same reason)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise PPODoctorError(f"the {name} reader ({module}) cannot be imported: {exc}; reinstall ppo-doctor") from exc
 
 
 def plugin_readers() -> list[ModuleType]:
@@ -109,23 +120,34 @@ def _checked_reader(plugin: plugins.Plugin, taken: dict[str, str]) -> ModuleType
 def reader_for(name: str) -> ModuleType:
     """The reader whose NAME is ``name`` (a format id discovery gave a file)."""
     if name in FORMAT_MODULES:
-        return importlib.import_module(FORMAT_MODULES[name])
+        return _import_builtin(name, FORMAT_MODULES[name])
     for mod in plugin_readers():
         if mod.NAME == name:
             return mod
     raise KeyError(f"no reader {name!r}")
 
 
+def _claims(name: str, sniffer: Any, path: Path, head: bytes) -> bool:
+    try:
+        return bool(sniffer.sniff(path, head))
+    except Exception:  # noqa: BLE001 - a sniffer must never take the walk down
+        log.debug("sniffer %s failed on %s", name, path, exc_info=True)
+        return False
+
+
 def sniff(path: Path, head: bytes | None = None) -> ModuleType | None:
-    """The first format module (in priority order) that recognises ``path``; ``head`` = its first bytes."""
+    """The reader of the first format (in priority order) that recognises ``path``; ``head`` =
+    its first bytes.  The plugins are loaded first (a broken one is an error whatever the file),
+    then asked last."""
     if head is None:
         head = read_head(path)
-    for mod in reader_modules():
-        try:
-            if mod.sniff(path, head):
-                return mod
-        except Exception:  # noqa: BLE001 - a sniffer must never take the walk down
-            log.debug("sniffer %s failed on %s", mod.NAME, path, exc_info=True)
+    plugged = plugin_readers()
+    for name, module in FORMAT_MODULES.items():
+        if _claims(name, _import_builtin(name, SNIFFERS.get(name, module)), path, head):
+            return reader_for(name)
+    for mod in plugged:
+        if _claims(mod.NAME, mod, path, head):
+            return mod
     return None
 
 

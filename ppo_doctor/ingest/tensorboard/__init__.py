@@ -1,6 +1,7 @@
 """The TensorBoard wing: event files read without TensorFlow or a protobuf runtime.
 
-* :mod:`.reader` - the reader (format ``tensorboard``): sniffs and reads ``events.out.tfevents.*``;
+* :mod:`.reader` - the reader (format ``tensorboard``): reads ``events.out.tfevents.*``;
+* :mod:`.sniff` - recognises an event file without the decoders (the reader re-exports it);
 * :mod:`.tfrecord` - TFRecord framing: length, masked CRC-32C, the bulk framer of the fast path;
 * :mod:`.protowire` - the protobuf wire format (varints, fields) the decoders are built on;
 * :mod:`.events` - ``Event`` / ``Summary`` decoding of one record;

@@ -45,6 +45,7 @@ from . import files
 from .files import TableRef
 from .framing import BLOCK, FILE_HEADER, MAGIC, VERSION, iter_records
 from .history import CHUNK_BYTES, NOT_JSON, Log, Pending, decode_rows
+from .sniff import sniff as sniff  # the reader protocol: NAME, sniff, read
 from .proto import Malformed, config_items, fields, set_config, signed, str_fields, varint
 from ..storage import as_path, has_fileno, open_binary, size_of
 
@@ -70,11 +71,6 @@ class Decoded:
     run: RawRun
     tables: list[TableRef]
     last_step: int | None
-
-
-def sniff(path: Path, head: bytes) -> bool:
-    """A W&B transaction log starts with ``:W&B`` and the 0xBEE1 magic, whatever its name."""
-    return head[: len(MAGIC)] == MAGIC
 
 
 def read(path: Path) -> list[RawRun]:
