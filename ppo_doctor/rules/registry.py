@@ -11,7 +11,6 @@ on a tie ``ignore`` wins.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import inspect
 import pkgutil
@@ -145,6 +144,8 @@ def get(code_or_name: str) -> type[Rule]:
         if rule.code == key.upper() or rule.name == key.lower():
             return rule
     choices = [r.code for r in all_rules()] + [r.name for r in all_rules()]
+    import difflib  # only for a code that matches no rule; not paid by every check (benchmarks/RESULTS.md)
+
     close = difflib.get_close_matches(key, choices, n=3)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise KeyError(f"no rule {code_or_name!r}{hint}")
