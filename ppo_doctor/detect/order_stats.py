@@ -1,5 +1,5 @@
-"""Exact order statistics without ``numpy.ma``: :func:`median`, :func:`percentile`,
-:func:`distinct` and :func:`n_distinct` of a 1-D array.
+"""Exact order statistics without ``numpy.ma``: :func:`median`, :func:`percentile` and
+:func:`distinct` of a 1-D array.
 
 Why not numpy's own: in numpy 2.x ``np.median``, ``np.percentile``, ``np.quantile`` and
 ``np.nanmedian`` import ``numpy.ma`` on their first call (``numpy/lib/_utils_impl.py``,
@@ -114,8 +114,3 @@ def distinct(x: ArrayLike) -> np.ndarray:
     else:
         keep[1:] = aux[1:] != aux[:-1]
     return aux[keep]
-
-
-def n_distinct(x: ArrayLike) -> int:
-    """How many distinct values ``x`` holds (NaNs count as one), ``len(np.unique(x))``."""
-    return len(distinct(x))
