@@ -229,7 +229,8 @@ class RunFrame:
         m_codes, m_names = self._cols.labels["metric"]
         t_codes, t_names = self._cols.labels["raw_tag"]
         ok = (m_codes >= 0) & (t_codes >= 0)  # -1: a missing value in a hand-made frame
-        pairs = np.unique(m_codes[ok].astype(np.int64) << 32 | t_codes[ok].astype(np.int64))
+        # return_counts: the plain np.unique imports numpy.ma (benchmarks/RESULTS.md "One small check")
+        pairs = np.unique(m_codes[ok].astype(np.int64) << 32 | t_codes[ok].astype(np.int64), return_counts=True)[0]
         out: dict[str, list[str]] = {}
         for m, t in zip((pairs >> 32).tolist(), (pairs & 0xFFFFFFFF).tolist()):
             out.setdefault(m_names[m], []).append(t_names[t])

@@ -54,6 +54,23 @@ def test_check_of_one_small_run_imports_nothing_heavy(small_logs, fmt):
     assert not modules & HEAVY, sorted(modules & HEAVY)
 
 
+@pytest.mark.parametrize("fmt", ["trainer_state", "jsonl", "tensorboard", "sb3_csv"])
+def test_check_of_one_small_run_does_not_import_numpy_ma(small_logs, fmt):
+    """numpy's median, percentile, nanmedian and plain unique import ``numpy.ma`` on their first
+    call (about 9 ms of a small check); the analysis takes them from ``detect.order_stats``."""
+    modules = _imported(_FULL_LIST_AFTER_CLI, "check", str(small_logs[fmt]), "--isolated")
+    assert "ppo_doctor.rules.pd101_kl_above_band" in modules  # it did run the rules
+    assert "numpy.ma" not in modules
+
+
+def test_check_and_report_of_the_sample_logs_do_not_import_numpy_ma():
+    runs = [str(p) for p in sorted((ROOT / "sample_logs").iterdir()) if p.is_dir()]
+    for command in (["check", *runs], ["report", str(ROOT / "sample_logs")]):
+        modules = _imported(_FULL_LIST_AFTER_CLI, *command, "--isolated")
+        assert "ppo_doctor.rules.pd101_kl_above_band" in modules, command
+        assert "numpy.ma" not in modules, command
+
+
 def test_check_of_the_sample_trainer_state_imports_nothing_heavy():
     modules = _imported(_LIST_AFTER_CLI, "check", str(ROOT / "sample_logs" / "lr-x100" / "trainer_state.json"))
     assert not modules & HEAVY, sorted(modules & HEAVY)

@@ -12,6 +12,7 @@ from ppo_doctor.rules.base import Example
 from ppo_doctor.rules.engine import run_rules
 from ppo_doctor.rules.examples import example_run, flat, noise
 from ppo_doctor.view import RunView
+from ppo_doctor.view.returns import ReturnsView
 
 
 def _run(series, config=None, framework="trl"):
@@ -73,3 +74,16 @@ def test_pd301_judges_a_collapse_with_reward_collapses_configured_settings():
     assert "PD204" not in codes
     # ... so PD301 no longer excuses it as one: first and last windows level, no progress
     assert "PD301" in codes
+
+
+def test_constant_at_is_np_isin_on_sorted_steps():
+    """ReturnsView.constant_at looks steps up in its sorted ``constant`` steps (np.isin may sort
+    through the plain np.unique, which imports numpy.ma: benchmarks/RESULTS.md "One small
+    check"); the mask is np.isin's, repeated steps, misses at both ends and no constant step
+    included."""
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        constant = np.sort(rng.integers(0, 50, size=int(rng.integers(0, 20))))
+        steps = np.sort(rng.integers(-5, 60, size=int(rng.integers(0, 30))))
+        mask = ReturnsView(constant, "", np.empty(0, dtype=np.int64), None, "").constant_at(steps)
+        assert mask.dtype == bool and np.array_equal(mask, np.isin(steps, constant))

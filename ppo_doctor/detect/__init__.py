@@ -8,6 +8,8 @@ Modules: :mod:`.spans` (mask <-> spans), :mod:`.threshold`, :mod:`.sustained`,
 :mod:`.spike`, :mod:`.trend`, :mod:`.flatline`,
 :mod:`.oscillation`, :mod:`.peak_drop`, :mod:`.nonfinite`, :mod:`.onset`; robust statistics (``robust_sd``,
 ``noise_sd``, ``quantiles``, ``approx_median``, ``block_min``, ``smooth_level``) that subsample very long series,
+the exact order statistics of :mod:`.order_stats` (``median``, ``percentile``, ``distinct``:
+numpy's values without its first-call import of ``numpy.ma``),
 the input helpers ``finite_xy`` (the finite points) and ``window_size`` (a share of a
 series clamped to bounds), ``early_late`` (first and last window medians) and ``align`` (the
 steps two series share).
@@ -18,6 +20,7 @@ from __future__ import annotations
 from .flatline import flat_mask, flat_spans
 from .nonfinite import NonFinite, nonfinite
 from .onset import Onset, onset
+from .order_stats import distinct, median, percentile
 from .oscillation import Oscillation, oscillation
 from .peak_drop import PeakDrop, peak_drop
 from .spans import Span, longest, mask_to_spans, spans_to_mask
@@ -50,6 +53,9 @@ __all__ = [
     "finite_xy",
     "window_size",
     "quantiles",
+    "median",
+    "percentile",
+    "distinct",
     "robust_sd",
     "noise_sd",
     "quantum",

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .order_stats import distinct, median, percentile
+
 # 1.4826 * MAD estimates the standard deviation of normal data (Rousseeuw & Croux 1993);
 # sqrt(pi/2) * mean absolute deviation does the same and is the fallback when over half the
 # points are identical (quantised logs, e.g. verl <= 0.4 prints 3 decimals: docs/sources.md#logged-precision).
@@ -53,7 +55,7 @@ def quantiles(x: np.ndarray, q: ArrayLike) -> np.ndarray:
     x = x[np.isfinite(x)]
     if len(x) == 0:
         return np.full(np.shape(q), np.nan)
-    return np.percentile(x, np.asarray(q, dtype=np.float64))
+    return percentile(x, np.asarray(q, dtype=np.float64))
 
 
 def approx_median(x: np.ndarray) -> float:
@@ -68,9 +70,9 @@ def robust_sd(x: np.ndarray) -> float:
     x = x[np.isfinite(x)]
     if len(x) == 0:
         return 0.0
-    med = np.median(x)
+    med = median(x)
     dev = np.abs(x - med)
-    mad = float(np.median(dev))
+    mad = float(median(dev))
     if mad > 0:
         return MAD_TO_SD * mad
     return MEAN_AD_TO_SD * float(np.mean(dev))
@@ -111,8 +113,8 @@ def quantum(x: np.ndarray) -> float:
     """The smallest gap between two distinct values of ``x`` (finite values; 0.0 with fewer than
     two): the resolution of a series of counts or of means over a fixed number of episodes (a
     100-episode mean of integer returns moves in steps of 0.01)."""
-    distinct = np.unique(subsample(np.asarray(x, dtype=np.float64)))
-    return float(np.diff(distinct).min()) if len(distinct) > 1 else 0.0
+    values = distinct(subsample(np.asarray(x, dtype=np.float64)))
+    return float(np.diff(values).min()) if len(values) > 1 else 0.0
 
 
 def winsorized(x: np.ndarray, q: float = 1.0) -> np.ndarray:
@@ -161,7 +163,7 @@ def block_stat(x: np.ndarray, block: int, stat: str = "median") -> tuple[np.ndar
     rem = n - nfull * block
     if rem:
         tail = x[nfull * block :]
-        parts.append(np.array([np.median(tail) if stat == "median" else tail.mean()]))
+        parts.append(np.array([median(tail) if stat == "median" else tail.mean()]))
         centres.append(np.array([nfull * block + (rem - 1) / 2.0]))
     if not parts:
         return np.empty(0), np.empty(0)

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._util import block_stat, departure_noise_sd, finite_xy, noise_sd, smooth_level, sticky, window_size, winsorized
+from .order_stats import median
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ def peak_drop(steps: ArrayLike, values: ArrayLike, window_frac: float = 0.1, min
         noise = departure_noise_sd(v)
     else:
         level = smooth_level(v, w)
-        first, late = float(np.median(v[:w])), float(np.median(v[-w:]))
+        first, late = float(median(v[:w])), float(median(v[-w:]))
         noise = noise_sd(v)
     peak_idx = int(np.argmax(level))
     peak = float(level[peak_idx])

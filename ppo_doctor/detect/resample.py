@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .order_stats import median
+
 # The run's step range is cut into this many equal stretches to compare their point counts.
 STRETCHES = 20
 # Points per step differing by this factor between the densest stretch and a typical one:
@@ -37,7 +39,7 @@ def uneven(steps: np.ndarray) -> bool:
         return False
     counts, _ = np.histogram(steps, bins=STRETCHES, range=(float(steps[0]), float(steps[-1])))
     held = counts[counts > 0]
-    return bool(len(held) > 1 and counts.max() >= UNEVEN_RATIO * float(np.median(held)))
+    return bool(len(held) > 1 and counts.max() >= UNEVEN_RATIO * float(median(held)))
 
 
 def even_in_steps(steps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

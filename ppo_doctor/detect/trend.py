@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._util import departure_noise_sd, finite_xy, noise_sd, sticky, window_size, winsorized
+from .order_stats import median
 
 
 def _thin(x: np.ndarray, y: np.ndarray, max_points: int) -> tuple[np.ndarray, np.ndarray]:
@@ -40,8 +41,8 @@ def theil_sen(steps: ArrayLike, values: ArrayLike, max_points: int = 300) -> tup
     ok = dx != 0
     if not ok.any():
         return float("nan"), float("nan")
-    slope = float(np.median((y[j] - y[i])[ok] / dx[ok]))
-    intercept = float(np.median(y - slope * x))
+    slope = float(median((y[j] - y[i])[ok] / dx[ok]))
+    intercept = float(median(y - slope * x))
     return slope, intercept
 
 
@@ -52,7 +53,7 @@ def first_last(values: ArrayLike, window: int) -> tuple[float, float]:
     if len(v) == 0:
         return float("nan"), float("nan")
     w = max(1, min(int(window), len(v)))
-    return float(np.median(v[:w])), float(np.median(v[-w:]))
+    return float(median(v[:w])), float(median(v[-w:]))
 
 
 def held_at_max(values: ArrayLike, tol: float = 0.01) -> float | None:
@@ -64,7 +65,7 @@ def held_at_max(values: ArrayLike, tol: float = 0.01) -> float | None:
     if len(v) == 0:
         return None
     lo, hi = float(v.min()), float(v.max())
-    return hi if hi > lo and float(np.median(v)) >= hi - tol * (hi - lo) else None
+    return hi if hi > lo and float(median(v)) >= hi - tol * (hi - lo) else None
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..detect import early_late, held_at_max
+from ..detect import early_late, held_at_max, median
 from ..canonical.hparams import temperature_regime
 from ..canonical.metrics import NONNEGATIVE_ESTIMATORS
 from ..run import Run
@@ -378,9 +378,9 @@ def reward_model_flawed(v: RunView) -> list[Evidence]:
     score, std = v.values("reward/score"), v.values("reward/std")
     if len(score) < 20 or len(std) < 20:
         return []
-    spread = float(np.median(std))
+    spread = float(median(std))
     w = max(3, len(score) // 10)
-    moved = abs(float(np.median(score[-w:])) - float(np.median(score[:w])))
+    moved = abs(float(median(score[-w:])) - float(median(score[:w])))
     if spread > 0 and moved < REWARD_STILL_SHARE * spread:
         return [
             Evidence(

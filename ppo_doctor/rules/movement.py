@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import early_late
+from ..detect import early_late, median
 from .base import RuleContext
 from .messages import fmt_num
 
@@ -24,12 +24,12 @@ def no_movement_evidence(ctx: RuleContext, kl_frac: float = 0.05) -> list[str]:
             out.append(f"KL to the reference stays at {fmt_num(late)} {view.unit} (< {kl_frac:.0%} of its band)")
     if ctx.has("kl/old"):
         _, ko = ctx.finite("kl/old")
-        if len(ko) >= 3 and abs(float(np.median(ko))) < 1e-6:
-            out.append(f"approx KL per update is {fmt_num(float(np.median(ko)))}: updates do not change the policy")
+        if len(ko) >= 3 and abs(float(median(ko))) < 1e-6:
+            out.append(f"approx KL per update is {fmt_num(float(median(ko)))}: updates do not change the policy")
     if ctx.has("grad/norm"):
         _, g = ctx.finite("grad/norm")
-        if len(g) >= 3 and float(np.median(g)) < 1e-6:
-            out.append(f"gradient norm is {fmt_num(float(np.median(g)))}")
+        if len(g) >= 3 and float(median(g)) < 1e-6:
+            out.append(f"gradient norm is {fmt_num(float(median(g)))}")
     lr = None
     if ctx.has("opt/lr"):
         _, lrs = ctx.finite("opt/lr")

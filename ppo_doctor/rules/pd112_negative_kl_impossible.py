@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import mask_to_spans
+from ..detect import mask_to_spans, median
 from .base import Example, Rule
 from .examples import saturating, with_points
 from .inputs import Input
@@ -56,7 +56,7 @@ class NegativeKLImpossible(Rule):
             s, v = ctx.arrays("kl/ref")
             keep = np.isfinite(v)
             s, v = s[keep], v[keep]
-        scale = float(np.median(np.abs(v))) if len(v) else 0.0
+        scale = float(median(np.abs(v))) if len(v) else 0.0
         tol = max(p["abs_tol"], p["rel_tol"] * scale)
         neg = v < -tol
         count = int(neg.sum())

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..detect import Span, approx_median, default_window, quantiles, spans_to_mask, spike_scores, spikes
+from ..detect import Span, approx_median, default_window, median, quantiles, spans_to_mask, spike_scores, spikes
 from .base import Example, Rule, RuleContext
 from .examples import saturating, with_points
 from .incidents import incident
@@ -102,7 +102,7 @@ class RewardSpike(Rule):
         found = [sp for sp in found if _stands_out(v, sp, resid, window, min_dev)]
         # most points sit exactly on the level: the z-scale is a fallback, not a spread, and
         # without the batch's spread nothing tells a batch-wide jump from one sample
-        zero_mad = bool(found) and float(np.median(np.abs(resid - np.median(resid)))) == 0
+        zero_mad = bool(found) and float(median(np.abs(resid - median(resid)))) == 0
         if found and ctx.has("reward/std"):
             found = _beyond_batch_noise(ctx, found, resid, unknown_counts=not zero_mad)
         elif zero_mad:
@@ -161,7 +161,7 @@ def _stands_out(v: np.ndarray, sp: Span, resid: np.ndarray, window: int, min_dev
         return False
     sign = 1.0 if resid[sp.peak_idx] >= 0 else -1.0
     sides = [v[max(0, sp.start_idx - window) : sp.start_idx], v[sp.end_idx + 1 : sp.end_idx + 1 + window]]
-    return all(sign * (v[sp.peak_idx] - float(np.median(side))) >= min_dev for side in sides if len(side))
+    return all(sign * (v[sp.peak_idx] - float(median(side))) >= min_dev for side in sides if len(side))
 
 
 def _beyond_batch_noise(ctx: RuleContext, found: list[Span], resid: np.ndarray, *, unknown_counts: bool) -> list[Span]:
@@ -172,7 +172,7 @@ def _beyond_batch_noise(ctx: RuleContext, found: list[Span], resid: np.ndarray, 
     when ``unknown_counts`` (the z test stands alone there)."""
     ss, sv = ctx.finite("reward/std")
     spread = dict(zip(ss.tolist(), sv.tolist()))
-    typical = float(np.median(sv)) if len(sv) else 0.0
+    typical = float(median(sv)) if len(sv) else 0.0
 
     def counts(sp: Span) -> bool:
         at = spread.get(sp.peak_step)
@@ -189,5 +189,5 @@ def _one_value_batch(ctx: RuleContext, step: int) -> bool:
         return False
     ss, sv = ctx.finite("reward/std")
     at = np.flatnonzero(ss == step)
-    typical = float(np.median(sv)) if len(sv) else 0.0
+    typical = float(median(sv)) if len(sv) else 0.0
     return bool(len(at) and typical > 0 and sv[at[0]] < ONE_VALUE_SHARE * typical)

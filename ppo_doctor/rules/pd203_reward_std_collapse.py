@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import early_late, held_at_max, mask_to_spans, summarize
+from ..detect import early_late, held_at_max, mask_to_spans, median, percentile, summarize
 from ..canonical.hparams import temperature_regime
 from .base import Example, Rule
 from .examples import decay, flat, ramp, saturating
@@ -90,7 +90,7 @@ class RewardStdCollapse(Rule):
             if abs(r.change_in_noise) >= p["min_change"]:
                 trend = 1 if r.change > 0 else -1
             se = r.noise * np.sqrt(2.0 / max(1, r.window))
-            at_ceiling = r.last >= float(np.percentile(rv, 95)) - 2 * se
+            at_ceiling = r.last >= float(percentile(rv, 95)) - 2 * se
             if trend == 0 and held_at_max(rv) is not None:
                 # reached its top inside the first window and stayed (no early-vs-late change
                 # to measure): the spread vanished because every sample scores the top
@@ -122,7 +122,7 @@ class RewardStdCollapse(Rule):
         if span.start_idx > 0:
             # a fall inside the first window leaves its median near the collapsed level: the
             # message says the level the spread fell from, the points before the stretch
-            first = max(first, float(np.median(v[: span.start_idx])))
+            first = max(first, float(median(v[: span.start_idx])))
         yield incident(
             self,
             ctx,

@@ -6,7 +6,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ..detect import finite_xy, noise_sd, smooth_level, window_size
+from ..detect import finite_xy, median, noise_sd, smooth_level, window_size
 from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .examples import flat, ramp, saturating
@@ -103,11 +103,11 @@ class TrainEvalDivergence(Rule):
             return  # the evaluation is still at its best, or too few evaluations after it
         w = window_size(len(train), 0.1, 3)
         train_level = float(np.interp(es[part], train.steps, smooth_level(train.values, w)))
-        train_late = float(np.median(train.values[-w:]))
-        eval_best, eval_late = float(np.max(level[part:])), float(np.median(ev[-MIN_AFTER:]))
+        train_late = float(median(train.values[-w:]))
+        eval_best, eval_late = float(np.max(level[part:])), float(median(ev[-MIN_AFTER:]))
         gain = train_late - train_level
         widened = gain - (eval_late - eval_best)
-        total = train_late - float(np.median(train.values[:w]))
+        total = train_late - float(median(train.values[:w]))
         if not gain >= p["min_late_share"] * total:
             return  # both curves levelled off: the training reward only creeps on toward its plateau
         if not (gain >= p["min_change"] * max(se_train, 1e-12) and widened >= p["min_change"] * max(np.hypot(se_train, se_eval), 1e-12)):

@@ -6,7 +6,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ..detect import sustained_spans
+from ..detect import median, sustained_spans
 from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .examples import flat, ramp
@@ -101,7 +101,7 @@ class RewardHackingKLOff(Rule):
         if ctx.has("reward/std"):
             _, sd = ctx.finite("reward/std")
             if len(sd) >= w:
-                return float(np.median(sd[:w]))
+                return float(median(sd[:w]))
         return float(np.std(v[:w]))
 
     def _responses(self, ctx: RuleContext, since: int) -> list[str]:
@@ -113,7 +113,7 @@ class RewardHackingKLOff(Rule):
             if len(v) >= ctx.params["min_points"]:
                 first, late, _ = early_late(v)
                 after = v[s >= since]
-                if first > 0 and late >= ctx.params["growth"] * first and len(after) and np.median(after) >= ctx.params["growth"] * first:
+                if first > 0 and late >= ctx.params["growth"] * first and len(after) and median(after) >= ctx.params["growth"] * first:
                     out.append(f"responses grew {late / first:.1f}x longer ({fmt_num(first)} -> {fmt_num(late)} tokens)")
         out += hacking_evidence(ctx.run.texts)
         return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import peak_drop, summarize
+from ..detect import median, peak_drop, percentile, summarize
 from ..canonical.hparams import temperature_regime
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
@@ -19,8 +19,8 @@ def reached_ceiling(v: np.ndarray, window: int, limit: float) -> bool:
     within ``limit`` of the run's 95th percentile (a task solved early, not a stuck policy)."""
     if len(v) <= window:
         return False
-    early, late = float(np.median(v[:window])), float(np.median(v[-window:]))
-    top = float(np.percentile(v, 95))
+    early, late = float(median(v[:window])), float(median(v[-window:]))
+    top = float(percentile(v, 95))
     return bool(v[0] < early - limit and late >= top - limit)
 
 
@@ -34,7 +34,7 @@ def _ends_at_floor(v: np.ndarray, window: int) -> bool:
     """The last window's median is the lowest value of the run (within 1 % of its range): the
     policy settled on its worst outcome, not a level that drifts a little below its start."""
     lo, hi = float(v.min()), float(v.max())
-    return float(np.median(v[-window:])) <= lo + 0.01 * (hi - lo)
+    return float(median(v[-window:])) <= lo + 0.01 * (hi - lo)
 
 
 class RewardNotImproving(Rule):

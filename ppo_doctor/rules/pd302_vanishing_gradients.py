@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import sustained_spans
+from ..detect import median, sustained_spans
 from .base import Example, Rule, RuleContext
 from .examples import decay, flat
 from .incidents import incident, sustain_window
@@ -80,7 +80,7 @@ class VanishingGradients(Rule):
                 reward, last = stop
                 before, after = v[s <= last], v[s > last]
                 if len(before) >= p["min_points"] and len(after) >= p["min_points"]:
-                    first, late = float(np.median(before)), float(np.median(after))
+                    first, late = float(median(before)), float(median(after))
                     if first > 0 and late < p["after_reward_factor"] * first:
                         low = (s > last) & (v < p["after_reward_factor"] * first)
                         spans = sustained_spans(s, low, k, w, values=v, peak="min")

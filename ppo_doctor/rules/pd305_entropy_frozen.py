@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..detect import flat_spans
+from ..detect import flat_spans, median
 from .base import Example, Rule
 from .examples import flat, saturating
 from .reward_progress import reward_suffers
@@ -72,7 +72,7 @@ class EntropyFrozen(Rule):
         count = sum(sp.length for sp in spans)
         if count < p["share"] * len(v):
             return
-        value = float(np.median(v))
+        value = float(median(v))
         continuous = ctx.view.continuous_actions
         k = None if continuous else uniform_actions(value)
         evidence = [f"ln({k}) = {math.log(k):.4f}: uniform over {k} actions"] if k else []

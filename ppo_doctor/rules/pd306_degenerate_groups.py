@@ -6,7 +6,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ..detect import finite_xy, summarize
+from ..detect import finite_xy, median, summarize
 from ..results import Finding
 from .base import Example, RuleContext
 from .examples import flat, saturating
@@ -109,7 +109,7 @@ class DegenerateGroups(SustainedRule[Input]):
             for sp in st.spans:
                 inside |= (rs >= sp.start_step) & (rs <= sp.end_step)
             if inside.any() and bounded_score(rv):
-                mean = float(np.median(rv[inside]))
+                mean = float(median(rv[inside]))
                 side = agreement(mean, share)
                 evidence.append(f"{metric} median {fmt_num(mean)} over the stretch, on a score bounded by 0 and 1")
             elif inside.any():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import approx_median, block_min, mask_to_spans, theil_sen
+from ..detect import approx_median, block_min, mask_to_spans, median, theil_sen
 from .base import Example, Rule
 from .examples import decay, ramp, saturating
 from .incidents import incident
@@ -72,7 +72,7 @@ class ValueLossRising(Rule):
         if n < p["min_points"]:
             return
         w = windows(n)
-        late = float(np.median(v[-w:]))
+        late = float(median(v[-w:]))
         # the best level is sought where the returns varied: while they were all equal the critic
         # fitted a constant, a loss of about 0 that says nothing of how it fits varying returns
         varying = np.flatnonzero(~ctx.view.returns.constant_at(s)[:-w])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import early_late
+from ..detect import early_late, median
 from .base import Example, Rule, RuleContext
 from .examples import decay, flat
 from .inputs import windows
@@ -64,7 +64,7 @@ class ValueLossVsRewardScale(Rule):
         if len(v) < p["min_points"]:
             return
         w = windows(len(v))
-        late = float(np.median(v[-w:]))
+        late = float(median(v[-w:]))
         _, late_sl = window_slices(len(v))
         # the reward scale over the same late share of its own series
         scale = reward_scale(ctx, window_slices(len(reward))[1]) if len(reward) else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import NonFinite, nonfinite, onset
+from ..detect import NonFinite, median, nonfinite, onset
 from .base import Example, Rule
 from .clipping import unclipped_causes
 from .examples import ramp, saturating
@@ -107,7 +107,7 @@ class NonFiniteValues(Rule):
             # did the metric run away before it broke?  Blow-ups are multiplicative, so judge the
             # log-magnitude of the finite prefix (offset by its median so values near 0 stay calm)
             mag = np.abs(v[: first_idx + 1])
-            ref = float(np.nanmedian(np.where(np.isfinite(mag), mag, np.nan)))
+            ref = float(median(mag[np.isfinite(mag)]))
             with np.errstate(invalid="ignore", divide="ignore"):
                 logmag = np.log10(mag + max(ref, 1e-12))
             start = onset(s[: first_idx + 1], logmag, first_idx, "up").step

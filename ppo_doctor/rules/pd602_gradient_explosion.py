@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import mask_to_spans, sustained_mask
+from ..detect import mask_to_spans, median, sustained_mask
 
 from ..view import RunView
 from .base import Example, Rule
@@ -75,7 +75,7 @@ class GradientExplosion(Rule):
             early, _, _ = early_late(v)
             # the run's typical norm: the first steps alone can sit near 0 when they carry no
             # learning signal (GRPO groups whose rewards are all equal give no gradient)
-            base = max(early, float(np.median(v)))
+            base = max(early, float(median(v)))
             if not base > 0:
                 continue
             limit = p["factor"] * base

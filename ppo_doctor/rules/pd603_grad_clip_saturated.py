@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..detect import median
 from ..view import RunView
 from .base import Example, Rule
 from .examples import flat
@@ -65,21 +66,21 @@ class GradClipSaturated(Rule):
         half = len(v) // 2
         tail = v[half:]
         share = float(np.mean(tail > mgn))
-        median = float(np.median(tail))
-        if share < p["share"] or median < p["ratio"] * mgn:
+        med = float(median(tail))
+        if share < p["share"] or med < p["ratio"] * mgn:
             return
         over = np.flatnonzero(v > mgn)
         yield self.finding(
             ctx,
             metric="grad/norm",
-            observed={"share": share, "median": median, "max_grad_norm": mgn},
+            observed={"share": share, "median": med, "max_grad_norm": mgn},
             start_step=int(s[over[0]]),
             threshold_step=int(s[over[0]]),
             peak_step=int(s[int(np.argmax(v))]),
             end_step=int(s[-1]),
-            severity="warning" if median >= p["warn_ratio"] * mgn else "info",
+            severity="warning" if med >= p["warn_ratio"] * mgn else "info",
             evidence=[f"config: max_grad_norm={mgn:g}"],
-            fmt={"times": median / mgn},
+            fmt={"times": med / mgn},
         )
 
     @classmethod

@@ -6,6 +6,7 @@ from typing import Iterator
 
 import numpy as np
 
+from ..detect import distinct, median
 from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
@@ -69,12 +70,12 @@ class MetricStops(Rule):
         for metric in present:
             own = steps[metric]
             last = int(own[-1])
-            later = np.unique(np.concatenate([st[st > last] for m, st in steps.items() if m != metric]))
+            later = distinct(np.concatenate([st[st > last] for m, st in steps.items() if m != metric]))
             if len(later) < p["min_missing"]:
                 continue
             # in the metric's own logging intervals, so that a metric logged every 100 steps is
             # not "missing" on the 99 steps a per-step loss is logged after its last point
-            interval = float(np.median(np.diff(own)))
+            interval = float(median(np.diff(own)))
             missed = (int(later[-1]) - last) / max(interval, 1.0)
             if missed < max(p["min_missing"], 0.1 * len(own)):
                 continue

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..detect import PeakDrop, TrendSummary, even_in_steps, finite_xy, peak_drop, quantum, summarize
+from ..detect import PeakDrop, TrendSummary, even_in_steps, finite_xy, median, peak_drop, percentile, quantum, summarize
 from .base import RuleContext
 from .messages import fmt_num
 
@@ -84,7 +84,7 @@ def solved(ctx: RuleContext, min_points: int = 20) -> str | None:
         return None
     t, v = rising
     se = t.noise * math.sqrt(2.0 / max(1, t.window))
-    top = float(np.percentile(v, 95))
+    top = float(percentile(v, 95))
     if not (t.last >= top - 2 * se or t.last - t.first >= TOP_SHARE * (top - t.first)):
         return None
     return f"the reward rose {fmt_num(t.first)} -> {fmt_num(t.last)} and ends at the top of its range: the policy solved its task"
@@ -168,7 +168,7 @@ def reward_suffers(ctx: RuleContext, min_points: int = 20) -> tuple[bool, str] |
         pd = fell[1]
         return True, f"the reward fell from its best ({fmt_num(pd.peak)} -> {fmt_num(pd.late)}) and stayed down"
     t = summarize(s, v)
-    start = float(np.median(v[:START_POINTS]))
+    start = float(median(v[:START_POINTS]))
     se = t.noise * math.sqrt(1.0 / START_POINTS + 1.0 / max(1, t.window))
     gain = t.last - start
     if gain > 0 and gain >= LEARNING_RISE * se:

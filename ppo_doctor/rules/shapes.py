@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Generic, Iterable, Iterator, Protocol, TypeVar
 
 import numpy as np
 
-from ..detect import Oscillation, Span, oscillation, sustained_spans
+from ..detect import Oscillation, Span, median, oscillation, sustained_spans
 from ..results import Finding
 from ..run import Run
 from .base import Rule, RuleContext
@@ -86,7 +86,7 @@ class Stretch(Generic[P]):
     @cached_property
     def median(self) -> float:
         """Median of the values inside the stretches."""
-        return float(np.median(self.covered))
+        return float(median(self.covered))
 
     @property
     def summary(self) -> dict[str, float]:

@@ -22,6 +22,7 @@ import numpy as np
 from ..canonical.design import CRITIC_FREE_FRAMEWORKS, VALUE_METRICS, kl_coefficient
 from ..canonical.frameworks import GRPO_FRAMEWORKS, Domain, domain
 from ..canonical.hparams import parse_scalar, scalar_float
+from ..detect import median
 from ..standing import Standing
 from .actions import ActionSpace, action_space
 from .entropy import EntropyView, entropy_view
@@ -156,7 +157,7 @@ class RunView:
 
     def median(self, metric: str) -> float | None:
         v = self.values(metric)
-        return float(np.median(v)) if len(v) else None
+        return float(median(v)) if len(v) else None
 
     def informative_median(self, metric: str) -> float | None:
         """The median, or None when the metric is exactly 0 throughout: a clip fraction or an
@@ -165,7 +166,7 @@ class RunView:
         vals = self.values(metric)
         if not len(vals) or not np.any(vals):
             return None
-        return float(np.median(vals))
+        return float(median(vals))
 
     def first_present(self, *metrics: str) -> str | None:
         return next((m for m in metrics if self.has(m)), None)

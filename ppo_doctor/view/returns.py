@@ -57,7 +57,12 @@ class ReturnsView:
 
     def constant_at(self, steps: np.ndarray) -> np.ndarray:
         """Boolean mask of ``steps`` (sorted) at which the returns were constant."""
-        return np.isin(steps, self.constant)
+        # a lookup in the sorted ``constant``: np.isin may sort through the plain np.unique, which
+        # imports numpy.ma (benchmarks/RESULTS.md "One small check")
+        if not len(self.constant):
+            return np.zeros(len(steps), dtype=bool)
+        at = np.minimum(np.searchsorted(self.constant, steps), len(self.constant) - 1)
+        return self.constant[at] == steps
 
     def new_return_near(self, steps: np.ndarray, lag: int = 1) -> np.ndarray:
         """Boolean mask of ``steps`` within ``lag`` logged points of a step where a rare new return

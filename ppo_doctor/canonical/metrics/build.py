@@ -126,7 +126,8 @@ def _split_totals(series: list[RawSeries]) -> tuple[list[RawSeries], dict[str, f
     totals: dict[str, float] = {}
     for s in series:
         key = next((k for k in candidate_keys(s.tag) if k in FINAL_TOTALS), None)
-        if key is not None and len(np.unique(s.steps)) <= 1:
+        # return_counts: the plain np.unique imports numpy.ma (benchmarks/RESULTS.md "One small check")
+        if key is not None and len(np.unique(s.steps, return_counts=True)[0]) <= 1:
             if len(s):
                 totals[key] = float(s.values[-1])
             continue

@@ -414,7 +414,8 @@ def _columns_to_runs(path: Path, cols: Columns, wrapper: str | None, time_keys: 
     if not any(k not in exclude for k in cols.keys()):
         # a file without metrics (Tinker's checkpoints.jsonl: names and paths per batch) adds nothing
         return [RawRun(config=config, texts=build_raw_run(cols, info.steps, src, exclude=exclude).texts)]
-    per_sample = len(np.unique(info.steps)) < len(info.steps)
+    # return_counts: the plain np.unique imports numpy.ma (benchmarks/RESULTS.md "One small check")
+    per_sample = len(np.unique(info.steps, return_counts=True)[0]) < len(info.steps)
     if per_sample and cols.texts and all(k in exclude or k.rsplit("/", 1)[-1].lower() in SAMPLE_NUMBER_KEYS for k in cols.keys()):
         # a samples file (prompt, response, reward per line, several lines per step): the numbers
         # describe single generations, not the batch, so they are not metric series of the run

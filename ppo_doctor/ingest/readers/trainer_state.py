@@ -435,7 +435,8 @@ def _restarts(steps: np.ndarray) -> list[int]:
 
 
 def _duplicate_note(src: str, steps: np.ndarray, issues: list[ReadIssue]) -> None:
-    dup = len(steps) - len(np.unique(steps))
+    # return_counts: the plain np.unique imports numpy.ma (benchmarks/RESULTS.md "One small check")
+    dup = len(steps) - len(np.unique(steps, return_counts=True)[0])
     if dup:
         issues.append(
             ReadIssue(

@@ -304,7 +304,8 @@ def _history_run(columns: dict[str, _Column], path: Path, lines: np.ndarray | No
             (raw.eval_series if is_eval_key(name) else raw.series).append(series)
         raw.texts += [TextSample(step=int(steps[r]), tag=name, text=t, source=src, line=_line(lines, r)) for r, t in col.texts if ok[r]]
 
-    logged = np.unique(steps[ok])
+    # return_counts: the plain np.unique imports numpy.ma (benchmarks/RESULTS.md "One small check")
+    logged = np.unique(steps[ok], return_counts=True)[0]
     issue = downsampling_issue(logged, src)
     if issue is not None:
         raw.issues.append(issue)
@@ -399,7 +400,8 @@ def _panel_runs(df: pd.DataFrame, buckets: int, path: Path, lines: np.ndarray | 
         )
     if x_name not in TIME_AXES:  # "Step" or a custom step metric such as train/global_step
         x_steps, x_ok = _integer_steps(x)
-        issue = downsampling_issue(np.unique(x_steps[x_ok]), src)
+        # return_counts: the plain np.unique imports numpy.ma (benchmarks/RESULTS.md "One small check")
+        issue = downsampling_issue(np.unique(x_steps[x_ok], return_counts=True)[0], src)
         if issue is not None:
             file_issues.append(issue)
     runs = []
