@@ -100,6 +100,8 @@ class RunSource:
 
 @dataclass
 class _Group:
+    """The files of one run folder as the walk collects them, before they become a :class:`RunSource`."""
+
     root: Path
     files: list[tuple[str, Path]] = field(default_factory=list)
     subruns: dict[str, str] = field(default_factory=dict)

@@ -28,6 +28,9 @@ def table_for(framework: str, tags: Iterable[str] = ()) -> tuple[Alias, ...]:
 
 @dataclass
 class MappingResult:
+    """What :func:`map_tags` decided: the canonical name of each mapped tag, what each mapped number
+    means, and notes on the choices made."""
+
     mapping: dict[str, str]  # raw tag -> canonical
     info: dict[str, MetricInfo]  # canonical -> meaning
     notes: list[str]
