@@ -41,7 +41,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..frame import ReadIssue
 from . import FORMAT_MODULES, display, sniff
@@ -108,8 +108,7 @@ class _Group:
     unit: bool = False  # a W&B / MLflow run folder: never merged with anything
 
 
-@dataclass(frozen=True)
-class Discovery:
+class Discovery(NamedTuple):
     """What a walk found: the runs (sorted by id), the problems met, and the sweep tables
     (:mod:`.sweep_table`) it skipped as training logs, in the order walked; ``ppo-doctor sweep``
     reads those instead of walking the roots again."""
