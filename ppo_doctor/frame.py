@@ -15,7 +15,7 @@ in ``df``) so that a 10-million-point run stays well under the memory budget.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 import numpy as np
 
@@ -257,8 +257,7 @@ class RunFrame:
         return int(s.min()), int(s.max())
 
 
-@dataclass(frozen=True)
-class _Columns:
+class _Columns(NamedTuple):
     """The table's columns: the numbers, and each string column as (codes, names)."""
 
     step: np.ndarray  # int64

@@ -35,10 +35,9 @@ import logging
 import os
 import stat
 import sys
-from dataclasses import dataclass, replace
 from importlib.machinery import PathFinder
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import PluginError
 
@@ -53,8 +52,7 @@ FORMATS = "ppo_doctor.formats"
 GROUPS = (RULES, READERS, FORMATS)
 
 
-@dataclass(frozen=True)
-class Plugin:
+class Plugin(NamedTuple):
     """One loaded entry point: where it comes from, and the object it points to."""
 
     group: str
@@ -151,7 +149,7 @@ def load(group: str) -> list[Plugin]:
         except Exception as exc:  # noqa: BLE001 - whatever a plugin's import raises, name the plugin
             log.debug("importing %s failed", ep.value, exc_info=True)
             raise where.error(f"cannot be imported ({type(exc).__name__}: {exc})") from exc
-        found.append(replace(where, obj=obj))
+        found.append(where._replace(obj=obj))
     return found
 
 

@@ -260,6 +260,8 @@ class Cost:
 
 @dataclass
 class RunReport:
+    """One run's diagnosis: its verdict, findings, ranked causes and the rules that could not judge it."""
+
     run: Run
     verdict: str  # healthy | unhealthy | unknown
     findings: list[Finding] = field(default_factory=list)

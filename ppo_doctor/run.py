@@ -46,6 +46,8 @@ class MetricInfo:
 
 @dataclass
 class Run:
+    """One training run: its metric points under canonical names (``frame``), config and metadata."""
+
     id: str
     path: str
     format: str

@@ -19,7 +19,7 @@ This module is a leaf: it knows steps and numbers, nothing of rules or reports.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # A run within this share of its plan has finished it: CleanRL's last global_step is
 # total_timesteps rounded down to a whole batch, SB3 logs its last iteration at the first multiple
@@ -35,8 +35,7 @@ FINISHED_SHARE = 0.99
 FAIR_SHARE = 1.0
 
 
-@dataclass(frozen=True)
-class Standing:
+class Standing(NamedTuple):
     """How far a run got (``done``: its last logged step) against its plan.
 
     ``planned``: the planned last step (None: unknown); ``planned_from``: where that figure was

@@ -20,8 +20,8 @@ import ast
 import json
 import math
 import re
-from dataclasses import dataclass, field
-from typing import Any, Iterable
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping, NamedTuple
 
 # Untrusted input: bound the work spent on one config.
 MAX_DEPTH = 12
@@ -89,8 +89,7 @@ ESTIMATOR_NAMES = {
 }
 
 
-@dataclass(frozen=True)
-class HParam:
+class HParam(NamedTuple):
     """One canonical hyper-parameter and the names frameworks give it.
 
     ``names`` are dotted suffixes tried in priority order; ``by_framework`` replaces
@@ -101,7 +100,8 @@ class HParam:
     kind: str  # float | int | bool | str | estimator
     doc: str
     names: tuple[str, ...]
-    by_framework: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # read-only: the default is one empty mapping shared by every entry
+    by_framework: Mapping[str, tuple[str, ...]] = MappingProxyType({})
 
 
 HPARAMS: tuple[HParam, ...] = (

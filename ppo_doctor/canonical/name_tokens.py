@@ -18,7 +18,7 @@ which convention the values showed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -33,8 +33,7 @@ _REWARD = frozenset({"reward", "rewards", "return", "returns", "score"})
 _AVERAGE = frozenset({"mean", "avg", "average", "episode", "episodes", "ep", "episodic"})
 
 
-@dataclass(frozen=True)
-class Guess:
+class Guess(NamedTuple):
     """A canonical name inferred from a tag's words, and why."""
 
     canonical: str

@@ -19,7 +19,7 @@ abrupt, and the onset is the incident itself.  The onset is never after the inci
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -33,8 +33,7 @@ MIN_GAIN = 1e-9
 MAX_SCAN = 20_000
 
 
-@dataclass(frozen=True)
-class Onset:
+class Onset(NamedTuple):
     """Where a change began and which model found it."""
 
     idx: int  # index into the arrays given

@@ -26,7 +26,7 @@ make a wave of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -41,8 +41,7 @@ MIN_POINTS = 12
 MAX_POINTS = 5_000
 
 
-@dataclass(frozen=True)
-class Oscillation:
+class Oscillation(NamedTuple):
     """How a series swings (see the module docstring); the caller decides what is too much."""
 
     n: int

@@ -15,7 +15,7 @@ its noise is the plain noise of its differences: its medians would be that value
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -24,8 +24,7 @@ from ._util import block_stat, departure_noise_sd, finite_xy, noise_sd, smooth_l
 from .order_stats import median
 
 
-@dataclass(frozen=True)
-class PeakDrop:
+class PeakDrop(NamedTuple):
     """How a series moved around its highest level."""
 
     first: float  # first window's median

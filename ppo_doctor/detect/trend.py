@@ -14,8 +14,8 @@ slopes are per *step*, never per point.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -78,8 +78,7 @@ def held_at_max(values: ArrayLike, tol: float = 0.01) -> float | None:
     return hi if hi > lo and float(median(v)) >= hi - tol * (hi - lo) else None
 
 
-@dataclass(frozen=True)
-class TrendSummary:
+class TrendSummary(NamedTuple):
     """How a series moved over a run, with enough context to judge it against noise."""
 
     n: int

@@ -22,7 +22,7 @@ Cause ids are fixed (reports and the JSON schema carry them); rules refer to the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 # (fix index, canonical knob, "raise" | "lower", low, high, domain): see Cause.fix_ranges
 FixRange = tuple[int, str, str, float, float, str]
@@ -31,8 +31,7 @@ LLM_DOMAINS = frozenset({"rlhf", "grpo"})
 ALL_DOMAINS = frozenset({"classic", "rlhf", "grpo"})
 
 
-@dataclass(frozen=True)
-class Variant:
+class Variant(NamedTuple):
     """How a cause reads in one domain: each field set replaces the cause's own."""
 
     title: str | None = None
@@ -43,8 +42,7 @@ class Variant:
     fix_ranges: tuple[FixRange, ...] | None = None
 
 
-@dataclass(frozen=True)
-class Cause:
+class Cause(NamedTuple):
     """One possible root cause: what it is, why it produces its symptoms, how to fix it."""
 
     id: str
@@ -52,16 +50,16 @@ class Cause:
     explanation: str
     fixes: tuple[str, ...]
     source: str  # where in the guides (or the peer threads) this cause comes from
-    knobs: tuple[str, ...] = field(default=())  # canonical hyper-parameters involved
+    knobs: tuple[str, ...] = ()  # canonical hyper-parameters involved
     # (fix index, canonical knob, "raise" | "lower", low, high, domain): that fix moves the knob
     # into [low, high] for runs of that domain ("any", "llm" or "classic"); diagnosis drops it for
     # a run whose config (or, for the learning rate, logged rate) already sits there or beyond
     # ("raise": at or above low; "lower": at or below high): a run with kl_coef 0.2 is not told
     # to "raise it toward 0.2".
-    fix_ranges: tuple[FixRange, ...] = field(default=())
+    fix_ranges: tuple[FixRange, ...] = ()
     # the kinds of training it can be a cause in (domains.CauseDomain); a run of unknown kind keeps all
     domains: frozenset[str] = ALL_DOMAINS
-    variants: tuple[tuple[str, Variant], ...] = field(default=())  # (domain, how it reads there)
+    variants: tuple[tuple[str, Variant], ...] = ()  # (domain, how it reads there)
 
     def applies_to(self, domain: str) -> bool:
         """Whether the cause can explain a symptom of a run of ``domain`` ("unknown": any cause)."""
@@ -71,8 +69,7 @@ class Cause:
         """The cause as it reads for a run of ``domain``: its variant there applied, if any."""
         for where, v in self.variants:
             if where == domain:
-                return replace(
-                    self,
+                return self._replace(
                     title=v.title if v.title is not None else self.title,
                     explanation=v.explanation if v.explanation is not None else self.explanation,
                     fixes=v.fixes if v.fixes is not None else self.fixes,

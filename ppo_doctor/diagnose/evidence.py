@@ -20,8 +20,7 @@ and clip fraction stay small were not made too large by the learning rate).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -32,8 +31,9 @@ from ..run import Run
 from ..view import RunView
 
 
-@dataclass(frozen=True)
-class Evidence:
+class Evidence(NamedTuple):
+    """One thing the run's config or logs say about a cause, with its signed weight."""
+
     weight: float  # log-factor: > 0 supports the cause, < 0 argues against it
     text: str
 

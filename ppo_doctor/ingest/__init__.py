@@ -61,6 +61,8 @@ _PLUGIN_READERS: list[ModuleType] | None = None
 
 @dataclass
 class LoadResult:
+    """The runs read from the paths given and the problems that kept others from being read."""
+
     runs: list[Run] = field(default_factory=list)
     errors: list[ReadIssue] = field(default_factory=list)
 

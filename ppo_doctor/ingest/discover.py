@@ -41,7 +41,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..frame import ReadIssue
 from . import FORMAT_MODULES, display, sniff
@@ -100,14 +100,15 @@ class RunSource:
 
 @dataclass
 class _Group:
+    """The files of one run folder as the walk collects them, before they become a :class:`RunSource`."""
+
     root: Path
     files: list[tuple[str, Path]] = field(default_factory=list)
     subruns: dict[str, str] = field(default_factory=dict)
     unit: bool = False  # a W&B / MLflow run folder: never merged with anything
 
 
-@dataclass(frozen=True)
-class Discovery:
+class Discovery(NamedTuple):
     """What a walk found: the runs (sorted by id), the problems met, and the sweep tables
     (:mod:`.sweep_table`) it skipped as training logs, in the order walked; ``ppo-doctor sweep``
     reads those instead of walking the roots again."""

@@ -26,8 +26,8 @@ from __future__ import annotations
 import errno
 import io
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -98,8 +98,7 @@ def next_nonzero(arr: np.ndarray, start: int, stop: int | None = None) -> int:
     return end
 
 
-@dataclass
-class LongLine:
+class LongLine(NamedTuple):
     """A line left out by :func:`read_capped_lines`: 1-based number, byte offset, length."""
 
     number: int

@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -272,8 +272,10 @@ def float_or_inf(x: Any) -> float:
 # ---------------------------------------------------------------------------------------------
 # from columns to a RawRun
 # ---------------------------------------------------------------------------------------------
-@dataclass
-class StepInfo:
+class StepInfo(NamedTuple):
+    """The step of each record of a table, the key it was read from (None: the record order) and
+    how many records lacked a usable one (given the step of the record before)."""
+
     key: str | None
     steps: np.ndarray  # int64 per record
     missing: int = 0  # records without the step key (forward-filled)

@@ -22,8 +22,7 @@ An LLM's actions are tokens, a discrete vocabulary.  Nothing said: None.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import numpy as np
 
@@ -67,8 +66,7 @@ _STD = frozenset({"std", "logstd", "stddev"})
 _STD_CONTEXT = frozenset({"train", "charts", "losses", "policy", "actor", "pi", "action", "actions", "log", "mean", "avg"}) | _STD
 
 
-@dataclass(frozen=True)
-class ActionSpace:
+class ActionSpace(NamedTuple):
     """The kind of actions and the evidence, in words, for the reports."""
 
     kind: ActionKind

@@ -9,8 +9,7 @@ collapse.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -21,8 +20,7 @@ if TYPE_CHECKING:
     from . import RunView
 
 
-@dataclass(frozen=True)
-class EntropyView:
+class EntropyView(NamedTuple):
     """Policy entropy as judged: sign convention undone, per token when convertible."""
 
     metric: str

@@ -10,8 +10,7 @@ here before judging.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -24,8 +23,7 @@ SEQ_KL_BAND = 10.0
 TOKEN_KL_BAND = 0.3
 
 
-@dataclass(frozen=True)
-class KLView:
+class KLView(NamedTuple):
     """The reference KL as judged: values in nats (trlx's square root undone) and its band."""
 
     metric: str

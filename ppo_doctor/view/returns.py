@@ -23,8 +23,7 @@ not the critic diverged.  The value rules (PD401-PD406) ask these questions of t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -45,8 +44,7 @@ EPISODE_LENGTH_TAGS = ("rollout/ep_len_mean", "ep_len_mean", "eplenmean")
 SPARSE_SHARE = 0.75
 
 
-@dataclass(frozen=True)
-class ReturnsView:
+class ReturnsView(NamedTuple):
     """What the logs say about the returns (module docstring)."""
 
     constant: np.ndarray  # sorted steps of updates whose returns were all equal

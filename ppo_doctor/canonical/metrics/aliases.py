@@ -8,11 +8,9 @@ docs/sources.md#sb3-logger-keys).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-@dataclass(frozen=True)
-class Alias:
+class Alias(NamedTuple):
     """One raw tag (without the ``train/`` prefix the HF/OpenRLHF loggers add) -> canonical.
 
     ``estimator_hparam`` names the canonical hyper-parameter whose value overrides the

@@ -5,7 +5,7 @@ of a name (:mod:`ppo_doctor.canonical.name_tokens`); what each mapped number mea
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..frameworks import candidate_keys, logs_episodes
@@ -28,6 +28,9 @@ def table_for(framework: str, tags: Iterable[str] = ()) -> tuple[Alias, ...]:
 
 @dataclass
 class MappingResult:
+    """What :func:`map_tags` decided: the canonical name of each mapped tag, what each mapped number
+    means, and notes on the choices made."""
+
     mapping: dict[str, str]  # raw tag -> canonical
     info: dict[str, MetricInfo]  # canonical -> meaning
     notes: list[str]
@@ -130,7 +133,7 @@ def _pattern_hit(key: str, patterns: list[tuple[int, Alias]]) -> tuple[int, Alia
             continue
         seg = [p for p, q in zip(parts, pat) if q == "*"]
         if all(q == "*" or p == q for p, q in zip(parts, pat)) and all(seg):
-            return prio, replace(a, raw=key, canonical=a.canonical.replace("*", seg[0]))
+            return prio, a._replace(raw=key, canonical=a.canonical.replace("*", seg[0]))
     return None
 
 

@@ -31,9 +31,8 @@ import csv
 import io
 import logging
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -397,8 +396,7 @@ def _empty_nan_cells(data: bytes, delim: str, df: pd.DataFrame, block: NumericBl
 _NAN_SPELLINGS = ("nan", "NaN", "NAN", "-nan", "-NaN", "+nan", "+NaN")
 
 
-@dataclass(frozen=True)
-class _Snapshot:
+class _Snapshot(NamedTuple):
     """The file and its size when it was read into memory."""
 
     path: Path

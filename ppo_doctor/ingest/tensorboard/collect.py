@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -24,8 +24,7 @@ _MAX_ISSUES_PER_KIND = 20  # per-record problems listed one by one before being 
 SLOT_BITS = 24  # a point's file position is (record index << SLOT_BITS) | index of its value in the event
 
 
-@dataclass
-class _Piece:
+class _Piece(NamedTuple):
     pos: np.ndarray  # file position of each point (see SLOT_BITS), increasing within a piece
     step: np.ndarray
     value: np.ndarray

@@ -9,8 +9,7 @@ non-scalar record, go through the per-record decoder (:func:`.collect.decode_ref
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 import numpy as np
 
@@ -22,8 +21,7 @@ from .events import WALL_TIME_KEY, decode_metadata, shape_elements
 # -- templates: where the payload bytes of a simple scalar record are ------------------------------
 
 
-@dataclass(frozen=True)
-class _Slot:
+class _Slot(NamedTuple):
     """One scalar of a template record: its tag bytes and its value bytes."""
 
     tag_start: int
@@ -34,8 +32,7 @@ class _Slot:
     plugin: str | None
 
 
-@dataclass
-class _Template:
+class _Template(NamedTuple):
     """The layout of a record holding only scalars; see :func:`_parse_template`."""
 
     wall_at: int | None

@@ -31,9 +31,8 @@ import fnmatch
 import logging
 import math
 import mmap
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -64,8 +63,7 @@ _MAX_NESTING = 16
 _TABLE_TYPES = ("table-file", "table", "partitioned-table", "joined-table")
 
 
-@dataclass
-class Decoded:
+class Decoded(NamedTuple):
     """A decoded ``.wandb`` file: the run, the tables its history logged, its last ``_step``."""
 
     run: RawRun

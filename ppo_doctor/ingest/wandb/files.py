@@ -23,7 +23,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...frame import RawRun, ReadIssue, TextSample
 from ...lazy import yaml
@@ -50,8 +50,7 @@ _STEP_COLUMNS = ("step", "global_step", "_step")
 _TABLE_NAME = re.compile(r"^(?P<key>.+)_(?P<step>\d+)_[0-9a-f]{8,64}\.table\.json$")
 
 
-@dataclass
-class TableRef:
+class TableRef(NamedTuple):
     """A history row that logged a table: its key, the file it names and the row's step."""
 
     key: str

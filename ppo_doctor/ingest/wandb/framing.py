@@ -11,8 +11,7 @@ from __future__ import annotations
 import mmap
 import struct
 import zlib
-from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from ...frame import ReadIssue
 
@@ -28,8 +27,7 @@ _CRC_SEED = [zlib.crc32(bytes([t])) for t in range(256)]
 # -- LevelDB-log framing ---------------------------------------------------------------------
 
 
-@dataclass
-class _Damage:
+class _Damage(NamedTuple):
     """A stretch of unreadable bytes, reported once when reading resumes after it."""
 
     start: int

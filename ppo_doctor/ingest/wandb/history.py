@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -170,8 +170,7 @@ class Pending:
         self.size += len(body)
 
 
-@dataclass
-class Rows:
+class Rows(NamedTuple):
     """Columns of a chunk of history rows, after dropping the malformed ones."""
 
     offsets: list[int]  # record offset per row
