@@ -23,7 +23,8 @@ A worker that dies mid-task (killed for memory, a crash in a C extension) takes 
 Here its runs are tried again, up to ``Schedule.retries`` times, each retry alone in a fresh pool so
 that a second death is certainly its own; Dask retries a task whose worker died on its own
 (``distributed.scheduler.allowed-failures``, set from ``retries`` on a cluster we start) and raises
-``KilledWorker`` after that.  Either way the run becomes an error entry, and the other runs are kept.
+``KilledWorker`` after that, then the run is tried once more with no other task in flight (Dask
+blames a death on every task the worker held).  Either way the run becomes an error entry, and the other runs are kept.
 """
 
 from __future__ import annotations
@@ -349,6 +350,11 @@ def _on_dask(
         tag = uuid.uuid4().hex
         count = 0
         in_flight: dict[Any, list[tuple[int, RunSource]]] = {}
+        # Dask counts a worker's death against every task it was running or holding, so a run
+        # that merely shared the worker of a crashing one can reach KilledWorker too: such a run
+        # is tried once more with nothing else in flight, where a death is certainly its own
+        alone: list[list[tuple[int, RunSource]]] = []
+        tried_alone: set[int] = set()
         done = as_completed()
 
         def submit(batch: list[tuple[int, RunSource]]) -> None:
@@ -358,24 +364,33 @@ def _on_dask(
             in_flight[fut] = batch
             done.add(fut)
 
-        while todo and len(in_flight) < workers * DASK_BATCHES_PER_WORKER:
-            submit(todo.pop())
+        def refill() -> None:
+            if alone:
+                if not in_flight:
+                    tried_alone.add(alone[-1][0][0])
+                    submit(alone.pop())
+                return
+            while todo and len(in_flight) < workers * DASK_BATCHES_PER_WORKER:
+                submit(todo.pop())
+
+        refill()
         for fut in done:
             batch = in_flight.pop(fut)
             try:
                 outcomes = fut.result()
             except Exception as exc:  # noqa: BLE001 - KilledWorker, or a failure outside fn
+                name = type(exc).__name__
                 if len(batch) > 1:
                     todo.extend([item] for item in batch[::-1])  # alone, in discovery order
+                elif name == "KilledWorker" and batch[0][0] not in tried_alone:
+                    alone.append(batch)
                 else:
-                    name = type(exc).__name__
                     why = "worker lost while reading this run" if name == "KilledWorker" else "internal error"
                     yield _failed(batch[0][0], batch[0][1], f"{why} ({name}: {exc})")
             else:
                 yield from outcomes
             fut.release()
-            while todo and len(in_flight) < workers * DASK_BATCHES_PER_WORKER:
-                submit(todo.pop())
+            refill()
     finally:
         client.close()
         if cluster is not None:
