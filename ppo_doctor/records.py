@@ -21,9 +21,12 @@ compared fields (``field(hash=...)`` honoured).  tests/test_records.py checks ea
 nothing silently differs): ``kw_only`` fields, ``InitVar``, ``order`` and ``slots``.  Methods the
 class writes itself are kept, as ``@dataclass`` keeps them.
 
-The price is a slower constructor (a loop over the fields: about 1 us more per instance), paid
-by records made a few hundred times per run; hot per-point records stay ``@dataclass`` or
-named tuples.
+The constructor is a loop over the fields instead of straight-line code: about 0.6 us more for
+a four-field record made positionally (0.9 against 0.3 us), and faster for a large frozen one
+made by keyword (a ``Finding``: 2.7 against 4.0 us, one ``__dict__`` update instead of sixteen
+``object.__setattr__`` calls).  Records made per logged point stay ``@dataclass`` or named
+tuples.  ``inspect.signature`` of a record shows ``(*args, **kwargs)``; type checkers and
+``dataclasses.fields`` give the fields.
 """
 
 from __future__ import annotations
@@ -48,47 +51,65 @@ T = TypeVar("T", bound=type)
 
 def _init(cls: type, fields: tuple[dataclasses.Field, ...], frozen: bool) -> Callable[..., None]:
     """``__init__(self, *args, **kwargs)`` binding the arguments to ``fields`` as the generated
-    one would, with its error messages."""
+    one would, with its error messages.
+
+    The values are gathered in field order and stored with one ``__dict__`` update: what
+    ``object.__setattr__`` (frozen) or plain assignment does to a field of a class that does
+    not write its own ``__setattr__``.  A class that does gets each value through it."""
     params = tuple(f for f in fields if f.init)
     names = tuple(f.name for f in params)
-    position = {n: i for i, n in enumerate(names)}
-    required = tuple(f.name for f in params if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
-    defaults = {f.name: f.default for f in params if f.default is not dataclasses.MISSING}
-    factories = {f.name: f.default_factory for f in params if f.default_factory is not dataclasses.MISSING}
-    hidden = tuple(f for f in fields if not f.init)
+    allowed = frozenset(names)
+    # the value of a field the caller left out: (name, default, factory), in field order
+    fallback = tuple(
+        (f.name, f.default, None if f.default_factory is dataclasses.MISSING else f.default_factory) for f in params
+    )
+    hidden = tuple((f.name, f.default, f.default_factory) for f in fields if not f.init)
     has_post_init = hasattr(cls, "__post_init__")
+    through_setattr = not frozen and cls.__setattr__ is not object.__setattr__
     qualname = cls.__qualname__
-    least = len(names) - sum(1 for f in params if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING)
-    takes = f"from {least + 1} to {len(names) + 1}" if least < len(names) else str(len(names) + 1)
-    assign = object.__setattr__ if frozen else setattr
+    missing_marker = dataclasses.MISSING
+
+    def bad_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> TypeError:
+        """The error Python raises for a generated ``__init__`` called this way."""
+        least = sum(1 for _, default, factory in fallback if default is missing_marker and factory is None)
+        if len(args) > len(names):
+            takes = f"from {least + 1} to {len(names) + 1}" if least < len(names) else str(len(names) + 1)
+            return TypeError(f"{qualname}.__init__() takes {takes} positional argument{'s' if len(names) else ''} but {len(args) + 1} were given")
+        for key in kwargs:
+            if key not in allowed:
+                return TypeError(f"{qualname}.__init__() got an unexpected keyword argument {key!r}")
+            if key in names[: len(args)]:
+                return TypeError(f"{qualname}.__init__() got multiple values for argument {key!r}")
+        given = set(names[: len(args)]) | set(kwargs)
+        quoted = [repr(n) for n, default, factory in fallback if default is missing_marker and factory is None and n not in given]
+        # Python's own wording (Python/ceval.c, format_missing)
+        listed = quoted[0] if len(quoted) == 1 else " and ".join(quoted) if len(quoted) == 2 else ", ".join(quoted[:-1]) + ", and " + quoted[-1]
+        return TypeError(f"{qualname}.__init__() missing {len(quoted)} required positional argument{'s' if len(quoted) > 1 else ''}: {listed}")
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        if len(args) > len(names):
-            raise TypeError(f"{qualname}.__init__() takes {takes} positional argument{'s' if len(names) else ''} but {len(args) + 1} were given")
+        n = len(args)
+        if n > len(names) or (kwargs and not (kwargs.keys() <= allowed and kwargs.keys().isdisjoint(names[:n]))):
+            raise bad_call(args, kwargs)
         values = dict(zip(names, args))
-        for key, value in kwargs.items():
-            if key not in position:
-                raise TypeError(f"{qualname}.__init__() got an unexpected keyword argument {key!r}")
-            if key in values:
-                raise TypeError(f"{qualname}.__init__() got multiple values for argument {key!r}")
-            values[key] = value
-        missing = [n for n in required if n not in values]
-        if missing:
-            quoted = [repr(n) for n in missing]  # Python's own wording (ceval.c, format_missing)
-            listed = quoted[0] if len(quoted) == 1 else " and ".join(quoted) if len(quoted) == 2 else ", ".join(quoted[:-1]) + ", and " + quoted[-1]
-            raise TypeError(f"{qualname}.__init__() missing {len(missing)} required positional argument{'s' if len(missing) > 1 else ''}: {listed}")
-        for name in names:
-            if name in values:
-                assign(self, name, values[name])
-            elif name in defaults:
-                assign(self, name, defaults[name])
+        for name, default, factory in fallback[n:]:
+            if name in kwargs:
+                values[name] = kwargs[name]
+            elif default is not missing_marker:
+                values[name] = default
+            elif factory is not None:
+                values[name] = factory()
             else:
-                assign(self, name, factories[name]())
-        for f in hidden:
-            if f.default is not dataclasses.MISSING:
-                assign(self, f.name, f.default)
-            elif f.default_factory is not dataclasses.MISSING:
-                assign(self, f.name, f.default_factory())
+                raise bad_call(args, kwargs)
+        for name, default, factory in hidden:
+            if default is not missing_marker:
+                values[name] = default
+            elif factory is not missing_marker:
+                values[name] = factory()
+        if through_setattr:
+            for name, value in values.items():
+                setattr(self, name, value)
+        else:
+            self.__dict__.update(values)
         if has_post_init:
             self.__post_init__()
 

@@ -237,3 +237,12 @@ def test_the_package_records_are_dataclasses_on_the_check_path():
     for cls in _records():
         assert dataclasses.is_dataclass(cls), cls
         assert cls.__doc__ and not cls.__doc__.startswith(f"{cls.__name__}("), f"{cls.__qualname__} needs a docstring"
+
+
+def test_a_mutable_record_that_writes_its_own_setattr_gets_each_field_through_it():
+    def spy(self: Any, name: str, value: Any) -> None:
+        object.__setattr__(self, "seen", [*getattr(self, "seen", []), name])
+        object.__setattr__(self, name, value)
+
+    dc, rec = _pair({"b": 2, "__setattr__": spy}, {"a": "int", "b": "int"})
+    assert dc(1).seen == rec(1).seen == ["a", "b"]
