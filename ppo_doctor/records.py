@@ -63,7 +63,9 @@ def _init(cls: type, fields: tuple[dataclasses.Field, ...], frozen: bool) -> Cal
     fallback = tuple(
         (f.name, f.default, None if f.default_factory is dataclasses.MISSING else f.default_factory) for f in params
     )
-    hidden = tuple((f.name, f.default, f.default_factory) for f in fields if not f.init)
+    hidden = tuple(
+        (f.name, f.default, None if f.default_factory is dataclasses.MISSING else f.default_factory) for f in fields if not f.init
+    )
     has_post_init = hasattr(cls, "__post_init__")
     through_setattr = not frozen and cls.__setattr__ is not object.__setattr__
     qualname = cls.__qualname__
@@ -103,7 +105,7 @@ def _init(cls: type, fields: tuple[dataclasses.Field, ...], frozen: bool) -> Cal
         for name, default, factory in hidden:
             if default is not missing_marker:
                 values[name] = default
-            elif factory is not missing_marker:
+            elif factory is not None:
                 values[name] = factory()
         if through_setattr:
             for name, value in values.items():
