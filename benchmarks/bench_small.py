@@ -137,6 +137,40 @@ def floor(peer: list[str], repeats: int) -> list[str]:
     ]
 
 
+def instructions(logs: dict[str, Path], peer: str, baseline: str | None) -> list[str]:
+    """Instructions executed by one whole process, counted by valgrind's callgrind (the same
+    count on a loaded machine as on an idle one, unlike time), with hash randomisation fixed;
+    nothing when valgrind is not installed."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return []
+
+    def count(cmd: list[str], tree: str | None = None) -> int:
+        env = {**os.environ, "PYTHONHASHSEED": "0", **({"PYTHONPATH": tree} if tree else {})}
+        proc = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd], cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+        refs = [line for line in proc.stderr.splitlines() if "refs:" in line]
+        return int(refs[-1].rsplit(":", 1)[1].replace(",", "")) if refs else 0
+
+    rows = []
+    for fmt in FORMATS:
+        path = str(logs[fmt])
+        check = [str(BIN / "ppo-doctor"), "check", path, "--isolated"]
+        ours, theirs = count(check), count([peer, "diagnose", path])
+        base = count(check, baseline) if baseline else 0
+        before = f" | {base / 1e6:,.0f} M ({base / theirs:.2f})" if baseline else ""
+        rows.append(f"| {fmt} | {ours / 1e6:,.0f} M | {theirs / 1e6:,.0f} M | **{ours / theirs:.2f}**{before} |")
+    floor = count([sys.executable, "-c", "import numpy"])
+    return [
+        "Instructions executed (valgrind callgrind, `PYTHONHASHSEED=0`; one process each): a count that load does not move.",
+        "",
+        "| format | `ppo-doctor check` | `rl-doctor diagnose` | ratio |" + (" before (its ratio) |" if baseline else ""),
+        "|---|---|---|---|" + ("---|" if baseline else ""),
+        *rows,
+        "",
+        f"`python -c 'import numpy'`, which both pay: {floor / 1e6:,.0f} M.",
+    ]
+
+
 def run(repeats: int, baseline: str | None = None) -> str:
     compileall.compile_dir(str(ROOT / "ppo_doctor"), quiet=1)
     if baseline:
@@ -188,6 +222,8 @@ def run(repeats: int, baseline: str | None = None) -> str:
             *floor([peer, "diagnose", str(logs["jsonl"])], repeats),
             "",
             *crossover(repeats),
+            "",
+            *instructions(logs, peer, baseline),
         ]
     )
 
