@@ -14,10 +14,12 @@ in ``df``) so that a 10-million-point run stays well under the memory budget.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 import numpy as np
+
+from .records import record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,7 +28,7 @@ COLUMNS = ("step", "metric", "value", "wall_time", "raw_tag", "source")
 LABEL_COLUMNS = ("metric", "raw_tag", "source")
 
 
-@dataclass
+@record
 class RawSeries:
     """One tag of one run as a reader found it (before canonicalisation)."""
 
@@ -285,7 +287,7 @@ def _codes(col: pd.Series) -> tuple[np.ndarray, list[str]]:
     return np.asarray(cat.codes), cat.categories.tolist()
 
 
-@dataclass
+@record
 class TextSample:
     """A generated text the run logged (prompt / response / reward) at a step."""
 
@@ -298,7 +300,7 @@ class TextSample:
     line: int | None = None  # the 1-based line of ``source`` it was read from, when the format has lines
 
 
-@dataclass
+@record
 class ReadIssue:
     """A problem met while reading: the file, the byte offset when known, and what happened."""
 
@@ -312,7 +314,7 @@ class ReadIssue:
         return f"{where}: {self.message}"
 
 
-@dataclass
+@record
 class RawRun:
     """What a reader returns for one run found in one file (most files hold one run)."""
 

@@ -16,11 +16,12 @@ import importlib
 import logging
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
+from ..records import record
 from .. import plugins
 from ..errors import LogReadError, PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue, RunFrame
@@ -59,7 +60,7 @@ READER_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _PLUGIN_READERS: list[ModuleType] | None = None
 
 
-@dataclass
+@record
 class LoadResult:
     """The runs read from the paths given and the problems that kept others from being read."""
 
