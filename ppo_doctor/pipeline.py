@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Generic, Iterable, Iterator, NamedTuple, TypeVar
 
 from .records import record
-from .errors import ConfigError, PPODoctorError
+from .errors import PPODoctorError
 from .frame import ReadIssue
 from .ingest import LoadResult, read_source, display
 from .ingest.discover import RunSource, walk

@@ -134,12 +134,13 @@ def test_a_dataframe_still_analyses_and_pandas_comes_with_it():
     assert isinstance(frame.series(frame.metrics[0]), pd.Series)
 
 
-def test_sniffing_a_json_lines_log_imports_no_other_formats_decoders(small_logs):
+@pytest.mark.parametrize(("fmt", "reader"), [("jsonl", "ppo_doctor.ingest.readers.jsonl"), ("sb3_csv", "ppo_doctor.ingest.readers.csv_logs")])
+def test_sniffing_a_text_log_imports_no_other_formats_decoders(small_logs, fmt, reader):
     """Formats are asked in priority order and TensorBoard and W&B come first: their sniffers
-    (``ingest.SNIFFERS``) recognise a file without the bulk decoders, and the formats after the
-    one that claims the file are never imported."""
-    modules = _imported(_FULL_LIST_AFTER_CLI, "check", str(small_logs["jsonl"]), "--isolated")
-    assert "ppo_doctor.ingest.readers.jsonl" in modules
+    (``ingest.SNIFFERS``) recognise a file without the decoders, and the formats after the one
+    that claims the file are never imported."""
+    modules = _imported(_FULL_LIST_AFTER_CLI, "check", str(small_logs[fmt]), "--isolated")
+    assert reader in modules
     decoders = {
         "ppo_doctor.ingest.tensorboard.reader",
         "ppo_doctor.ingest.tensorboard.fastpath",

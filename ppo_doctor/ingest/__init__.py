@@ -53,6 +53,7 @@ FORMAT_MODULES = {
 SNIFFERS = {
     "tensorboard": "ppo_doctor.ingest.tensorboard.sniff",
     "wandb_binary": "ppo_doctor.ingest.wandb.sniff",
+    "wandb_csv": "ppo_doctor.ingest.wandb.csv_sniff",
 }
 # a reader's NAME: it names the format in reports (``Run.format``) and in the file lists
 READER_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")

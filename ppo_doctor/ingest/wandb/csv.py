@@ -24,7 +24,6 @@ them apart (Parquet can: nulls and NaNs are distinct there).
 
 from __future__ import annotations
 
-import csv
 import logging
 import re
 import warnings
@@ -39,24 +38,19 @@ from ...errors import LogReadError
 from ...frame import RawRun, RawSeries, ReadIssue, TextSample
 from ...canonical.frameworks import is_eval_key
 from . import files
-from .. import filebytes
-from ..base import HEAD_BYTES
 from ..readers.csv_logs import row_lines
 from ..storage import as_path, is_url, open_binary
+from .csv_sniff import MAX_HEADER, PANEL_SEP, TIME_AXES, header_fields, is_panel
+from .csv_sniff import sniff as sniff  # the reader protocol: NAME, sniff, read
 
 log = logging.getLogger(__name__)
 
 NAME = "wandb_csv"
 
-# Panel-export x-axis headers and what they are (wandb/apis/public/reports.py, docs/sources.md#wandb-exports).
-TIME_AXES = ("Relative Time (Process)", "Relative Time (Wall)", "Wall Time")
-_PANEL_SEP = " - "
 _BUCKET_SUFFIXES = ("__MIN", "__MAX")
 # Row counts that W&B's samplers return (run.history() samples=500, UI 1000, 10000 caps).
 SAMPLED_SIZES = (500, 1000, 10_000)
 _INDEX_COLUMN = re.compile(r"^(Unnamed: \d+|index|)$")
-_KEY_LIKE = re.compile(r"^[\w./-]+$")  # a custom x-axis is a metric key such as train/global_step
-_MAX_HEADER = 1 << 24  # bytes of the header line read to choose the layout
 
 
 @dataclass
@@ -68,72 +62,6 @@ class _Column:
     texts: list[tuple[int, str]] = field(default_factory=list)  # (row, text)
 
 
-# -- sniffing -----------------------------------------------------------------------------------
-
-
-def sniff(path: Path, head: bytes) -> bool:
-    """Claim W&B exports only: a ``_step`` column, or the ``<run> - <metric>`` panel layout.
-
-    Plain CSVs of other tools (SB3 ``progress.csv``, Lightning ``metrics.csv``) have neither.
-    """
-    if head.startswith(b"PAR1"):
-        return _parquet_has_step(path)
-    complete = len(head) < HEAD_BYTES
-    if not complete and b"\n" not in head and b"\0" not in head:
-        try:  # a header longer than the head: read the whole line (csv_logs does the same)
-            head = filebytes.read_lines_head(path, 1, _MAX_HEADER)
-        except OSError:
-            return False
-        complete = b"\n" in head or len(head) < _MAX_HEADER
-    header = _header(head, complete=complete)
-    if header is None:
-        return False
-    return "_step" in header or _is_panel(header)
-
-
-def _header(head: bytes, complete: bool) -> list[str] | None:
-    """Column names of the first line; ``complete`` says ``head`` is the whole file."""
-    if b"\0" in head:
-        return None
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
-    line, newline, _ = text.partition("\n")
-    try:
-        fields = next(csv.reader([line.rstrip("\r")]))
-    except (csv.Error, StopIteration):
-        return None
-    if not newline and not complete:  # header longer than the head: the last field may be cut
-        fields = fields[:-1]
-    return [f.strip() for f in fields] if len(fields) >= 2 else None
-
-
-def _is_panel(header: list[str]) -> bool:
-    """First column an x-axis (a W&B axis name or a metric key), every other ``<run> - <metric>``.
-
-    The x-axis test keeps out text logs that merely contain commas and " - " (Python logging's
-    ``2025-08-28 21:17:17,216 - INFO - ...`` splits into exactly that shape).
-    """
-    x = header[0]
-    if x not in TIME_AXES and x != "Step" and not _KEY_LIKE.match(x):
-        return False
-    for c in header[1:]:
-        run, sep, metric = c.rpartition(_PANEL_SEP)
-        if not (sep and run.strip() and metric.strip()):
-            return False
-    return True
-
-
-def _parquet_has_step(path: Path) -> bool:
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:  # still claim likely history files so the user hears what is missing
-        return "history" in path.name.lower()
-    try:
-        with open_binary(path) as fh:  # pyarrow opens a local path, never a RemotePath itself
-            return "_step" in pq.read_schema(fh).names
-    except Exception:  # noqa: BLE001 - any unreadable footer: not ours to claim
-        return False
-
-
 # -- reading ------------------------------------------------------------------------------------
 
 
@@ -142,18 +70,18 @@ def read(path: Path) -> list[RawRun]:
     path = as_path(path)
     try:
         with open_binary(path) as fh:
-            first_line = fh.readline(_MAX_HEADER)
+            first_line = fh.readline(MAX_HEADER)
     except OSError as exc:
         raise LogReadError(str(path), f"cannot read file: {exc.strerror or exc}") from None
     if first_line.startswith(b"PAR1"):
         columns = _read_parquet(path)
         return [_history_run(columns, path, None)]  # Parquet has no lines
-    header = _header(first_line, complete=len(first_line) < _MAX_HEADER) or []
+    header = header_fields(first_line, complete=len(first_line) < MAX_HEADER) or []
     if "_step" in header:
         df = _read_csv(path)
         log.debug("%s: history export, %d rows x %d columns", path, len(df), df.shape[1])
         return [_history_run(_csv_columns(df), path, _csv_lines(path, len(df)))]
-    if header and _is_panel(header):
+    if header and is_panel(header):
         # bucket columns are never used: not parsing them makes a panel export read ~2x faster
         df = _read_csv(path, usecols=lambda c: not str(c).endswith(_BUCKET_SUFFIXES))
         buckets = sum(c.endswith(_BUCKET_SUFFIXES) for c in header)
@@ -384,7 +312,7 @@ def _panel_runs(df: pd.DataFrame, buckets: int, path: Path, lines: np.ndarray | 
         raise LogReadError(src, f"the x-axis column {x_name!r} holds no numbers")
     per_run: dict[str, dict[str, _Column]] = {}
     for name in df.columns[1:]:
-        run, _, metric = str(name).rpartition(_PANEL_SEP)
+        run, _, metric = str(name).rpartition(PANEL_SEP)
         col = _column(df[name])
         if col is not None:
             per_run.setdefault(run, {})[metric] = col
