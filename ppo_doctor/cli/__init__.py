@@ -75,9 +75,9 @@ class LazyGroup(click.Group):
 
     def _import(self, name: str) -> ModuleType:
         """The command's module.  In a process of its own, the cyclic garbage collector is paused
-        while it imports: numpy and the analyser, some 170 modules, 27 dataclasses and 22 named tuples kept for the
-        life of the process, whose allocations set off about 40 collections that free a dozen
-        objects, some 10 ms of a small ``check`` (benchmarks/RESULTS.md, "Import cost").  What was imported is then frozen
+        while it imports: numpy and the analyser, some 150 modules of the package and the classes and
+        tables they build, kept for the life of the process, whose allocations set off dozens of
+        collections that free almost nothing (benchmarks/RESULTS.md, "Import cost").  What was imported is then frozen
         out of later collections (:func:`gc.freeze`, as the ``gc`` documentation does for a
         process's long-lived objects)."""
         if not (self.own_process and gc.isenabled()):
