@@ -135,3 +135,97 @@ def test_a_run_that_reads_as_nothing_says_so(sweep_dir, monkeypatch):
     sources = find_sources([sweep_dir]).sources
     results, errors = pipeline.process_source(sources[0], _points, None)
     assert results == [] and "no run could be read" in errors[0].message
+
+
+class _KilledWorker(Exception):
+    """Stands for distributed's KilledWorker (the executor tells it by its class name)."""
+
+
+_KilledWorker.__name__ = "KilledWorker"
+
+
+class _FakeDask:
+    """A stand-in for ``distributed`` that runs each task when its result is asked for and
+    blames a crash on every task in flight, as Dask's scheduler counts a worker's death against
+    every task the worker held (``allowed-failures``): a task of the ``culprit`` run, and any task
+    in flight beside one, ends in KilledWorker."""
+
+    def __init__(self, culprit: str):
+        self.culprit = culprit
+        self.in_flight: list[_FakeDask.Future] = []
+        self.alone: list[list[str]] = []  # the run ids of each task submitted with nothing else in flight
+
+    class Future:
+        def __init__(self, dask: "_FakeDask", fn, args):
+            self.dask, self.fn, self.args = dask, fn, args
+            self.ids = [source.id for _, source in args[0]]
+
+        def result(self):
+            crashed = any(self.dask.culprit in f.ids for f in self.dask.in_flight)
+            self.dask.in_flight.remove(self)
+            if crashed:
+                raise _KilledWorker(f"{self.ids} lost with their worker")
+            return self.fn(*self.args)
+
+        def release(self):
+            pass
+
+    def module(self):
+        fake = self
+
+        class Client:
+            def __init__(self, *a, **k):
+                pass
+
+            def submit(self, fn, *args, **kw):
+                if not fake.in_flight:
+                    fake.alone.append([source.id for _, source in args[0]])
+                fut = _FakeDask.Future(fake, fn, args)
+                fake.in_flight.append(fut)
+                return fut
+
+            def wait_for_workers(self, n, timeout=None):
+                pass
+
+            def scheduler_info(self):
+                return {"workers": {"w1": {}, "w2": {}}}
+
+            def close(self):
+                pass
+
+        class LocalCluster:
+            def __init__(self, *a, **k):
+                pass
+
+            def close(self):
+                pass
+
+        class as_completed:
+            def __init__(self):
+                self.queue: list = []
+
+            def add(self, fut):
+                self.queue.append(fut)
+
+            def __iter__(self):
+                while self.queue:
+                    yield self.queue.pop(0)
+
+        return type(sys)("distributed"), Client, LocalCluster, as_completed
+
+
+def test_dask_a_run_blamed_for_another_runs_crash_is_tried_alone_and_kept(sweep_dir, monkeypatch):
+    pytest.importorskip("dask")
+    fake = _FakeDask(culprit="kl0.5_seed1")
+    module, client, cluster, completed = fake.module()
+    module.Client, module.LocalCluster, module.as_completed = client, cluster, completed
+    monkeypatch.setitem(sys.modules, "distributed", module)
+    sources = find_sources([sweep_dir]).sources
+    outcomes = {o.source.id: o for o in stream(sources, _points, Schedule(executor="dask", jobs=2, retries=1))}
+    assert len(outcomes) == len(sources)
+    lost = outcomes["kl0.5_seed1"]
+    assert lost.results == [] and "worker lost while reading this run (KilledWorker" in lost.errors[0].message
+    local = {o.source.id: o.results for o in stream(sources, _points)}
+    assert {k: o.results for k, o in outcomes.items() if k != "kl0.5_seed1"} == {k: v for k, v in local.items() if k != "kl0.5_seed1"}
+    # every run blamed beside the culprit went again alone, and so did the culprit before it failed
+    assert ["kl0.5_seed1"] in fake.alone and len(fake.alone) >= 2
