@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from ..detect.order_stats import median
 from .hparams import scalar_float
 
 if TYPE_CHECKING:
@@ -108,9 +109,5 @@ def kl_coefficient(run: "Run") -> tuple[float | None, str]:
         c = run.frame.arrays("kl/coef")[1]
         c = c[np.isfinite(c)]
         if len(c):
-            # np.median's own steps (the same partition, the mean of the middle one or two)
-            # without its first-call import of numpy.ma (benchmarks/RESULTS.md "One small check")
-            n = len(c)
-            part = np.partition(c, [n // 2 - 1, n // 2, -1] if n % 2 == 0 else [n // 2, -1])
-            return float(np.mean(part[(n - 1) // 2 : n // 2 + 1])), "logged"
+            return float(median(c)), "logged"
     return None, ""

@@ -4,7 +4,7 @@
 Why not numpy's own: in numpy 2.x ``np.median``, ``np.percentile``, ``np.quantile`` and
 ``np.nanmedian`` import ``numpy.ma`` on their first call (``numpy/lib/_utils_impl.py``,
 ``_median_nancheck`` reads ``np.ma.isMaskedArray``), and so does a plain ``np.unique(x)``
-(``numpy/lib/_arraysetops_impl.py``, ``_unique1d`` calls ``np.ma.is_masked``).  That import
+(``numpy/lib/_arraysetops_impl.py``, ``_unique1d`` calls ``np.ma.is_masked`` unless indices or counts are asked for).  That import
 costs about 9 ms, some 5 % of a whole ``ppo-doctor check`` of one small log
 (benchmarks/RESULTS.md, "One small check", issue 26).
 
@@ -100,17 +100,5 @@ def percentile(x: ArrayLike, q: float | np.ndarray | list[float]) -> float | np.
 
 def distinct(x: ArrayLike) -> np.ndarray:
     """The sorted distinct values of ``x``, as ``np.unique(x)`` (every NaN counts as one value,
-    last), by a sort and a mask of where the value changes."""
-    aux = np.sort(_flat(x))
-    if len(aux) == 0:
-        return aux
-    keep = np.empty(len(aux), dtype=bool)
-    keep[0] = True
-    if aux.dtype.kind == "f" and np.isnan(aux[-1]):
-        first_nan = int(np.searchsorted(aux, aux[-1], side="left"))
-        keep[1:first_nan] = aux[1:first_nan] != aux[: first_nan - 1]
-        keep[first_nan] = True
-        keep[first_nan + 1 :] = False
-    else:
-        keep[1:] = aux[1:] != aux[:-1]
-    return aux[keep]
+    last): with ``return_counts`` numpy takes its sorting path, which never asks ``numpy.ma``."""
+    return np.unique(_flat(x), return_counts=True)[0]
