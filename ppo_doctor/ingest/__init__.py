@@ -52,7 +52,7 @@ FORMAT_MODULES = {
 # after the one that claims it (benchmarks/RESULTS.md, "One small check").
 SNIFFERS = {
     "tensorboard": "ppo_doctor.ingest.tensorboard.sniff",
-    "wandb_binary": "ppo_doctor.ingest.wandb.sniff",
+    "wandb_binary": "ppo_doctor.ingest.wandb.binary_sniff",
     "wandb_csv": "ppo_doctor.ingest.wandb.csv_sniff",
 }
 # a reader's NAME: it names the format in reports (``Run.format``) and in the file lists

@@ -44,7 +44,7 @@ from . import files
 from .files import TableRef
 from .framing import BLOCK, FILE_HEADER, MAGIC, VERSION, iter_records
 from .history import CHUNK_BYTES, NOT_JSON, Log, Pending, decode_rows
-from .sniff import sniff as sniff  # the reader protocol: NAME, sniff, read
+from .binary_sniff import sniff as sniff  # the reader protocol: NAME, sniff, read
 from .proto import Malformed, config_items, fields, set_config, signed, str_fields, varint
 from ..storage import as_path, has_fileno, open_binary, size_of
 
