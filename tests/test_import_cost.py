@@ -138,7 +138,8 @@ def test_a_dataframe_still_analyses_and_pandas_comes_with_it():
 def test_sniffing_a_text_log_imports_no_other_formats_decoders(small_logs, fmt, reader):
     """Formats are asked in priority order and TensorBoard and W&B come first: their sniffers
     (``ingest.SNIFFERS``) recognise a file without the decoders, and the formats after the one
-    that claims the file are never imported."""
+    that claims the file are never imported.  A text log is turned away by its first bytes, before
+    even the record framing of TensorBoard or W&B is imported."""
     modules = _imported(_FULL_LIST_AFTER_CLI, "check", str(small_logs[fmt]), "--isolated")
     assert reader in modules
     decoders = {
@@ -149,5 +150,14 @@ def test_sniffing_a_text_log_imports_no_other_formats_decoders(small_logs, fmt, 
         "ppo_doctor.ingest.wandb.history",
         "ppo_doctor.ingest.readers.verl_console",
         "ppo_doctor.ingest.wandb.csv",
+        "ppo_doctor.ingest.tensorboard.tfrecord",
+        "ppo_doctor.ingest.tensorboard.events",
+        "ppo_doctor.ingest.wandb.framing",
     }
     assert not modules & decoders, sorted(modules & decoders)
+
+
+def test_a_log_given_as_a_file_loads_no_folder_walk_or_csv_helpers(small_logs):
+    """MLflow run folders are looked for only in a folder walk, sweep tables only among CSVs."""
+    modules = _imported(_FULL_LIST_AFTER_CLI, "check", str(small_logs["jsonl"]), "--isolated")
+    assert not modules & {"ppo_doctor.ingest.readers.mlflow", "ppo_doctor.ingest.sweep_table", "csv"}

@@ -12,11 +12,9 @@ import struct
 from pathlib import Path
 
 from ..storage import as_path
-from . import tfrecord
-from .events import decode_event
-from .protowire import ProtoDecodeError
 
 FILE_PREFIX = "events.out.tfevents."
+_LENGTH = struct.Struct("<Q")  # a TFRecord starts with the uint64 LE length of its first record
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -24,9 +22,22 @@ def sniff(path: Path, head: bytes) -> bool:
     file_version (``brain.Event:N``)."""
     if as_path(path).name.startswith(FILE_PREFIX):
         return True
+    # The first record (file_version, some 30 bytes) lies within the head.  Read as a length, a
+    # text log's first 8 bytes are 10**17 or more: that settles it before the record decoders are
+    # imported, which a JSON or CSV log would otherwise pay for on every check.
+    if len(head) < _LENGTH.size or _LENGTH.unpack_from(head)[0] >= len(head):
+        return False
+    return _first_record_is_an_event(head)
+
+
+def _first_record_is_an_event(head: bytes) -> bool:
+    from . import tfrecord
+    from .events import decode_event
+    from .protowire import ProtoDecodeError
+
     if len(head) < tfrecord.OVERHEAD:
         return False
-    length = struct.unpack_from("<Q", head)[0]
+    length = _LENGTH.unpack_from(head)[0]
     if length > len(head) - tfrecord.OVERHEAD or tfrecord.masked_crc32c(head[:8]) != struct.unpack_from("<I", head, 8)[0]:
         return False
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .framing import MAGIC
+MAGIC = b":W&B\xe1\xbe"  # ident ":W&B" + uint16 LE 0xBEE1 (datastore.py LEVELDBLOG_HEADER_*)
 
 
 def sniff(path: Path, head: bytes) -> bool:

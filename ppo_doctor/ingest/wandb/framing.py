@@ -14,8 +14,8 @@ import zlib
 from typing import Iterator, NamedTuple
 
 from ...frame import ReadIssue
+from .binary_sniff import MAGIC
 
-MAGIC = b":W&B\xe1\xbe"  # ident ":W&B" + uint16 LE 0xBEE1 (datastore.py LEVELDBLOG_HEADER_*)
 VERSION = 0
 FILE_HEADER = 7
 BLOCK = 32 * 1024
