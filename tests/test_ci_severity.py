@@ -13,10 +13,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_invoke import run_cli
 
 import hostile_inputs as h
-from ppo_doctor.cli import cli
 from ppo_doctor.frame import ReadIssue
 from ppo_doctor.report import RenderOptions
 from ppo_doctor.report import github, sarif
@@ -27,7 +26,7 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
 
 
 def invoke(*args: str):
-    return CliRunner().invoke(cli, [*args, "--isolated"])
+    return run_cli([*args, "--isolated"])
 
 
 def annotations(text: str) -> list[tuple[str, str]]:

@@ -1,4 +1,4 @@
-"""``ppo-doctor check`` / ``report`` through click's CliRunner: exit codes, config precedence,
+"""``ppo-doctor check`` / ``report`` through run_cli (tests/cli_invoke.py): exit codes, config precedence,
 output files and formats.
 
 The analysis is replaced by a stub returning hand-built reports, so these tests pin the CLI's
@@ -13,9 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
-
-from ppo_doctor.cli import cli
+from cli_invoke import run_cli
 from ppo_doctor.cli import report as cli_report
 from ppo_doctor.frame import ReadIssue
 from ppo_doctor.report.json_out import json_schema
@@ -62,7 +60,7 @@ def calls(monkeypatch, tmp_path):
 
 
 def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return run_cli(list(args), catch_exceptions=False)
 
 
 @pytest.mark.parametrize(
@@ -90,7 +88,7 @@ def test_check_fails_if_any_of_several_paths_fails(calls):
     assert run("check", "ok", "err").exit_code == 1
     # one unreadable path does not hide the readable ones, and the gate does not pass on it
     # (issue 28: exit 2, unreadable input, where it was 0)
-    both = CliRunner().invoke(cli, ["check", "broken", "ok"])
+    both = run_cli(["check", "broken", "ok"])
     assert both.exit_code == 2 and [c["path"] for c in calls[-2:]] == ["broken", "ok"]
     assert both.stderr.splitlines()[-1] == (
         "ppo-doctor: exit 2: not read: broken/events at byte 0: not a TFRecord file; "
@@ -106,12 +104,12 @@ def test_check_fails_if_any_of_several_paths_fails(calls):
 
 
 def test_nothing_readable_explains_why(calls):
-    result = CliRunner().invoke(cli, ["check", "broken"])
+    result = run_cli(["check", "broken"])
     assert result.exit_code == 2
     assert "broken/events at byte 0: not a TFRecord file" in result.stdout  # in the text report
     assert "no readable training run under broken" in result.stderr
     # when the report goes elsewhere (a file, a machine format), the reasons go to stderr
-    as_json = CliRunner().invoke(cli, ["check", "broken", "--format", "json"])
+    as_json = run_cli(["check", "broken", "--format", "json"])
     assert as_json.exit_code == 2 and "broken/events at byte 0: not a TFRecord file" in as_json.stderr
 
 
@@ -132,14 +130,14 @@ def test_usage_errors_exit_2(calls, args):
 
 def test_config_error_exits_2_naming_the_file_and_key(calls, tmp_path):
     (tmp_path / "ppo-doctor.toml").write_text('fail_on = "error"\ncolour = true\n', encoding="utf-8")
-    result = CliRunner().invoke(cli, ["check", "ok"])
+    result = run_cli(["check", "ok"])
     assert result.exit_code == 2
     assert "ppo-doctor.toml" in result.stderr and "unknown key 'colour'" in result.stderr
     assert calls == []
 
 
 def test_bad_selector_on_the_command_line_exits_2(calls):
-    result = CliRunner().invoke(cli, ["check", "ok", "--select", "ZZ9"])
+    result = run_cli(["check", "ok", "--select", "ZZ9"])
     assert result.exit_code == 2 and "'ZZ9' matches no rule" in result.stderr
 
 
@@ -193,7 +191,7 @@ def test_sarif_written_even_when_the_check_fails(calls, tmp_path):
 
 
 def test_unwritable_output_exits_2(calls, tmp_path):
-    result = CliRunner().invoke(cli, ["check", "ok", "-o", str(tmp_path / "no" / "such" / "dir" / "x.txt")])
+    result = run_cli(["check", "ok", "-o", str(tmp_path / "no" / "such" / "dir" / "x.txt")])
     assert result.exit_code == 2 and "cannot write" in result.stderr
 
 
@@ -241,7 +239,7 @@ def test_end_to_end_exit_codes(real_logs):
     assert run("check", "logs", "--isolated", "--fail-on", "never").exit_code == 0
     (real_logs / "junk").mkdir()
     (real_logs / "junk" / "events.out.tfevents.1.host").write_bytes(b"\x00garbage" * 40)
-    broken = CliRunner().invoke(cli, ["check", "junk", "--isolated", "--format", "json"])
+    broken = run_cli(["check", "junk", "--isolated", "--format", "json"])
     assert broken.exit_code == 2
     assert "events.out.tfevents.1.host at byte 0" in broken.stderr
     assert json.loads(broken.stdout)["errors"][0]["path"].endswith("events.out.tfevents.1.host")

@@ -13,9 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from ppo_doctor.cli import cli
+from cli_invoke import run_cli
 from ppo_doctor.cli.common import use_color
 from ppo_doctor.results import SCHEMA_VERSION
 from ppo_doctor.rules import registry
@@ -33,7 +31,7 @@ def _clean_env(monkeypatch, tmp_path):
 
 
 def run(*args: str, env: dict[str, str] | None = None):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False, env=env)
+    return run_cli(list(args), catch_exceptions=False, env=env)
 
 
 def json_report(*args: str) -> dict:
@@ -99,7 +97,7 @@ def test_use_color(monkeypatch, choice, env, terminal, expected):
 
 def test_color_flag_and_force_color_reach_a_pipe(tmp_path):
     base = ("report", str(SAMPLES), "--isolated")
-    assert not ANSI.search(run(*base).stdout)  # CliRunner's stdout is not a terminal
+    assert not ANSI.search(run(*base).stdout)  # run_cli's stdout is not a terminal
     assert ANSI.search(run(*base, "--color", "always").stdout)
     assert ANSI.search(run(*base, env={"FORCE_COLOR": "1"}).stdout)
     assert not ANSI.search(run(*base, env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout)

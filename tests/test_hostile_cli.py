@@ -20,10 +20,9 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from click.testing import CliRunner
+from cli_invoke import run_cli
 
 import hostile_inputs as h
-from ppo_doctor.cli import cli
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -36,7 +35,7 @@ def strict_json(text: str):
 
 
 def invoke(*args: str):
-    return CliRunner().invoke(cli, [*args, "--isolated"])
+    return run_cli([*args, "--isolated"])
 
 
 def assert_no_traceback(result) -> None:
@@ -98,7 +97,7 @@ def test_broken_files_beside_a_good_run_one_message_each(broken_tree):
     assert not [m for ms in by_path.values() for m in ms if "internal" in m]
     assert "gzip-compressed" in by_path[str(root / "tb_gzip/events.out.tfevents.1.d")][0]
     assert "cut short" in by_path[str(root / "ts_cut_before_entries/trainer_state.json")][0]
-    listing = CliRunner().invoke(cli, ["metrics", str(root), "--format", "json"])  # what was read, same inputs
+    listing = run_cli(["metrics", str(root), "--format", "json"])  # what was read, same inputs
     assert_no_traceback(listing)
     assert listing.exit_code == 0 and "good" in listing.stdout
     strict_json(listing.stdout)
@@ -117,13 +116,13 @@ def test_each_broken_file_alone_exits_2_with_its_name_on_stderr(broken_tree, rel
 
 def test_usage_errors_exit_2_without_traceback(tmp_path):
     for args in (["check"], ["check", str(tmp_path / "missing")], ["report", str(tmp_path), "--format", "nope"], ["check", str(tmp_path)]):
-        result = CliRunner().invoke(cli, args)
+        result = run_cli(args)
         assert_no_traceback(result)
         assert result.exit_code == 2, args
 
 
 def test_real_process_on_a_broken_tree_prints_no_traceback(broken_tree):
-    """A real interpreter (warnings, logging and exit paths included), not just CliRunner."""
+    """A real interpreter (warnings, logging and exit paths included), not just run_cli in this process."""
     root, _ = broken_tree
     env = {**os.environ, "PYTHONWARNINGS": "default", "NO_COLOR": "1"}
     proc = subprocess.run(

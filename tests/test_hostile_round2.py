@@ -32,10 +32,9 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_invoke import run_cli
 
 import hostile_inputs as h
-from ppo_doctor.cli import cli
 from ppo_doctor.ingest import filebytes
 from ppo_doctor.ingest.readers import csv_logs, jsonl
 from ppo_doctor.ingest.discover import discover
@@ -267,13 +266,12 @@ def test_metrics_and_check_are_linear_in_the_number_of_tags(tmp_path):
     small, big = 2_000, 16_000
     a = _one_point_tags(tmp_path / "a", small)
     b = _one_point_tags(tmp_path / "b", big)
-    runner = CliRunner()
 
     def metrics(p):
         return lambda: render_metrics(load(p))
 
     def check(p):
-        return lambda: runner.invoke(cli, ["check", str(p)])
+        return lambda: run_cli(["check", str(p)])
 
     for make in (metrics, check):
         make(a)()  # warm-up: imports, lookup tables
@@ -392,13 +390,13 @@ def test_metrics_text_escapes_tag_and_folder_names(tmp_path):
     for i in range(5):
         data += h.tfrecord(h.tb_event(i, {"loss\x1b[31m\x9b2J\r": 1.0, "kl\x07\x1b]8;;http://x\x1b\\": 0.1}))
     (folder / "events.out.tfevents.1.host").write_bytes(bytes(data))
-    res = CliRunner().invoke(cli, ["metrics", str(tmp_path)])
+    res = run_cli(["metrics", str(tmp_path)])
     out = res.output
     for bad in ("\x1b", "\x07", "\x9b", "\r"):
         assert bad not in out, repr(bad)
     assert not any(line.startswith("run fake") for line in out.splitlines())
     # the JSON document keeps the names exactly (json.dumps escapes the control characters)
-    doc = json.loads(CliRunner().invoke(cli, ["metrics", "--format", "json", str(tmp_path)]).output)
+    doc = json.loads(run_cli(["metrics", "--format", "json", str(tmp_path)]).output)
     tags = {t for m in doc["runs"][0]["metrics"].values() for t in m["raw_tags"]}
     assert "loss\x1b[31m\x9b2J\r" in tags
 

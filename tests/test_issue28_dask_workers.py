@@ -9,9 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from ppo_doctor.cli import cli
+from cli_invoke import run_cli
 from ppo_doctor.config import resolve
 from ppo_doctor.errors import ConfigError
 from ppo_doctor.exits import EXIT_ERROR
@@ -31,7 +29,7 @@ def empty_cluster():
 def test_cluster_without_workers_fails_within_the_timeout(empty_cluster, tmp_path, command):
     shutil.copytree(SAMPLE / "healthy-s1", tmp_path / "run")
     t0 = time.monotonic()
-    result = CliRunner().invoke(cli, [command, str(tmp_path / "run"), "--isolated", "--dask", empty_cluster, "--dask-timeout", "1.5"])
+    result = run_cli([command, str(tmp_path / "run"), "--isolated", "--dask", empty_cluster, "--dask-timeout", "1.5"])
     took = time.monotonic() - t0
     assert result.exit_code == EXIT_ERROR, result.output
     assert "has no worker after 1.5 s (dask-timeout)" in result.output

@@ -9,9 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from ppo_doctor.cli import cli
+from cli_invoke import run_cli
 from ppo_doctor.exits import EXIT_ERROR, EXIT_OK
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_logs"
@@ -48,13 +46,13 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 )
 def test_output_that_is_an_input_is_refused(logs, args):
     before = _snapshot(logs)
-    result = CliRunner().invoke(cli, args)
+    result = run_cli(args)
     assert result.exit_code == EXIT_ERROR, result.output
     assert "is one of the files this command reads" in result.output
     assert _snapshot(logs) == before
 
 
 def test_output_beside_the_logs_is_still_written(logs):
-    result = CliRunner().invoke(cli, ["report", "healthy-s1", "--format", "json", "-o", "healthy-s1/ppo-doctor.json"])
+    result = run_cli(["report", "healthy-s1", "--format", "json", "-o", "healthy-s1/ppo-doctor.json"])
     assert result.exit_code == EXIT_OK, result.output
     assert os.path.getsize(logs / "healthy-s1" / "ppo-doctor.json") > 0

@@ -16,10 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_invoke import run_cli
 
 from benchmarks.gen_sweep import random_search, write_sweep
-from ppo_doctor.cli import cli
 from ppo_doctor.sweep import sweep
 from ppo_doctor.sweep.attribution import _apart, _fmt, attribute
 from ppo_doctor.sweep.fisher import fisher_exact_two_sided, fisher_many
@@ -175,12 +174,12 @@ def test_runs_of_two_roots_stay_apart_and_a_table_joins_its_own_root(tmp_path):
 
 def test_a_huge_number_in_a_sweep_table_is_a_value_end_to_end(tmp_path):
     a, b = _two_experiments(tmp_path)
-    result = CliRunner().invoke(cli, ["sweep", str(a), str(b), "--format", "json"])
+    result = run_cli(["sweep", str(a), str(b), "--format", "json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     big = [s for s in doc["attribution"]["splits"] if s["parameter"] == "big"]
     assert big and all(isinstance(s["low"], str) and s["low"].endswith("e+400") for s in big)
-    text = CliRunner().invoke(cli, ["sweep", str(a), str(b)])
+    text = run_cli(["sweep", str(a), str(b)])
     assert text.exit_code == 0 and "Traceback" not in text.output
 
 

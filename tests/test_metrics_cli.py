@@ -1,4 +1,4 @@
-"""``ppo-doctor metrics`` through click's CliRunner, and every corpus folder end to end."""
+"""``ppo-doctor metrics`` through run_cli (tests/cli_invoke.py), and every corpus folder end to end."""
 
 from __future__ import annotations
 
@@ -8,16 +8,14 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from ppo_doctor.cli import cli
+from cli_invoke import run_cli
 from ppo_doctor.pipeline import load
 
 SUMMARY = re.compile(r"^run (?P<id>\S+): (?P<fmt>[\w+]+), (?P<fw>\w+), steps (?P<a>-?\d+)\.\.(?P<b>-?\d+), (?P<n>\d+) metrics \((?P<m>\d+) mapped\), (?P<p>\d+) points, (?P<w>\d+) warnings?$", re.M)
 
 
 def invoke(*args: str):
-    return CliRunner().invoke(cli, ["metrics", *args], catch_exceptions=False)
+    return run_cli(["metrics", *args], catch_exceptions=False)
 
 
 @pytest.fixture
@@ -178,7 +176,7 @@ def test_every_corpus_folder_loads(corpus_dir):
             empty = [e for e in result.errors if "no metric values found" in e.message]
             assert sorted(Path(e.path).name for e in empty) == ["PPO_7", "PPO_8"] and {e.level for e in empty} == {"warning"}
         assert not errors, (name, [str(e) for e in errors])
-        render = CliRunner().invoke(cli, ["metrics", str(corpus_dir / name), "--format", "json"], catch_exceptions=False)
+        render = run_cli(["metrics", str(corpus_dir / name), "--format", "json"], catch_exceptions=False)
         assert render.exit_code == 0 and len(json.loads(render.output)["runs"]) == len(got)
 
 

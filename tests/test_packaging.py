@@ -19,9 +19,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from click.testing import CliRunner
+from cli_invoke import run_cli
 
-from ppo_doctor.cli import cli
 from ppo_doctor.report.json_out import json_schema
 
 if sys.version_info >= (3, 11):
@@ -107,7 +106,7 @@ def test_wheel_ships_its_package_data_without_deprecation_warnings(tmp_path):
 
 
 def test_schema_command_prints_the_shipped_schema():
-    result = CliRunner().invoke(cli, ["schema"])
+    result = run_cli(["schema"])
     assert result.exit_code == 0, result.output
     schema = json.loads(result.output)
     assert schema == json_schema()
@@ -118,9 +117,9 @@ def test_check_does_not_import_matplotlib(tmp_path):
     """A fresh interpreter runs ``check`` on the sample logs and lists what it imported."""
     code = (
         "import sys\n"
-        "from ppo_doctor.cli import cli\n"
+        "from ppo_doctor.cli import main\n"
         "try:\n"
-        f"    cli(['check', {str(ROOT / 'sample_logs')!r}, '--isolated', '-o', {str(tmp_path / 'r.txt')!r}])\n"
+        f"    main(['check', {str(ROOT / 'sample_logs')!r}, '--isolated', '-o', {str(tmp_path / 'r.txt')!r}])\n"
         "except SystemExit:\n"
         "    pass\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'matplotlib', 'scipy', 'torch', 'transformers', 'PIL'})\n"

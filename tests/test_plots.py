@@ -8,11 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_invoke import run_cli
 from matplotlib.collections import PathCollection
 from matplotlib.patches import Rectangle
-
-from ppo_doctor.cli import cli
 from ppo_doctor.cli import report as cli_report
 from ppo_doctor.report import plots
 from ppo_doctor.results import Report, RunReport
@@ -133,11 +131,10 @@ def test_hostile_names_make_safe_file_names_and_labels(tmp_path):
 def test_matplotlib_stays_off_the_check_path():
     code = (
         "import sys; sys.path.insert(0, %r)\n"
-        "from click.testing import CliRunner\n"
-        "from ppo_doctor.cli import cli\n"
+        "from cli_invoke import run_cli\n"
         "from ppo_doctor.report import render\n"
         "from report_builders import sample_report\n"
-        "CliRunner().invoke(cli, ['check', '--help'])\n"
+        "run_cli(['check', '--help'])\n"
         "for fmt in ('text', 'markdown', 'json', 'sarif', 'junit', 'github'): render(sample_report(), fmt)\n"
         "assert 'matplotlib' not in sys.modules, 'matplotlib imported'\n"
     ) % str(TESTS)
@@ -152,11 +149,11 @@ def test_plot_command(monkeypatch, tmp_path):
     monkeypatch.setattr(cli_report, "analyze", fake_analyze)
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "figs"
-    result = CliRunner().invoke(cli, ["plot", "run", "-o", str(out), "--baseline", "base", "--metrics", "kl/ref,loss/value"])
+    result = run_cli(["plot", "run", "-o", str(out), "--baseline", "base", "--metrics", "kl/ref,loss/value"])
     assert result.exit_code == 0, result.output
     assert sorted(p.name.split("__")[1] for p in out.iterdir()) == ["kl.png", "losses.png"]
     assert result.stdout.split() == [str(p) for p in sorted(out.iterdir())]
-    bad = CliRunner().invoke(cli, ["plot", "run", "-o", str(out), "--baseline", "two"])
+    bad = run_cli(["plot", "run", "-o", str(out), "--baseline", "two"])
     assert bad.exit_code == 2 and "holds 2 runs" in bad.stderr
 
 
@@ -265,14 +262,14 @@ def test_plot_metrics_accepts_mapped_raw_tags_and_rejects_a_filter_matching_noth
     monkeypatch.setattr(cli_report, "analyze", lambda path, config=None, *, jobs=1: Report(runs=[RunReport(run=run, verdict="healthy")]))
     monkeypatch.chdir(tmp_path)
     assert [s.metrics for s in plots.plot_specs(RunReport(run=run, verdict="healthy"), ["objective/kl"])] == [["kl/ref"]]
-    ok = CliRunner().invoke(cli, ["plot", "run", "--metrics", "objective/kl"])
+    ok = run_cli(["plot", "run", "--metrics", "objective/kl"])
     assert ok.exit_code == 0, ok.output
     # the default output folder
     assert [p.name.split("__")[1] for p in (tmp_path / "ppo-doctor-plots").iterdir()] == ["kl.png"]
-    bad = CliRunner().invoke(cli, ["plot", "run", "--metrics", "objective/nope"])
+    bad = run_cli(["plot", "run", "--metrics", "objective/nope"])
     assert bad.exit_code == 2
     assert "matches no metric" in bad.stderr and "objective/kl" in bad.stderr and "kl/ref" in bad.stderr
-    partly = CliRunner().invoke(cli, ["plot", "run", "--metrics", "objective/nope,kl/ref"])
+    partly = run_cli(["plot", "run", "--metrics", "objective/nope,kl/ref"])
     assert partly.exit_code == 0 and "objective/nope: no run has this metric" in partly.stderr
 
 

@@ -18,7 +18,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from click.testing import CliRunner  # noqa: E402
+from cli_invoke import run_cli  # noqa: E402
 
 from ppo_doctor.reference import scenarios  # noqa: E402
 from ppo_doctor.reference.grammar import WordTokenizer  # noqa: E402
@@ -222,12 +222,11 @@ def test_bad_args_are_rejected():
 
 def test_cli_help_does_not_import_torch():
     code = (
-        "import sys\n"
-        "from click.testing import CliRunner\n"
-        "from ppo_doctor.cli import cli\n"
-        "r = CliRunner().invoke(cli, ['--help'])\n"
+        f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from cli_invoke import run_cli\n"
+        "r = run_cli(['--help'])\n"
         "assert r.exit_code == 0 and 'simulate' in r.output, r.output\n"
-        "r = CliRunner().invoke(cli, ['simulate', '--help'])\n"
+        "r = run_cli(['simulate', '--help'])\n"
         "assert r.exit_code == 0, r.output\n"
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules\n"
     )
@@ -235,14 +234,13 @@ def test_cli_help_does_not_import_torch():
 
 
 def test_cli_simulate_list_and_unknown_scenario():
-    from ppo_doctor.cli import cli
 
-    r = CliRunner().invoke(cli, ["simulate", "--list"])
+    r = run_cli(["simulate", "--list"])
     assert r.exit_code == 0
     assert all(name in r.output for name in scenarios.SCENARIOS)
-    r = CliRunner().invoke(cli, ["simulate", "nope", "-o", "x"])
+    r = run_cli(["simulate", "nope", "-o", "x"])
     assert r.exit_code == 2 and "unknown scenario" in r.output
-    r = CliRunner().invoke(cli, ["simulate", "healthy"])
+    r = run_cli(["simulate", "healthy"])
     assert r.exit_code == 2 and "--out" in r.output
 
 
@@ -257,10 +255,9 @@ def test_wandb_offline_run_is_written(cache, tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_cli_simulate_writes_a_run(tmp_path, monkeypatch):
-    from ppo_doctor.cli import cli
 
     monkeypatch.setenv("PPO_DOCTOR_CACHE", str(tmp_path / "cache"))
-    r = CliRunner().invoke(cli, ["simulate", "healthy", "-o", str(tmp_path / "run"), "--steps", "2",
+    r = run_cli(["simulate", "healthy", "-o", str(tmp_path / "run"), "--steps", "2",
                                  "--batch-size", "4", "--seed", "7", "--format", "jsonl"])
     assert r.exit_code == 0, r.output
     assert "healthy-s7: 2 steps" in r.output and "objective/kl" in r.output
@@ -270,11 +267,10 @@ def test_cli_simulate_writes_a_run(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_cli_validate_writes_a_scorecard(tmp_path, monkeypatch):
-    from ppo_doctor.cli import cli
 
     monkeypatch.setenv("PPO_DOCTOR_CACHE", str(tmp_path / "cache"))
     card = tmp_path / "card.md"
-    r = CliRunner().invoke(cli, ["validate", "-s", "healthy-s1,lr-tiny", "--steps", "3", "-o", str(card),
+    r = run_cli(["validate", "-s", "healthy-s1,lr-tiny", "--steps", "3", "-o", str(card),
                                  "--workdir", str(tmp_path / "runs")])
     assert r.exit_code == 0, r.output
     text = card.read_text()

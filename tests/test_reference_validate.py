@@ -196,9 +196,7 @@ def test_scenario_registry_is_consistent():
 
 def _chosen(monkeypatch, args: list[str]) -> list[tuple[str, int]]:
     """The scenarios ``validate ARGS`` would run, as (name, seed), without training anything."""
-    from click.testing import CliRunner
-
-    from ppo_doctor.cli import cli
+    from cli_invoke import run_cli
     from ppo_doctor.cli import reference as reference_cli
 
     seen: list[tuple[str, int]] = []
@@ -208,7 +206,7 @@ def _chosen(monkeypatch, args: list[str]) -> list[tuple[str, int]]:
         return []
 
     monkeypatch.setattr(reference_cli, "run_suite", fake_run_suite)
-    r = CliRunner().invoke(cli, ["validate", *args])
+    r = run_cli(["validate", *args])
     assert r.exit_code == 0, r.output
     return seen
 

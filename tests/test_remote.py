@@ -13,11 +13,10 @@ import threading
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_invoke import run_cli
 
 from benchmarks.gen_sweep import write_sweep
 from moto_s3 import moto_s3
-from ppo_doctor.cli import cli
 from ppo_doctor.ingest.storage import RemotePath, as_path, is_url
 from ppo_doctor.sweep import sweep
 
@@ -97,9 +96,8 @@ def test_sweep_over_s3_gives_the_local_report(s3_url, local_report):
 
 
 def test_check_command_reads_a_url(http_url, tree):
-    runner = CliRunner()
-    remote = runner.invoke(cli, ["check", http_url + "kl0.02_seed1", "--isolated", "--format", "json"])
-    local = runner.invoke(cli, ["check", str(tree / "kl0.02_seed1"), "--isolated", "--format", "json"])
+    remote = run_cli(["check", http_url + "kl0.02_seed1", "--isolated", "--format", "json"])
+    local = run_cli(["check", str(tree / "kl0.02_seed1"), "--isolated", "--format", "json"])
     assert remote.exit_code == local.exit_code == 1, remote.output
     strip = lambda doc: [(r["verdict"], r["symptoms"], [f["code"] for f in r["findings"]], r["config"]) for r in doc["runs"]]  # noqa: E731
     assert strip(json.loads(remote.stdout)) == strip(json.loads(local.stdout))

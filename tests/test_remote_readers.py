@@ -21,12 +21,11 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from cli_invoke import run_cli
 
 import hostile_inputs as h
 from moto_s3 import moto_s3
 import ppo_doctor
-from ppo_doctor.cli import cli
 
 pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")
@@ -131,7 +130,7 @@ def run_for_run(doc: dict[str, Any]) -> dict[str, tuple]:
 
 
 def report_json(path: str) -> dict[str, Any]:
-    result = CliRunner().invoke(cli, ["report", path, "--isolated", "--format", "json", "-q"])
+    result = run_cli(["report", path, "--isolated", "--format", "json", "-q"])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -213,7 +212,7 @@ def test_a_run_with_an_unreadable_log_is_not_reported_as_read_in_full(tree, serv
     """The TensorBoard half of ``tb_and_csv`` reads, its CSV half fails: the run is reported from
     what was read, never healthy, and ``check`` exits 2 naming the file (it exited 0)."""
     url = serve(tree, _FailingHandler)
-    result = CliRunner().invoke(cli, ["check", url, "--isolated", "--format", "json", "--fail-on", "never"])
+    result = run_cli(["check", url, "--isolated", "--format", "json", "--fail-on", "never"])
     assert result.exit_code == 2, result.output
     doc = json.loads(result.stdout)
     runs = {r["run"]: r for r in doc["runs"]}
@@ -233,7 +232,7 @@ def test_a_local_run_with_an_unreadable_log(tmp_path):
     rep = ppo_doctor.analyze(str(tmp_path))
     (rr,) = rep.runs
     assert f"; not read in full: {tmp_path / 'trainer_state.json'} at byte 40: not valid JSON" in rr.verdict_reason
-    check = CliRunner().invoke(cli, ["check", str(tmp_path), "--isolated"])
+    check = run_cli(["check", str(tmp_path), "--isolated"])
     assert check.exit_code == 2
 
 

@@ -7,9 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
-
-from ppo_doctor.cli import cli
+from cli_invoke import run_cli
 from ppo_doctor.cli import report as cli_report
 from ppo_doctor.report.compare import compare, metric_stats, render_json, render_markdown, render_text
 from ppo_doctor.results import Report, RunReport
@@ -70,10 +68,10 @@ def test_compare_command(monkeypatch, tmp_path):
 
     monkeypatch.setattr(cli_report, "analyze", fake_analyze)
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(cli, ["compare", "a", "b", "--format", "json"])
+    result = run_cli(["compare", "a", "b", "--format", "json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["only_a"][0]["code"] == "PD101"
-    bad = CliRunner().invoke(cli, ["compare", "a", "many"])
+    bad = run_cli(["compare", "a", "many"])
     assert bad.exit_code == 2 and "RUN_B many holds 2 runs" in bad.stderr
 
 

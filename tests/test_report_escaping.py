@@ -93,7 +93,7 @@ def test_terminal_strips_ansi_and_control_characters():
     assert CONTROL.search(out) is None
     assert XSS in out  # plain text needs no HTML escaping, only control stripping
     coloured = render(hostile_report(), "text", RenderOptions(color=True))
-    # the only escapes left are click's own SGR colour codes
+    # the only escapes left are the report's own SGR colour codes
     assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == out
 
 

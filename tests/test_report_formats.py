@@ -291,12 +291,10 @@ def test_unknown_format_is_rejected():
 @pytest.mark.slow
 def test_html_report_of_sample_logs(sample_logs, tmp_path):
     """The shipped sample runs render to one page with plots for every run and findings."""
-    from click.testing import CliRunner
-
-    from ppo_doctor.cli import cli
+    from cli_invoke import run_cli
 
     out = tmp_path / "report.html"
-    result = CliRunner().invoke(cli, ["report", str(sample_logs), "--isolated", "--format", "html", "-o", str(out)])
+    result = run_cli(["report", str(sample_logs), "--isolated", "--format", "html", "-o", str(out)])
     assert result.exit_code == 0, result.output
     page = out.read_text(encoding="utf-8")
     runs = len(re.findall(r'<h2 id="run-\d+">', page))

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 
-from click.testing import CliRunner
-
-from ppo_doctor.cli import cli
+from cli_invoke import run_cli
 from ppo_doctor.rules import docs
 from ppo_doctor.rules.registry import all_rules
 
@@ -26,11 +24,10 @@ def test_docs_check_mode(tmp_path):
 
 
 def test_rules_command_text_and_json():
-    runner = CliRunner()
-    out = runner.invoke(cli, ["rules"])
+    out = run_cli(["rules"])
     assert out.exit_code == 0
     assert "PD101" in out.output and "kl-above-band" in out.output and "negative_kl" in out.output
-    js = runner.invoke(cli, ["rules", "--format", "json"])
+    js = run_cli(["rules", "--format", "json"])
     assert js.exit_code == 0
     data = json.loads(js.output)
     assert [d["code"] for d in data] == [r.code for r in all_rules()]
@@ -39,13 +36,12 @@ def test_rules_command_text_and_json():
 
 
 def test_explain_by_code_and_name_and_unknown():
-    runner = CliRunner()
-    out = runner.invoke(cli, ["explain", "negative-kl-sustained"])
+    out = run_cli(["explain", "negative-kl-sustained"])
     assert out.exit_code == 0
     for needle in ("PD111", "What it detects", "seq_tol = 1.0", "generation-settings", "bad example", "-> error:"):
         assert needle in out.output
-    assert runner.invoke(cli, ["explain", "pd101"]).exit_code == 0
-    bad = runner.invoke(cli, ["explain", "PD999"])
+    assert run_cli(["explain", "pd101"]).exit_code == 0
+    bad = run_cli(["explain", "PD999"])
     assert bad.exit_code == 2 and "no rule" in bad.output
 
 
@@ -54,13 +50,11 @@ def test_explain_cites_only_what_a_user_has():
     exists), no RST markup; the guides by title, the public one by URL."""
     import re
 
-    from click.testing import CliRunner
-
-    from ppo_doctor.cli import cli
+    from cli_invoke import run_cli
     from ppo_doctor.rules.registry import all_rules
 
     for rule in all_rules():
-        out = CliRunner().invoke(cli, ["explain", rule.code]).output
+        out = run_cli(["explain", rule.code]).output
         # only pages of docs/, which the repository ships (no reference notes, no README sections)
         cited = re.findall(r"[\w./-]+\.md\b", out)
         assert all(re.fullmatch(r"docs/[\w-]+\.md", c) and (docs.DEFAULT_PATH.parent.parent / c).is_file() for c in cited), (
@@ -70,5 +64,5 @@ def test_explain_cites_only_what_a_user_has():
         assert "``" not in out and "**" not in out
         assert "TRL Training FAQ <https://huggingface.co/docs/trl/how_to_train>" in out
         assert "Troubleshooting PPO Training Instability" in out
-    out = CliRunner().invoke(cli, ["explain", "PD101"]).output
+    out = run_cli(["explain", "PD101"]).output
     assert "(docs/sources.md#kl-band, docs/sources.md#guides)." in " ".join(out.split())

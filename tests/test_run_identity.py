@@ -10,9 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from ppo_doctor.cli import cli
+from cli_invoke import run_cli
 from ppo_doctor.pipeline import root_labels
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
@@ -28,7 +26,7 @@ def projects(tmp_path, monkeypatch) -> Path:
 
 
 def invoke(*args: str):
-    return CliRunner().invoke(cli, [*args, "--isolated"])
+    return run_cli([*args, "--isolated"])
 
 
 def runs_of(result) -> list[str]:

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from click.testing import CliRunner
+from cli_invoke import run_cli
 
 from benchmarks.gen_sweep import write_sweep
-from ppo_doctor.cli import cli
 from ppo_doctor.pipeline import Schedule
 from ppo_doctor.sweep import sweep
 from ppo_doctor.sweep.attribution import attribute
@@ -122,27 +121,26 @@ def test_sweep_names_the_parameter_and_keeps_a_broken_run_as_an_error_row(sweep_
 
 
 def test_sweep_formats(sweep_dir):
-    runner = CliRunner()
-    out = runner.invoke(cli, ["sweep", str(sweep_dir), "--isolated", "--format", "json"])
+    out = run_cli(["sweep", str(sweep_dir), "--isolated", "--format", "json"])
     assert out.exit_code == 0, out.output
     doc = json.loads(out.stdout)
     schema = json.loads((DOCS / "sweep.schema.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.Draft202012Validator(schema).validate(doc)
     assert doc["kind"] == "sweep" and doc["attribution"]["splits"][0]["parameter"] == "kl_coef"
-    text = runner.invoke(cli, ["sweep", str(sweep_dir), "--isolated"]).stdout
+    text = run_cli(["sweep", str(sweep_dir), "--isolated"]).stdout
     assert "1. kl_coef <= 0.05: 6/6 runs unhealthy; >= 0.2: 0/6" in text and re.search(r"\nkl9_seed9 +error\n", text)
-    rows = list(csv.DictReader(io.StringIO(runner.invoke(cli, ["sweep", str(sweep_dir), "--isolated", "--format", "csv"]).stdout)))
+    rows = list(csv.DictReader(io.StringIO(run_cli(["sweep", str(sweep_dir), "--isolated", "--format", "csv"]).stdout)))
     assert len(rows) == 13 and {r["param.kl_coef"] for r in rows if r["verdict"] == "unhealthy"} == {"0.02", "0.05"}
-    md = runner.invoke(cli, ["sweep", str(sweep_dir), "--isolated", "--format", "markdown"]).stdout
+    md = run_cli(["sweep", str(sweep_dir), "--isolated", "--format", "markdown"]).stdout
     assert "| run | verdict |" in md and "kl\\_coef &lt;= 0.05" in md
-    html = runner.invoke(cli, ["sweep", str(sweep_dir), "--isolated", "--format", "html"]).stdout
+    html = run_cli(["sweep", str(sweep_dir), "--isolated", "--format", "html"]).stdout
     assert html.count('<img class="plot"') == 1 and "data:image/png;base64," in html  # one top parameter
 
 
 def test_sweep_exit_code_when_nothing_is_readable(tmp_path):
     (tmp_path / "events.out.tfevents.1.h.0").write_bytes(b"\x00" * 40)
-    out = CliRunner().invoke(cli, ["sweep", str(tmp_path), "--isolated"])
+    out = run_cli(["sweep", str(tmp_path), "--isolated"])
     assert out.exit_code == 2 and "no readable training run" in out.stderr
 
 

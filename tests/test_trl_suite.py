@@ -133,10 +133,9 @@ def test_scenarios_are_valid_and_labelled():
 
 def test_validate_help_imports_neither_torch_nor_trl():
     code = (
-        "import sys\n"
-        "from click.testing import CliRunner\n"
-        "from ppo_doctor.cli import cli\n"
-        "r = CliRunner().invoke(cli, ['validate', '--help'])\n"
+        f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from cli_invoke import run_cli\n"
+        "r = run_cli(['validate', '--help'])\n"
         "assert r.exit_code == 0 and '--suite' in r.output, r.output\n"
         "assert not {'torch', 'transformers', 'trl', 'datasets'} & sys.modules.keys()\n"
     )
@@ -144,23 +143,19 @@ def test_validate_help_imports_neither_torch_nor_trl():
 
 
 def test_validate_rejects_a_scenario_of_the_other_suite():
-    from click.testing import CliRunner
+    from cli_invoke import run_cli
 
-    from ppo_doctor.cli import cli
-
-    r = CliRunner().invoke(cli, ["validate", "--suite", "trl", "-s", "lr-x100"])
+    r = run_cli(["validate", "--suite", "trl", "-s", "lr-x100"])
     assert r.exit_code == 2 and "unknown trl scenario" in r.output and "grpo-lr-x100" in r.output
 
 
 @pytest.mark.slow
 def test_cli_validate_trl_writes_its_section_and_keeps_the_ppo_one(tmp_path):
-    from click.testing import CliRunner
-
-    from ppo_doctor.cli import cli
+    from cli_invoke import run_cli
 
     card = tmp_path / "scorecard.md"
     card.write_text("# Scenario scorecard\n\nthe PPO suite's section\n", encoding="utf-8")
-    r = CliRunner().invoke(cli, ["validate", "--suite", "trl", "-s", "grpo-healthy-s1,grpo-reward-glitch",
+    r = run_cli(["validate", "--suite", "trl", "-s", "grpo-healthy-s1,grpo-reward-glitch",
                                  "--steps", "3", "-o", str(card), "--workdir", str(tmp_path / "runs")])
     assert r.exit_code == 0, r.output
     text = card.read_text(encoding="utf-8")

@@ -9,30 +9,30 @@ Settings come from defaults < config file < flags (:mod:`ppo_doctor.config`).
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, NoReturn
-
-import click
+from typing import Any, NoReturn
 
 from ..config import EXECUTORS, Config, resolve_with_sources
 from ..errors import PPODoctorError
 from ..exits import EXIT_ERROR
-from ..report import FORMATS, formats
+from ..report import formats
 from ..report.escape import plain
+from .command import at_least, echo
 
 def fail(message: str) -> NoReturn:
     """Print ``ppo-doctor: error: ...`` on stderr and exit 2."""
-    click.echo(f"ppo-doctor: error: {plain(message)}", err=True)
+    echo(f"ppo-doctor: error: {plain(message)}", err=True)
     sys.exit(EXIT_ERROR)
 
 
-def split(values: tuple[str, ...]) -> list[str] | None:
+def split(values: list[str] | None) -> list[str] | None:
     """``--select A,B --select C`` -> ``[A, B, C]``; None when the flag was not given."""
-    items = [v.strip() for value in values for v in value.split(",") if v.strip()]
+    items = [v.strip() for value in values or () for v in value.split(",") if v.strip()]
     return items or None
 
 
@@ -50,20 +50,14 @@ def resolve_settings_and_sources(cli: dict[str, Any], config_file: str | None, i
 STDOUT = "-"
 
 
-class FormatChoice(click.Choice):
-    """``--format``'s choices: the built-in formats, then the plugins' (:mod:`ppo_doctor.plugins`),
-    read when the option is parsed or shown, not when the command's module is imported."""
-
-    def __init__(self) -> None:
-        super().__init__(FORMATS)
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        self.choices = formats()
-        return super().convert(value, param, ctx)
-
-    def get_metavar(self, *args: Any, **kwargs: Any) -> str | None:  # (param) before click 8.2, (param, ctx) since
-        self.choices = formats()
-        return super().get_metavar(*args, **kwargs)
+def report_format(text: str) -> str:
+    """The type of ``--format``: a built-in format or a plugin's (:mod:`ppo_doctor.plugins`).  The
+    plugins are read only when the option is given: a ``choices`` list would be read whenever the
+    parser is built, on every run (argparse formats the choices of each argument it adds)."""
+    choices = formats()
+    if text not in choices:
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(choices)})")
+    return text
 
 
 def use_color(choice: str, to_terminal: bool) -> bool:
@@ -87,11 +81,10 @@ def to_stdout(output: str | None) -> bool:
     return output is None or output == STDOUT
 
 
-def emit(text: str, output: str | None, *, color: bool = False) -> None:
-    """Write to stdout (no ``-o``, or ``-o -``) or to the file; ``color`` keeps ANSI codes on
-    a pipe (click strips them from a non-terminal unless told)."""
+def emit(text: str, output: str | None) -> None:
+    """Write to stdout (no ``-o``, or ``-o -``) or to the file."""
     if output is None or output == STDOUT:
-        click.echo(text, nl=False, color=color or None)
+        echo(text, nl=False)
         return
     try:
         Path(output).write_text(text, encoding="utf-8")
@@ -99,10 +92,10 @@ def emit(text: str, output: str | None, *, color: bool = False) -> None:
         fail(f"cannot write {output}: {exc.strerror or exc}")
 
 
-def verbosity(ctx: click.Context, verbose: int) -> int:
+def verbosity(args: argparse.Namespace) -> int:
     """``-v`` given before the subcommand (the group's) plus after it; sets the log level."""
-    group = ctx.obj.get("verbose", 0) if isinstance(ctx.obj, dict) else 0
-    level = int(group) + verbose
+    verbose = args.verbose
+    level = getattr(args, "group_verbose", 0) + verbose
     if verbose:
         logging.getLogger().setLevel(logging.WARNING - 10 * min(level, 2))
     return level
@@ -113,21 +106,19 @@ def quiet_logging(quiet: int) -> None:
         logging.getLogger().setLevel(logging.ERROR if quiet == 1 else logging.CRITICAL + 1)
 
 
-def run_on_options() -> list[Callable]:
+def add_run_on_arguments(parser: argparse.ArgumentParser) -> None:
     """``--executor``, ``--dask``, ``--dask-timeout`` and ``--remote-timeout``: where and how runs
     are read and processed (:mod:`ppo_doctor.pipeline`)."""
-    return [
-        click.option("--executor", type=click.Choice(EXECUTORS), help="local (this process), processes (--jobs N), or dask."),
-        click.option("--dask", "dask_address", metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS (tcp://host:8786)."),
-        click.option(
-            "--dask-timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
-            help="Fail when the Dask cluster has no worker within SECONDS (default: 60, or the config's).",
-        ),
-        click.option(
-            "--remote-timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
-            help="Fail a request to an http(s):// or s3:// log that waits SECONDS to connect or to read (default: 30, $PPO_DOCTOR_REMOTE_TIMEOUT, or the config's).",
-        ),
-    ]
+    parser.add_argument("--executor", choices=EXECUTORS, help="local (this process), processes (--jobs N), or dask.")
+    parser.add_argument("--dask", dest="dask_address", metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS (tcp://host:8786).")
+    parser.add_argument(
+        "--dask-timeout", type=at_least(0, float, strict=True), metavar="SECONDS",
+        help="Fail when the Dask cluster has no worker within SECONDS (default: 60, or the config's).",
+    )
+    parser.add_argument(
+        "--remote-timeout", type=at_least(0, float, strict=True), metavar="SECONDS",
+        help="Fail a request to an http(s):// or s3:// log that waits SECONDS to connect or to read (default: 30, $PPO_DOCTOR_REMOTE_TIMEOUT, or the config's).",
+    )
 
 
 def show_settings(config: Config, sources: dict[str, str]) -> str:

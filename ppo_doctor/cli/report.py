@@ -10,32 +10,32 @@ Exit codes (:mod:`ppo_doctor.exits`): 0 no finding at or above ``--fail-on``; 1 
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections import Counter
-from typing import Any, Callable
-
-import click
+from typing import Any
 
 from ..analyze import analyze
 from ..config import EXECUTORS, FAIL_ON, Config
 from ..errors import PPODoctorError
 from ..exits import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from ..pipeline import load
-from ..report import RenderOptions, render
+from ..report import FORMATS, RenderOptions, render
 from ..report.escape import plain
 from ..report.json_out import json_schema_text
 from ..report.metrics_listing import render_metrics
 from ..report.progress import Progress
 from ..results import SEVERITY_RANK, Report, RunReport
 from ..suppress import drop_baselined, read_baseline, write_baseline
+from .command import at_least, command, dir_path, echo, file_path
 from .common import (
-    FormatChoice,
+    add_run_on_arguments,
     emit,
     fail,
     quiet_logging,
+    report_format,
     resolve_settings,
     resolve_settings_and_sources,
-    run_on_options,
     show_settings,
     split,
     to_stdout,
@@ -62,54 +62,49 @@ def _check_readable(report: Report, paths: tuple[str, ...], *, errors_shown: boo
         return
     if not errors_shown:
         for e in report.errors:
-            click.echo(f"ppo-doctor: {e.level}: {plain(str(e))}", err=True)
+            echo(f"ppo-doctor: {e.level}: {plain(str(e))}", err=True)
     fail(f"no readable training run under {', '.join(paths)}")
 
 
-def _common(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Options shared by ``report`` and ``check``."""
-    options = [
-        click.argument("paths", nargs=-1, required=True, type=click.Path()),
-        click.option("--format", "fmt", type=FormatChoice(), help="Output format (default: text, or the config's; or a plugin's)."),
-        click.option(
-            "-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
-            help="Write the report to FILE instead of stdout ('-': stdout).",
-        ),
-        click.option("--select", multiple=True, help="Only these rules: code prefixes or names, comma-separated; ALL."),
-        click.option("--ignore", multiple=True, help="Skip these rules: code prefixes or names, comma-separated."),
-        click.option("--extend-select", multiple=True, help="Add these rules to the selection (the config's or --select's)."),
-        click.option("--extend-ignore", multiple=True, help="Add these rules to the ignored ones."),
-        click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file (no search)."),
-        click.option("--isolated", is_flag=True, help="Ignore every config file."),
-        click.option("-j", "--jobs", type=click.IntRange(min=1), help="Read and analyse runs in N processes."),
-        click.option("-v", "--verbose", count=True, help="Full detail in the text report; more logging (-vv: debug)."),
-        click.option("-q", "--quiet", count=True, help="Only the report (-qq: nothing, only the exit code)."),
-        click.option(
-            "--color", type=click.Choice(("auto", "always", "never")), default="auto", show_default=True,
-            help="Colour the text report (auto: on a terminal, unless NO_COLOR; FORCE_COLOR forces it).",
-        ),
-        click.option("--statistics", is_flag=True, help="Print the number of findings per rule code instead of the report."),
-        click.option("--show-settings", is_flag=True, help="Print the resolved settings and where each came from, then exit."),
-        *run_on_options(),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return click.pass_context(func)
+def _report_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments ``report`` and ``check`` share."""
+    parser.add_argument("paths", nargs="+", metavar="PATHS")
+    parser.add_argument(
+        "--format", dest="fmt", type=report_format, metavar="FORMAT",
+        help=f"Output format: {', '.join(FORMATS)}, or a plugin's (default: text, or the config's).",
+    )
+    parser.add_argument("-o", "--output", type=file_path, metavar="FILE", help="Write the report to FILE instead of stdout ('-': stdout).")
+    parser.add_argument("--select", action="append", help="Only these rules: code prefixes or names, comma-separated; ALL.")
+    parser.add_argument("--ignore", action="append", help="Skip these rules: code prefixes or names, comma-separated.")
+    parser.add_argument("--extend-select", action="append", help="Add these rules to the selection (the config's or --select's).")
+    parser.add_argument("--extend-ignore", action="append", help="Add these rules to the ignored ones.")
+    parser.add_argument("--config", dest="config_file", type=file_path, metavar="FILE", help="Use this config file (no search).")
+    parser.add_argument("--isolated", action="store_true", help="Ignore every config file.")
+    parser.add_argument("-j", "--jobs", type=at_least(1), metavar="N", help="Read and analyse runs in N processes.")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="Full detail in the text report; more logging (-vv: debug).")
+    parser.add_argument("-q", "--quiet", action="count", default=0, help="Only the report (-qq: nothing, only the exit code).")
+    parser.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto",
+        help="Colour the text report (auto, the default: on a terminal, unless NO_COLOR; FORCE_COLOR forces it).",
+    )
+    parser.add_argument("--statistics", action="store_true", help="Print the number of findings per rule code instead of the report.")
+    parser.add_argument("--show-settings", action="store_true", help="Print the resolved settings and where each came from, then exit.")
+    add_run_on_arguments(parser)
 
 
-def _cli_settings(opts: dict[str, Any]) -> dict[str, Any]:
+def _cli_settings(args: argparse.Namespace) -> dict[str, Any]:
     return {
-        "select": split(opts["select"]),
-        "ignore": split(opts["ignore"]),
-        "extend_select": split(opts["extend_select"]),
-        "extend_ignore": split(opts["extend_ignore"]),
-        "jobs": opts["jobs"],
-        "format": opts["fmt"],
-        "fail_on": opts.get("fail_on"),
-        "executor": opts["executor"],
-        "dask": opts["dask_address"],
-        "dask_timeout": opts["dask_timeout"],
-        "remote_timeout": opts["remote_timeout"],
+        "select": split(args.select),
+        "ignore": split(args.ignore),
+        "extend_select": split(args.extend_select),
+        "extend_ignore": split(args.extend_ignore),
+        "jobs": args.jobs,
+        "format": args.fmt,
+        "fail_on": getattr(args, "fail_on", None),
+        "executor": args.executor,
+        "dask": args.dask_address,
+        "dask_timeout": args.dask_timeout,
+        "remote_timeout": args.remote_timeout,
     }
 
 
@@ -120,56 +115,56 @@ def statistics(report: Report) -> str:
     return "".join(f"{n:>5}  {plain(code)}  {plain(name)}\n" for (code, name), n in rows)
 
 
-def _run_and_render(ctx: click.Context, opts: dict[str, Any]) -> tuple[Report, Config, int] | None:
+def _run_and_render(args: argparse.Namespace) -> tuple[Report, Config, int] | None:
     """Resolve the settings, analyse, apply a baseline, and write the report (or the
     statistics); the report, the settings and how many findings the baseline dropped, or None
     when ``--show-settings`` printed the settings instead."""
-    verbose = verbosity(ctx, opts["verbose"])
-    quiet = opts["quiet"]
+    verbose = verbosity(args)
+    quiet = args.quiet
     quiet_logging(quiet)
-    settings, sources = resolve_settings_and_sources(_cli_settings(opts), opts["config_file"], opts["isolated"])
-    output = opts["output"]
-    refuse_overwriting_inputs([output, opts.get("write_baseline")], opts["paths"], [settings.config_file, opts.get("baseline")])
-    if opts["show_settings"]:
+    settings, sources = resolve_settings_and_sources(_cli_settings(args), args.config_file, args.isolated)
+    output = args.output
+    baseline = getattr(args, "baseline", None)  # check's
+    refuse_overwriting_inputs([output, getattr(args, "write_baseline", None)], args.paths, [settings.config_file, baseline])
+    if args.show_settings:
         emit(show_settings(settings, sources), output)
         return None
-    paths = opts["paths"]
+    paths = args.paths
     report = _analyze(paths, settings, quiet=quiet > 0)
     baselined = 0
-    if opts.get("baseline"):
+    if baseline:
         try:
-            known = read_baseline(opts["baseline"])
+            known = read_baseline(baseline)
         except PPODoctorError as exc:
             fail(str(exc))
         if quiet < 2 and any(path is None for path, *_ in known):
-            click.echo(
-                f"ppo-doctor: warning: {plain(opts['baseline'])} is a version 1 baseline (no run paths): its findings "
+            echo(
+                f"ppo-doctor: warning: {plain(baseline)} is a version 1 baseline (no run paths): its findings "
                 "hide those of any run with the same id; write it again with --write-baseline", err=True,
             )
         baselined = drop_baselined(report, known)
     fmt = settings.format
-    color = fmt == "text" and use_color(opts["color"], to_stdout(output) and sys.stdout.isatty())
+    color = fmt == "text" and use_color(args.color, to_stdout(output) and sys.stdout.isatty())
     if quiet < 2:
-        if opts["statistics"]:
+        if args.statistics:
             text = statistics(report)
         else:
             options = RenderOptions(fail_on=settings.fail_on, color=color, verbose=verbose)
             with Progress(f"writing the {fmt} report", quiet=quiet > 0):  # html draws every plot: slow on big inputs
                 text = render(report, fmt, options)
-        emit(text, output, color=color)
-    shown = to_stdout(output) and fmt == "text" and quiet < 2 and not opts["statistics"]
+        emit(text, output)
+    shown = to_stdout(output) and fmt == "text" and quiet < 2 and not args.statistics
     _check_readable(report, paths, errors_shown=shown)
     return report, settings, baselined
 
 
-@click.command()
-@_common
-def report(ctx: click.Context, **opts: Any) -> None:
+@command(_report_arguments)
+def report(args: argparse.Namespace) -> None:
     """Diagnose the training runs under PATHS: verdicts, findings, causes and fixes.
 
     Exits 0, or 2 when no run could be read or the configuration is bad.
     """
-    _run_and_render(ctx, opts)
+    _run_and_render(args)
 
 
 def exit_line(report: Report, fail_on: str, baselined: int = 0) -> tuple[int, str]:
@@ -200,33 +195,36 @@ def _findings_verdict(report: Report, fail_on: str, baselined: int) -> tuple[int
     return EXIT_FINDINGS, f"{len(failing)} finding(s) at or above {fail_on} in {len(runs)} of {len(report.runs)} run(s): {top}{known}"
 
 
-@click.command()
-@_common
-@click.option("--fail-on", type=click.Choice(FAIL_ON), help="Lowest severity that fails the check (default: error).")
-@click.option("--baseline", type=click.Path(dir_okay=False), help="Report and gate only the findings not in this baseline file.")
-@click.option("--write-baseline", type=click.Path(dir_okay=False), help="Record today's findings in FILE, then exit 0.")
-def check(ctx: click.Context, **opts: Any) -> None:
+def _check_arguments(parser: argparse.ArgumentParser) -> None:
+    _report_arguments(parser)
+    parser.add_argument("--fail-on", choices=FAIL_ON, help="Lowest severity that fails the check (default: error).")
+    parser.add_argument("--baseline", type=file_path, metavar="FILE", help="Report and gate only the findings not in this baseline file.")
+    parser.add_argument("--write-baseline", type=file_path, metavar="FILE", help="Record today's findings in FILE, then exit 0.")
+
+
+@command(_check_arguments)
+def check(args: argparse.Namespace) -> None:
     """Gate CI on the runs under PATHS.
 
     Exits 0 when no finding is at or above --fail-on, 1 when one is, 2 on a usage or
     configuration error, when no run could be read, or when a log under PATHS could not be
     read.  The last line on stderr says why.
     """
-    result = _run_and_render(ctx, opts)
+    result = _run_and_render(args)
     if result is None:
         return
     rep, settings, baselined = result
-    if opts["write_baseline"]:
+    if args.write_baseline:
         try:
-            n = write_baseline(rep, opts["write_baseline"])
+            n = write_baseline(rep, args.write_baseline)
         except OSError as exc:
-            fail(f"cannot write {opts['write_baseline']}: {exc.strerror or exc}")
-        if not opts["quiet"]:
-            click.echo(f"ppo-doctor: exit 0: wrote {n} finding(s) to the baseline {plain(opts['write_baseline'])}", err=True)
+            fail(f"cannot write {args.write_baseline}: {exc.strerror or exc}")
+        if not args.quiet:
+            echo(f"ppo-doctor: exit 0: wrote {n} finding(s) to the baseline {plain(args.write_baseline)}", err=True)
         sys.exit(EXIT_OK)
     code, line = exit_line(rep, settings.fail_on, baselined)
-    if not opts["quiet"]:
-        click.echo(line, err=True)
+    if not args.quiet:
+        echo(line, err=True)
     sys.exit(code)
 
 
@@ -254,30 +252,26 @@ def _metric_filter(rep: Report, names: list[str] | None) -> None:
     unmatched = [n for n in names if not any(resolve_metrics(rr.run, [n]) for rr in rep.runs)]
     if len(unmatched) < len(names):
         for n in unmatched:
-            click.echo(f"ppo-doctor: warning: --metrics {plain(n)}: no run has this metric", err=True)
+            echo(f"ppo-doctor: warning: --metrics {plain(n)}: no run has this metric", err=True)
         return
     available = sorted({m for rr in rep.runs for m in rr.run.frame.metrics} | {raw for rr in rep.runs for raw in rr.run.mapping})
     shown = ", ".join(plain(a) for a in available[:60]) + (f" ... ({len(available)} in all)" if len(available) > 60 else "")
     fail(f"--metrics {', '.join(names)} matches no metric; available: {shown}")
 
 
-@click.command()
-@click.argument("path", type=click.Path())
-@click.option(
-    "-o", "--output", "out_dir", default=DEFAULT_PLOT_DIR, show_default=True, type=click.Path(file_okay=False),
-    help="Folder for the figures.",
-)
-@click.option("--metrics", multiple=True, help="Only these metrics (canonical names or raw tags), comma-separated.")
-@click.option("--format", "fmt", type=click.Choice(("png", "svg", "pdf")), default="png", show_default=True)
-@click.option("--baseline", type=click.Path(), help="A healthy run to overlay in grey.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file (no search).")
-@click.option("--isolated", is_flag=True, help="Ignore every config file.")
-@click.option("-v", "--verbose", count=True, help="More logging on stderr (-vv: debug).")
-@click.pass_context
-def plot(
-    ctx: click.Context, path: str, out_dir: str, metrics: tuple[str, ...], fmt: str, baseline: str | None,
-    config_file: str | None, isolated: bool, verbose: int,
-) -> None:
+def _plot_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH")
+    parser.add_argument("-o", "--output", dest="out_dir", default=DEFAULT_PLOT_DIR, type=dir_path, metavar="DIR", help=f"Folder for the figures (default: {DEFAULT_PLOT_DIR}).")
+    parser.add_argument("--metrics", action="append", help="Only these metrics (canonical names or raw tags), comma-separated.")
+    parser.add_argument("--format", dest="fmt", choices=("png", "svg", "pdf"), default="png", help="Figure format (default: png).")
+    parser.add_argument("--baseline", metavar="PATH", help="A healthy run to overlay in grey.")
+    parser.add_argument("--config", dest="config_file", type=file_path, metavar="FILE", help="Use this config file (no search).")
+    parser.add_argument("--isolated", action="store_true", help="Ignore every config file.")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="More logging on stderr (-vv: debug).")
+
+
+@command(_plot_arguments)
+def plot(args: argparse.Namespace) -> None:
     """Draw annotated plots of the runs under PATH into a folder.
 
     One figure per metric group and run: incidents shaded and labelled with their rule
@@ -287,43 +281,47 @@ def plot(
     """
     from ..report.plots import plot_report
 
-    verbosity(ctx, verbose)
-    settings = resolve_settings({}, config_file, isolated)
+    verbosity(args)
+    path, out_dir, baseline = args.path, args.out_dir, args.baseline
+    settings = resolve_settings({}, args.config_file, args.isolated)
     refuse_overwriting_inputs([out_dir], [path, *([baseline] if baseline else [])], [settings.config_file])
     base = single_run(baseline, settings, "--baseline").run if baseline else None
     rep = _analyze((path,), settings)
     _check_readable(rep, (path,))
-    wanted = split(metrics)
+    wanted = split(args.metrics)
     _metric_filter(rep, wanted)
     try:
-        written = plot_report(rep, out_dir, fmt=fmt, metrics=wanted, baseline=base)
+        written = plot_report(rep, out_dir, fmt=args.fmt, metrics=wanted, baseline=base)
     except OSError as exc:
         fail(f"cannot write plots to {out_dir}: {exc.strerror or exc}")
     for p in written:
-        click.echo(plain(str(p)))
+        echo(plain(str(p)))
     if not written:
-        click.echo("ppo-doctor: no plottable metric found", err=True)
+        echo("ppo-doctor: no plottable metric found", err=True)
 
 
-@click.command()
-@click.argument("path", type=click.Path(exists=False))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--jobs", "-j", type=int, default=1, show_default=True, help="Read runs in N processes.")
-@click.option("--executor", type=click.Choice(EXECUTORS), help="local (this process), processes (--jobs N), or dask.")
-@click.option("--dask", "dask_address", metavar="ADDRESS", help="Read on the Dask cluster at ADDRESS (tcp://host:8786).")
-def metrics(path: str, fmt: str, jobs: int, executor: str | None, dask_address: str | None) -> None:
+def _metrics_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH")
+    parser.add_argument("--format", dest="fmt", choices=("text", "json"), default="text", help="Output format (default: text).")
+    parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="Read runs in N processes (default: 1).")
+    parser.add_argument("--executor", choices=EXECUTORS, help="local (this process), processes (--jobs N), or dask.")
+    parser.add_argument("--dask", dest="dask_address", metavar="ADDRESS", help="Read on the Dask cluster at ADDRESS (tcp://host:8786).")
+
+
+@command(_metrics_arguments)
+def metrics(args: argparse.Namespace) -> None:
     """Show what was read: runs, formats, frameworks, step ranges, tag mapping, warnings."""
     try:
-        result = load(path, jobs=jobs, executor=executor, dask=dask_address)
+        result = load(args.path, jobs=args.jobs, executor=args.executor, dask=args.dask_address)
     except PPODoctorError as exc:
-        click.echo(f"ppo-doctor: error: {exc}", err=True)
+        echo(f"ppo-doctor: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    click.echo(render_metrics(result, fmt))
+    echo(render_metrics(result, args.fmt))
     if not result.runs and result.errors:
         sys.exit(EXIT_ERROR)
 
 
-@click.command()
-def schema() -> None:
+@command(lambda parser: None)
+def schema(args: argparse.Namespace) -> None:
     """Print the JSON Schema of the ``--format json`` report (draft 2020-12)."""
-    click.echo(json_schema_text(), nl=False)
+    echo(json_schema_text(), nl=False)

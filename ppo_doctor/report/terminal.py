@@ -8,7 +8,7 @@ run, reader warnings).  ``-v`` (``RenderOptions.verbose``) gives the full detail
 peaks, the top three causes with their evidence, the rules that could not run by name, and
 every reader warning.
 
-Colour is added with ``click.style`` only when asked (a TTY, ``--color``); every string that
+Colour is added (ANSI SGR codes, :func:`style`) only when asked (a TTY, ``--color``); every string that
 came from a log goes through :func:`escape.plain` first so a run name cannot move the cursor or
 recolour the screen, and documentation text through :func:`escape.prose` (no RST markup).
 """
@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from collections import Counter
 from typing import Any
-
-import click
 
 from .._version import __version__
 from ..results import Finding, Report, RunReport
@@ -46,6 +44,17 @@ def text(value: object) -> str:
     return prose(plain(value))
 
 
+# ECMA-48 SGR parameters: the standard foreground colours used here; 1 bold, 2 dim, 0 reset
+_FG = {"red": 31, "green": 32, "yellow": 33, "cyan": 36}
+
+
+def style(value: str, fg: str | None = None, bold: bool = False, dim: bool = False) -> str:
+    """``value`` between SGR codes: the colour, then each attribute, then a reset (the sequences
+    ``click.style`` wrote before, so a coloured report reads the same)."""
+    codes = ([_FG[fg]] if fg else []) + ([1] if bold else []) + ([2] if dim else [])
+    return "".join(f"\x1b[{c}m" for c in codes) + value + "\x1b[0m"
+
+
 class _Writer:
     """Collects lines; ``style`` is a no-op unless colour is on."""
 
@@ -54,7 +63,7 @@ class _Writer:
         self.lines: list[str] = []
 
     def style(self, value: str, **kw: Any) -> str:
-        return click.style(value, **kw) if self.color else value
+        return style(value, **kw) if self.color else value
 
     def __call__(self, line: str = "") -> None:
         self.lines.append(line)
