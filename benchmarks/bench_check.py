@@ -30,8 +30,8 @@ log = logging.getLogger("bench_check")
 HEAVY = ("matplotlib", "scipy", "torch", "transformers", "tensorboard", "wandb", "mlflow", "tensorflow")
 # Runs the CLI in-process, then reports which heavy top-level packages it imported.
 _PROBE = (
-    "import sys, json; from ppo_doctor.cli import cli\n"
-    "try:\n    cli.main(args=sys.argv[1:], prog_name='ppo-doctor')\nexcept SystemExit:\n    pass\n"
+    "import sys, json; from ppo_doctor.cli import main\n"
+    "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
     "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & set(%r))))" % (HEAVY,)
 )
 

@@ -30,11 +30,10 @@ log = logging.getLogger("bench_hostile")
 MiB = 1 << 20
 _WRAP = """
 import json, resource, sys, time
-from ppo_doctor.cli import cli
+from ppo_doctor.cli import main
 t0 = time.perf_counter()
 try:
-    cli.main(args=%r, prog_name="ppo-doctor", standalone_mode=False)
-    code = 0
+    code = main(%r)
 except SystemExit as exc:
     code = exc.code
 print(json.dumps({"rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "seconds": time.perf_counter() - t0, "exit": code}), file=sys.stderr)
