@@ -179,8 +179,3 @@ def test_sniffing_a_text_log_imports_no_other_formats_decoders(small_logs, fmt, 
     }
     assert not modules & decoders, sorted(modules & decoders)
 
-
-def test_a_log_given_as_a_file_loads_no_folder_walk_or_csv_helpers(small_logs):
-    """MLflow run folders are looked for only in a folder walk, sweep tables only among CSVs."""
-    modules = _imported(_FULL_LIST_AFTER_CLI, "check", str(small_logs["jsonl"]), "--isolated")
-    assert not modules & {"ppo_doctor.ingest.readers.mlflow", "ppo_doctor.ingest.sweep_table", "csv"}

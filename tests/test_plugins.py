@@ -195,6 +195,14 @@ def test_the_config_file_accepts_a_plugin_format(acme, tmp_path):
     assert "ACME acmelog PD990 acme-reward-flat: reward/score is flat at 0.25 over 30 points" in done.stdout.splitlines()
 
 
+def test_the_format_help_lists_a_plugin_format_and_the_option_accepts_it_only_then(acme, tmp_path):
+    """``--format``'s choices are read when the help is shown or the option given (docs/plugins.md)."""
+    shown = cli("report", "--help", site=acme)
+    assert shown.returncode == 0 and "github, acme" in " ".join(shown.stdout.split()), shown.stdout
+    unknown = cli("report", str(flat_run(tmp_path / "runs")), "--format", "acme2", "--isolated", site=acme, cwd=tmp_path)
+    assert unknown.returncode == 2 and "invalid choice: 'acme2'" in unknown.stderr and "'acme'" in unknown.stderr
+
+
 def test_explain_names_the_plugin_package(acme):
     done = cli("explain", "PD990", site=acme)
     assert done.returncode == 0, done.stderr

@@ -22,7 +22,7 @@ import sys
 from .._version import __version__
 from ..errors import PluginError
 from ..exits import EXIT_ERROR
-from .command import Command, UsageError, echo, parser
+from .command import Command, UsageError, echo, parser, short_usage
 
 # command -> ("module of this package:attribute", the first paragraph of its help): ``--help``
 # lists the commands from these summaries, so that it imports none of the command modules (and
@@ -139,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         found = load(name, own_process=own_process)
         own = parser(f"ppo-doctor {name}", found.help)
         found.arguments(own)
+        own.usage = short_usage(own)
         command_args = own.parse_intermixed_args(args[at + 1 :])
         command_args.group_verbose = group_args.verbose
         try:

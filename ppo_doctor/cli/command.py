@@ -51,6 +51,16 @@ def parser(prog: str, description: str) -> argparse.ArgumentParser:
     return argparse.ArgumentParser(prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
 
 
+def short_usage(parser: argparse.ArgumentParser) -> str:
+    """``%(prog)s [options] PATHS [PATHS ...]``: the positionals in full, the options left to
+    ``--help`` (argparse's own usage lists every option: half a screen before each error)."""
+    words = ["%(prog)s [options]"]
+    for action in parser._get_positional_actions():  # argparse's own accessor; it has no public one
+        name = str(action.metavar or action.dest)
+        words.append({"+": f"{name} [{name} ...]", "?": f"[{name}]", "*": f"[{name} ...]"}.get(str(action.nargs), name))
+    return " ".join(words)
+
+
 def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
     """Write a line to stdout (or stderr) and flush it, so that the two streams interleave in
     the order written (a ``watch`` line reaches a pipe at once)."""

@@ -15,7 +15,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Iterator, NoReturn
 
 from ..config import EXECUTORS, Config, resolve_with_sources
 from ..errors import PPODoctorError
@@ -50,14 +50,16 @@ def resolve_settings_and_sources(cli: dict[str, Any], config_file: str | None, i
 STDOUT = "-"
 
 
-def report_format(text: str) -> str:
-    """The type of ``--format``: a built-in format or a plugin's (:mod:`ppo_doctor.plugins`).  The
-    plugins are read only when the option is given: a ``choices`` list would be read whenever the
-    parser is built, on every run (argparse formats the choices of each argument it adds)."""
-    choices = formats()
-    if text not in choices:
-        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(choices)})")
-    return text
+class FormatChoices:
+    """``--format``'s choices: the built-in formats, then the plugins' (:mod:`ppo_doctor.plugins`),
+    read when the option is given or its help shown, not whenever the parser is built (a
+    ``--format`` with a ``metavar`` is never listed by argparse otherwise)."""
+
+    def __contains__(self, value: object) -> bool:
+        return value in formats()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(formats())
 
 
 def use_color(choice: str, to_terminal: bool) -> bool:

@@ -20,7 +20,7 @@ from ..config import EXECUTORS, FAIL_ON, Config
 from ..errors import PPODoctorError
 from ..exits import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from ..pipeline import load
-from ..report import FORMATS, RenderOptions, render
+from ..report import RenderOptions, render
 from ..report.escape import plain
 from ..report.json_out import json_schema_text
 from ..report.metrics_listing import render_metrics
@@ -29,11 +29,11 @@ from ..results import SEVERITY_RANK, Report, RunReport
 from ..suppress import drop_baselined, read_baseline, write_baseline
 from .command import at_least, command, dir_path, echo, file_path
 from .common import (
+    FormatChoices,
     add_run_on_arguments,
     emit,
     fail,
     quiet_logging,
-    report_format,
     resolve_settings,
     resolve_settings_and_sources,
     show_settings,
@@ -70,8 +70,8 @@ def _report_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments ``report`` and ``check`` share."""
     parser.add_argument("paths", nargs="+", metavar="PATHS")
     parser.add_argument(
-        "--format", dest="fmt", type=report_format, metavar="FORMAT",
-        help=f"Output format: {', '.join(FORMATS)}, or a plugin's (default: text, or the config's).",
+        "--format", dest="fmt", choices=FormatChoices(), metavar="FORMAT",
+        help="Output format, one of %(choices)s (plugins' formats included; default: text, or the config's).",
     )
     parser.add_argument("-o", "--output", type=file_path, metavar="FILE", help="Write the report to FILE instead of stdout ('-': stdout).")
     parser.add_argument("--select", action="append", help="Only these rules: code prefixes or names, comma-separated; ALL.")

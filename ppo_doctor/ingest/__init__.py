@@ -45,11 +45,12 @@ FORMAT_MODULES = {
     "csv_logs": "ppo_doctor.ingest.readers.csv_logs",
     "verl_console": "ppo_doctor.ingest.readers.verl_console",
 }
-# Formats whose reader imports decoders that recognising a file does not need: the module that
-# holds their ``sniff`` (the reader re-exports it).  Sniffing asks the formats in priority order
-# and imports each one's sniffer only when it is reached, so a check of one JSON-lines file
-# imports neither the TensorBoard bulk decoders nor the W&B history decoder, nor any reader
-# after the one that claims it (benchmarks/RESULTS.md, "One small check").
+# Formats whose reader imports decoders that recognising a file does not need: the module of a
+# light ``sniff`` that imports none of them.  Sniffing asks the formats in priority order and
+# imports each one's light sniffer only when it is reached; what it turns away costs nothing more,
+# what it passes the reader's own ``sniff`` decides (W&B's readers re-export theirs: it decides at
+# once).  So a check of one JSON-lines file imports neither the TensorBoard decoders nor the W&B
+# history decoder, nor any reader after the one that claims it (benchmarks/RESULTS.md, "One small check").
 SNIFFERS = {
     "tensorboard": "ppo_doctor.ingest.tensorboard.sniff",
     "wandb_binary": "ppo_doctor.ingest.wandb.binary_sniff",
@@ -147,7 +148,10 @@ def sniff(path: Path, head: bytes | None = None) -> ModuleType | None:
         head = read_head(path)
     plugged = plugin_readers()
     for name, module in FORMAT_MODULES.items():
-        if _claims(name, _import_builtin(name, SNIFFERS.get(name, module)), path, head):
+        light = SNIFFERS.get(name)
+        if light is not None and not _claims(name, _import_builtin(name, light), path, head):
+            continue
+        if _claims(name, _import_builtin(name, module), path, head):
             return reader_for(name)
     for mod in plugged:
         if _claims(mod.NAME, mod, path, head):

@@ -47,7 +47,9 @@ from ..records import record
 from ..frame import ReadIssue
 from . import FORMAT_MODULES, display, sniff
 from .base import HEAD_BYTES
+from .readers.mlflow import is_run_dir
 from .storage import RemotePath, as_path, open_binary, realpath, scandir
+from .sweep_table import sweep_table_reason
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".trash", ".ipynb_checkpoints", ".venv", "venv", "site-packages"})
 # Sibling folders that hold one run's logs in one format each (see the module docstring).  Not
@@ -293,8 +295,6 @@ class _Walker:
             if group.files:
                 self.units.append(group)
             return True
-        from .readers.mlflow import is_run_dir  # a folder walk's; a log given as a file never needs it
-
         if is_run_dir(folder):
             self.units.append(_Group(root=folder, files=[("mlflow", folder)], unit=True))
             return True
@@ -313,7 +313,7 @@ class _Walker:
         fmt = self._sniff(file, quiet=True, real=real)
         if fmt is not None and not self._not_a_run(file, fmt):
             self.by_dir.setdefault(file.parent, []).append((fmt, file))
-        elif fmt is None and file.name.lower().endswith((".csv", ".tsv")) and _sweep_table_reason(file) is not None:
+        elif fmt is None and file.name.lower().endswith((".csv", ".tsv")) and sweep_table_reason(file) is not None:
             # a runs table without a numeric column is no log at all (nothing to note), but
             # ``ppo-doctor sweep`` reads it
             self.tables.append(file)
@@ -325,7 +325,7 @@ class _Walker:
             self.issues.append(ReadIssue(display(file), "a W&B side file (logs / metadata of the run), not a training log: skipped", level="info"))
             return True
         if fmt == "csv_logs":
-            why = _sweep_table_reason(file)
+            why = sweep_table_reason(file)
             if why is not None:
                 self.issues.append(ReadIssue(display(file), f"sweep table ({why}), not a training log: skipped (ppo-doctor sweep reads it)", level="info"))
                 self.tables.append(file)
@@ -521,14 +521,6 @@ def _link_problem(link: Path) -> str:
     except OSError as exc:
         return f"symbolic link that cannot be followed ({exc.strerror or exc})"
     return f"symbolic link to {kind or 'something that is not a regular file or folder'}: not read"
-
-
-def _sweep_table_reason(file: Path) -> str | None:
-    """:func:`.sweep_table.sweep_table_reason`, imported only once a CSV is met: a check of a
-    JSON or TensorBoard log does not load the CSV reader (benchmarks/RESULTS.md, "One small check")."""
-    from .sweep_table import sweep_table_reason
-
-    return sweep_table_reason(file)
 
 
 def _wandb_side_file(file: Path) -> bool:

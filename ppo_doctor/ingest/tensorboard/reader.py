@@ -25,6 +25,7 @@ give identical runs on random and damaged files.
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -34,14 +35,32 @@ from ...frame import RawRun
 from .. import filebytes
 from . import tfrecord
 from ..base import HEAD_BYTES
-from ..storage import open_binary, size_of
+from ..storage import as_path, open_binary, size_of
 from .collect import Collector, decode_reference
 from .events import WALL_TIME_KEY, Event, SummaryValue, decode_event
 from .fastpath import MAX_FAST_LENGTH, decode_fast
-from .sniff import FILE_PREFIX, sniff
+from .protowire import ProtoDecodeError
+from .sniff import FILE_PREFIX, LENGTH
 from .text import hparams_from_plugin_content
 
 NAME = "tensorboard"
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """An ``events.out.tfevents.*`` file, or a TFRecord whose first record is an Event with a
+    file_version (``brain.Event:N``).  Discovery asks this only of what :func:`.sniff.sniff` passed."""
+    if as_path(path).name.startswith(FILE_PREFIX):
+        return True
+    if len(head) < tfrecord.OVERHEAD:
+        return False
+    length = LENGTH.unpack_from(head)[0]
+    if length > len(head) - tfrecord.OVERHEAD or tfrecord.masked_crc32c(head[:8]) != struct.unpack_from("<I", head, 8)[0]:
+        return False
+    try:
+        ev = decode_event(head[tfrecord.HEADER_BYTES : tfrecord.HEADER_BYTES + length])
+    except ProtoDecodeError:
+        return False
+    return bool(ev.file_version and ev.file_version.startswith("brain.Event:"))
 
 
 def _load(path: Path) -> tuple[memoryview, np.ndarray]:
