@@ -70,8 +70,9 @@ def load(name: str, *, own_process: bool = False) -> Command:
     chunks and unmaps a chunk as soon as the frame that opened it returns (``_PyThreadState_PopFrame``
     in Python/pystate.c); numpy's import recurses deeply (the ``Literal`` tables of
     ``numpy._typing``), and begun some hundred frames down, under the package's own imports, it
-    crossed a chunk boundary back and forth: 1,700 ``mmap``/``munmap`` pairs, some 15 ms of system
-    time, a tenth of a small ``check`` (benchmarks/RESULTS.md, "One small check")."""
+    crossed a chunk boundary back and forth: 450 ``mmap``/``munmap`` pairs under click's
+    dispatch, 1,700 under this one, up to 15 ms of system time in a 0.17 s ``check``; from here,
+    none (benchmarks/RESULTS.md, "Import cost")."""
     module_name, attr = COMMANDS[name][0].split(":")
     module_name = f"{__name__}.{module_name}"
     paused = own_process and gc.isenabled()
