@@ -52,8 +52,8 @@ STDOUT = "-"
 
 class FormatChoices:
     """``--format``'s choices: the built-in formats, then the plugins' (:mod:`ppo_doctor.plugins`),
-    read when the option is given or its help shown, not whenever the parser is built (a
-    ``--format`` with a ``metavar`` is never listed by argparse otherwise)."""
+    read when the option is given or its help shown, not whenever the parser is built (argparse
+    lists an argument's choices as it is added, unless it has a ``metavar``, as ``--format`` does)."""
 
     def __contains__(self, value: object) -> bool:
         return value in formats()
@@ -97,7 +97,7 @@ def emit(text: str, output: str | None) -> None:
 def verbosity(args: argparse.Namespace) -> int:
     """``-v`` given before the subcommand (the group's) plus after it; sets the log level."""
     verbose = args.verbose
-    level = getattr(args, "group_verbose", 0) + verbose
+    level = args.group_verbose + verbose
     if verbose:
         logging.getLogger().setLevel(logging.WARNING - 10 * min(level, 2))
     return level
