@@ -167,10 +167,14 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
             if len(comp) > 1:
                 found.append(sorted(comp))
 
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
-    for v in sorted(graph):
-        if v not in index:
-            strong(v)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        for v in sorted(graph):
+            if v not in index:
+                strong(v)
+    finally:  # a raised limit would leak into later tests (the JSONL reader's nesting check)
+        sys.setrecursionlimit(limit)
     return found
 
 
