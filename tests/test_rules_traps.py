@@ -761,3 +761,25 @@ def test_raise_the_learning_rate_is_not_offered_to_a_run_already_in_the_usual_ra
         run = example_run(Example(series={"reward/score": flat(n, 0.0, 0.0), "kl/ref": flat(n, 0.001, 0.0001, seed=132), "opt/lr": flat(n, lr)}, framework="trl", metric_info=SEQ_K1))
         low = next(c for c in rank_causes(run_rules(run)[0], run) if c.id == "lr-too-low")
         assert any(fx.startswith("Raise the learning rate") for fx in low.fixes) is kept, (lr, low.fixes)
+
+
+# -- a missing reward names the framework's own tag and, where one is needed, the wrapper --------
+def pd901_message(framework):
+    run = example_run(Example(series={"loss/value": decay(50, 5.0, 1.0, sd=0.05)}, framework=framework))
+    findings, _ = run_rules(run, coerce({"select": ["PD901"]}))
+    (finding,) = findings
+    return finding.message
+
+
+def test_missing_sb3_reward_points_at_the_monitor_wrapper():
+    msg = pd901_message("sb3")
+    assert msg.startswith("no reward metric (rollout/ep_rew_mean) in this log; SB3 logs it only")
+    assert "Monitor" in msg
+
+
+def test_missing_reward_names_the_frameworks_tag_without_a_wrapper_hint():
+    assert pd901_message("trl_grpo").startswith("no reward metric (reward) in this log: ")
+    assert pd901_message("verl").startswith("no reward metric (critic/score/mean or critic/rewards/mean) in this log: ")
+    assert "RecordEpisodeStatistics" in pd901_message("cleanrl")
+    # a log whose framework nothing tells gets the canonical names
+    assert pd901_message("unknown").startswith("no reward metric (reward/score or reward/total) in this log: ")

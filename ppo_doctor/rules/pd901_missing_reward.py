@@ -2,17 +2,34 @@
 
 from __future__ import annotations
 
+from ..canonical.metrics.mapping import table_for
 from .base import Example, Rule
 from .examples import flat, ramp
 
 REWARDS = ("reward/score", "reward/total")
+
+# Frameworks whose episode reward is written only when a wrapper records episodes: the usual
+# reason it is missing, and the fix.  SB3's ``rollout/ep_rew_mean`` comes from the ``Monitor``
+# wrapper's ``info["episode"]`` (docs/sources.md#sb3-logger-keys; make_vec_env adds the wrapper);
+# stable-baselines v2 writes ``episode_reward`` from the same Monitor; CleanRL's
+# ``charts/episodic_return`` comes from ``gym.wrappers.RecordEpisodeStatistics``
+# (cleanrl/ppo.py, ``make_env``).
+WRAPPER_HINT = {
+    "sb3": "; SB3 logs it only for environments wrapped in a Monitor (make_vec_env adds one)",
+    "sb2": "; stable-baselines logs it only for environments wrapped in a Monitor",
+    "cleanrl": "; CleanRL logs it only for environments wrapped in gym.wrappers.RecordEpisodeStatistics",
+}
 
 
 class MissingReward(Rule):
     """No reward metric was found in the log.
 
     **What it detects.** The run has neither ``reward/score`` nor ``reward/total`` (after the
-    alias table; an unmapped reward tag can be mapped with ``aliases`` in the config).
+    alias table; an unmapped reward tag can be mapped with ``aliases`` in the config).  The
+    message names the tags the run's framework writes its reward under (SB3's
+    ``rollout/ep_rew_mean``, TRL GRPO's ``reward``) and, where the framework writes the episode
+    reward only through a wrapper (SB3's and stable-baselines' ``Monitor``, CleanRL's
+    ``RecordEpisodeStatistics``), says so: a missing wrapper is the usual reason.
 
     **Why it matters.** Mean reward is, with KL, the first thing the guides tell you to watch.
     Without it, reward spikes, hacking, stagnation and oscillation cannot be judged, and the
@@ -32,14 +49,31 @@ class MissingReward(Rule):
     requires = ()
     params = {}
     causes = {}
-    message = "no reward metric (reward/score or reward/total) in this log: reward spikes, hacking and stagnation were not judged"
+    message = "no reward metric ({expected}) in this log{hint}: reward spikes, hacking and stagnation were not judged"
 
     def evaluate(self, ctx):
         if any(ctx.has(m) for m in REWARDS):
             return
         rng = ctx.run.frame.step_range()
         first, last = (None, None) if rng is None else rng
-        yield self.finding(ctx, metric="reward/score", observed={}, start_step=first, threshold_step=first, end_step=last)
+        framework = ctx.view.framework
+        # the framework's first spelling of each reward (its table's order is its preference);
+        # a log whose framework nothing tells gets the canonical names
+        firsts: dict[str, str] = {}
+        if framework not in ("unknown", "other"):
+            for alias in table_for(framework):
+                if alias.canonical in REWARDS:
+                    firsts.setdefault(alias.canonical, alias.raw)
+        tags = [firsts[c] for c in REWARDS if c in firsts]
+        yield self.finding(
+            ctx,
+            metric="reward/score",
+            observed={},
+            start_step=first,
+            threshold_step=first,
+            end_step=last,
+            fmt={"expected": " or ".join(tags or REWARDS), "hint": WRAPPER_HINT.get(framework, "")},
+        )
 
     @classmethod
     def bad_example(cls):
