@@ -111,7 +111,7 @@ def _verdict(run: Run, findings: list[Finding], not_applicable: list[NotApplicab
     missing = _missing_families(run)
     points = core_points(run)
     critic_free = run.by_design.get("critic", "")
-    if not (bad and bad[0].severity == "error"):
+    if not bad:
         if len(missing) == len(JUDGING_FAMILIES):
             if critic_free:
                 return "unknown", (

@@ -82,6 +82,7 @@ class RewardSpike(Rule):
     name = "reward-spike"
     symptom = "reward_spike"
     severity = "warning"
+    basis = "outcome"
     requires = (("reward/score", "reward/total"),)
     params = {"z": 8.0, "range_frac": 0.25, "level_frac": 0.1, "direction": "up", "min_points": 20}
     causes = {"reward-model-flawed": 0.6, "reward-not-clipped": 0.6, "reward-not-normalized": 0.5, "lr-too-high": 0.2}

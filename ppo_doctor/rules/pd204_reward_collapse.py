@@ -56,6 +56,7 @@ class RewardCollapse(Rule):
     name = "reward-collapse"
     symptom = "reward_collapse"
     severity = "warning"
+    basis = "outcome"
     evidence = "trend"
     requires = (("reward/score", "reward/total"),)
     params = {"min_gain": COLLAPSE_DEFAULTS["min_gain"], "drop": COLLAPSE_DEFAULTS["drop"], "error_drop": 0.8, "min_points": COLLAPSE_DEFAULTS["min_points"]}

@@ -80,6 +80,7 @@ class RewardNotImproving(Rule):
     name = "reward-not-improving"
     symptom = "stagnation"
     severity = "warning"
+    basis = "outcome"
     evidence = "trend"
     requires = (("reward/score", "reward/total"),)
     params = {"min_rise": 2.0, "min_points": 20}

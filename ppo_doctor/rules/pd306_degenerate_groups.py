@@ -88,6 +88,7 @@ class DegenerateGroups(SustainedRule[Input]):
     name = "degenerate-groups"
     symptom = "stagnation"
     severity = "warning"
+    basis = "outcome"
     evidence = "trend"
     requires = ("reward/zero_std_frac",)
     params = {"most": 0.5, "min_points": 10}

@@ -72,6 +72,8 @@ class EntropyCollapse(SustainedRule[EntropyView]):
     name = "entropy-collapse"
     symptom = "entropy_collapse"
     severity = "warning"
+    basis = "sign"
+    watch = "the reward: a falling entropy is confidence while the reward improves, a collapse if it stalls"
     evidence = "trend"
     requires = (("policy/entropy", "loss/entropy"),)
     params = {"drop": 0.6, "error_drop": 0.9, "floor": 0.05, "abs_drop": 4.6, "min_points": 20}

@@ -31,6 +31,7 @@ class MissingKL(Rule):
     name = "missing-kl"
     symptom = "log_quality"
     severity = "warning"
+    basis = "log"
     requires = ()
     params = {}
     causes = {}

@@ -10,12 +10,15 @@ continuing step axis can change what the reward measures (:func:`phase_starts`).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..detect import PeakDrop, TrendSummary, even_in_steps, finite_xy, median, peak_drop, percentile, quantum, summarize
-from .base import RuleContext
 from .messages import fmt_num
+
+if TYPE_CHECKING:
+    from .base import RuleContext
 
 # How many noise standard errors of a window median the reward must rise by for "the policy
 # learns well" (PD203 and PD202 use 3 for a significant reward change).

@@ -1,0 +1,84 @@
+"""Measure the healthy reference population: what each sign reaches on runs whose outcome was good.
+
+    python -m benchmarks.population [--labels FILE] [--shared DIR] [--write]
+
+Every run of ``tests/data/real_labels.json`` labelled healthy (public logs under ``../shared``,
+read in place) is loaded and measured with :func:`ppo_doctor.rules.population.measure`; the table
+(runs, repositories, p50 / p90 / max per sign, and the runaway limit each rule takes as its
+default) is printed as markdown.  ``--write`` stores it in ``ppo_doctor/rules/population.json``,
+the file the rules read.  ``benchmarks/real_scorecard.py --loro`` calls :func:`samples` and
+:func:`ppo_doctor.rules.population.table` again without each held-out repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from benchmarks.real_scorecard import LABELS, SHARED, Label, load_labels
+from ppo_doctor.rules import population
+
+__all__ = ["samples", "render", "main"]
+
+
+def samples(labels: Iterable[Label], shared: Path = SHARED) -> list[tuple[Label, population.Sample]]:
+    """Each healthy-labelled run measured, with its label (one load per folder)."""
+    from ppo_doctor import load_runs
+    from ppo_doctor.view import RunView
+
+    by_folder: dict[str, list[Label]] = {}
+    for lab in labels:
+        if lab.verdict == "healthy":
+            by_folder.setdefault(lab.folder, []).append(lab)
+    out = []
+    for folder, labs in sorted(by_folder.items()):
+        runs = {r.id: r for r in load_runs(str(shared / folder))}
+        for lab in labs:
+            run = runs.get(lab.run)
+            if run is not None:
+                out.append((lab, population.Sample(lab.repository or lab.folder, population.measure(RunView(run)))))
+    return out
+
+
+def render(table: dict[str, dict[str, float]]) -> str:
+    lines = [
+        "| sign | healthy runs | repositories | p50 | p90 | max | runaway limit |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for key, e in table.items():
+        limit = f"{e['limit']:.3g}" if "limit" in e else "(too few runs: the rule's fallback)"
+        lines.append(f"| {key} | {e['runs']:.0f} | {e['repositories']:.0f} | {e['p50']:.3g} | {e['p90']:.3g} | {e['max']:.3g} | {limit} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--labels", type=Path, default=LABELS)
+    parser.add_argument("--shared", type=Path, default=SHARED)
+    parser.add_argument("--write", action="store_true", help=f"store the table in {population.DATA}")
+    args = parser.parse_args(argv)
+    if not args.shared.is_dir():
+        print(f"{args.shared} is absent: nothing to measure", file=sys.stderr)
+        return 2
+    labels, _, _ = load_labels(args.labels)
+    measured = samples(labels, args.shared)
+    table = population.table(s for _, s in measured)
+    print(render(table), end="")
+    if args.write:
+        doc = {
+            "description": "Sustained level (90th percentile) of each sign on the healthy-labelled public runs of "
+            "tests/data/real_labels.json; 'limit' is the largest, never below the sign's documented band. "
+            "Written by `python -m benchmarks.population --write`; see docs/population.md.",
+            "healthy_runs": len(measured),
+            "repositories": len({s.repository for _, s in measured}),
+            "signs": table,
+        }
+        population.DATA.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""Outcome before sign: what happened to the run after a sign appeared.
+
+The verdict contract (docs/architecture.md#contracts) lets a finding warn only when it rests on
+an *outcome* (what the run's author cares about got worse or stopped improving) or on a
+*runaway*.  A rule whose condition is a *sign* (``Rule.basis = "sign"``: a KL over a band, a clip
+fraction, a pre-clip gradient spike, a falling entropy) hands its finding to :func:`judge_sign`,
+which keeps its severity when the outcome after the sign's onset is bad, and makes it an info
+note with the reward's own story otherwise.
+
+The outcome is read from the reward the run was trained on (``reward/score``, else
+``reward/total``: for classic RL the episode return), or from the held-out evaluation reward when
+the run logs one with enough points (what the author reports).  It is bad when
+
+* the reward suffers over the run (:func:`.reward_progress.reward_suffers`: it collapsed from an
+  established level, or it is stuck with no clear rise over its first points), or
+* it fell after the sign's onset: the last window sits :data:`FALL_NOISE` noise standard errors
+  below the best window the reward held from the onset on, and by at least :data:`MIN_FALL_SHARE`
+  of the run's reward range (a move the author would see on the curve, not noise).
+
+The guides describe symptoms this way: a KL that "rises sharply *and stays high*" with incoherent
+text, a reward that "plateaus while the policy stops improving" (shared/reference/guides-digest.md).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..detect import median, percentile, summarize
+from ..results import Finding
+from .messages import fmt_num
+from .reward_progress import LEARNING_RISE, reward_suffers, trend_arrays
+
+if TYPE_CHECKING:
+    from .base import RuleContext
+
+# A fall must cover this share of the run's reward range (5th to 95th percentile) to be an outcome,
+# and this many noise standard errors of a window median (more than the 3 of a plain change: the
+# best of many windows sits above the level by chance).
+MIN_FALL_SHARE = 0.2
+FALL_NOISE = 4.0
+# Points the reward needs after a sign's onset before a fall after it can be judged.
+MIN_POINTS_AFTER = 10
+# Points a reward needs before its outcome is judged at all (the verdict's own minimum).
+MIN_REWARD_POINTS = 20
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Whether the run's objective got worse or stopped improving, and the evidence in words."""
+
+    bad: bool
+    text: str
+
+
+def _fell_after(ctx: RuleContext, metric: str, step: int) -> str | None:
+    """Evidence when the reward's last window sits clearly below the best window it held from
+    ``step`` on (the level at the onset, or a peak reached after it), else None."""
+    s, v = trend_arrays(ctx, metric)
+    after = s >= step
+    if int(after.sum()) < MIN_POINTS_AFTER:
+        return None
+    t = summarize(s[after], v[after])
+    tail = v[after]
+    w = max(1, t.window)
+    windows = [float(median(tail[i : i + w])) for i in range(0, len(tail) - 2 * w + 1)] or [t.first]
+    best = max(windows)
+    at = int(s[after][int(np.argmax(windows))])
+    se = t.noise * math.sqrt(2.0 / w)
+    spread = float(percentile(v, 95) - percentile(v, 5))
+    drop = best - t.last
+    if drop >= FALL_NOISE * se and drop >= MIN_FALL_SHARE * spread:
+        return f"the reward fell from {fmt_num(best)} (around step {at}) to {fmt_num(t.last)} at the last points"
+    return None
+
+
+def outcome_after(ctx: RuleContext, step: int | None) -> Outcome:
+    """The run's outcome from ``step`` on (the whole run when None)."""
+    metric = ctx.first_present("reward/score", "reward/total")
+    if metric is None or len(ctx.finite(metric)[1]) < MIN_REWARD_POINTS:
+        return Outcome(False, "no reward logged with enough points to see an outcome")
+    suffers = reward_suffers(ctx, MIN_REWARD_POINTS)
+    if suffers is not None and suffers[0]:
+        return Outcome(True, suffers[1])
+    fell = _fell_after(ctx, metric, int(step) if step is not None else int(ctx.finite(metric)[0][0]))
+    if fell is not None:
+        return Outcome(True, fell)
+    return Outcome(False, suffers[1] if suffers is not None else "the reward did not fall")
+
+
+def judge_sign(ctx: RuleContext, finding: Finding, watch: str) -> Finding:
+    """A sign rule's warning or error kept when it is a runaway or the outcome after its onset is
+    bad (the evidence says which); otherwise an info note that gives the reward's story and what
+    to ``watch``.  Info findings and runaways pass through."""
+    if finding.severity == "info" or finding.basis in ("runaway", "outcome"):
+        return finding
+    out = outcome_after(ctx, finding.start_step)
+    if out.bad:
+        return replace(finding, basis="outcome", evidence=[*finding.evidence, f"outcome: {out.text}"])
+    return replace(
+        finding,
+        severity="info",
+        basis="sign",
+        message=f"{finding.message} (a sign, not an outcome: {out.text}; watch {watch})",
+    )
+
+
+def still_growing(steps: np.ndarray, values: np.ndarray, min_points: int = 12) -> bool:
+    """The series is still climbing at its last points without levelling off: the Theil-Sen rise
+    over its last quarter is significant (3 noise standard errors of a window median) and at
+    least half the rise over the quarter before it.  A quantity that levels off is not a runaway."""
+    n = len(values)
+    if n < min_points:
+        return False
+    q = n // 4
+    last = summarize(steps[-q:], values[-q:])
+    before = summarize(steps[-2 * q : -q], values[-2 * q : -q])
+    if not (last.fitted_change > 0 and last.change > 0 and last.change_in_noise >= LEARNING_RISE):
+        return False
+    return last.fitted_change >= 0.5 * max(before.fitted_change, 0.0)
