@@ -94,7 +94,7 @@ class RuleContext:
     @cached_property
     def req(self) -> tuple[Input, ...]:
         """Each ``requires`` entry resolved once, in order (:func:`.inputs.resolve`)."""
-        return resolve(self.run, self.requires)
+        return resolve(self.run, self.requires, self.view.placeholders)
 
     def params_of(self, rule_name: str, default: Mapping[str, Any]) -> dict[str, Any]:
         """The resolved parameters of the rule called ``rule_name`` (``default`` when no engine
@@ -169,6 +169,18 @@ class Rule:
     def summary(cls) -> str:
         doc = (cls.__doc__ or "").strip()
         return doc.splitlines()[0] if doc else ""
+
+    @classmethod
+    def unmeasured(cls, run: Run, placeholders: Iterable[str]) -> list[str]:
+        """The ``requires`` groups the run logs only as placeholders (:mod:`ppo_doctor.view.placeholder`),
+        as "<metric> (a constant placeholder, not measured)": the rule has nothing to read."""
+        skip = set(placeholders)
+        out = []
+        for req in cls.requires:
+            present = [m for m in ((req,) if isinstance(req, str) else tuple(req)) if run.frame.has(m)]
+            if present and all(m in skip for m in present):
+                out.append(f"{requirement_text(tuple(present))} (a constant placeholder, not measured)")
+        return out
 
     @classmethod
     def missing(cls, run: Run) -> list[str]:

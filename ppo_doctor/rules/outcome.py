@@ -8,8 +8,9 @@ which keeps its severity when the outcome after the sign's onset is bad, and mak
 note with the reward's own story otherwise.
 
 The outcome is read from the reward the run was trained on (``reward/score``, else
-``reward/total``: for classic RL the episode return), or from the held-out evaluation reward when
-the run logs one with enough points (what the author reports).  It is bad when
+``reward/total``: for classic RL the episode return), and from what the author reports beside it:
+the held-out evaluation reward and task metrics (accuracy, success, pass rate; :func:`task_improved`).
+It is bad when
 
 * the reward suffers over the run (:func:`.reward_progress.reward_suffers`: it collapsed from an
   established level, or it is stuck with no clear rise over its first points), or
@@ -24,12 +25,13 @@ text, a reward that "plateaus while the policy stops improving" (shared/referenc
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..detect import median, percentile, summarize
+from ..detect import finite_xy, median, percentile, summarize
 from ..results import Finding
 from .messages import fmt_num
 from .reward_progress import LEARNING_RISE, reward_suffers, trend_arrays
@@ -42,6 +44,9 @@ if TYPE_CHECKING:
 # best of many windows sits above the level by chance).
 MIN_FALL_SHARE = 0.2
 FALL_NOISE = 4.0
+# A sign this many times beyond every healthy run of the population is a runaway even when it
+# has stopped climbing: an order of magnitude past anything a run that learned well reached.
+RUNAWAY_MARGIN = 10.0
 # Points the reward needs after a sign's onset before a fall after it can be judged.
 MIN_POINTS_AFTER = 10
 # Points a reward needs before its outcome is judged at all (the verdict's own minimum).
@@ -77,6 +82,42 @@ def _fell_after(ctx: RuleContext, metric: str, step: int) -> str | None:
     return None
 
 
+# What a task metric is called when it measures the task itself (accuracy, success, a pass rate),
+# as opposed to a shaping term (format, length): the held-out evaluation and these are what the
+# run's author reports.
+TASK_NAME = re.compile(r"(^|[/_.])(acc|accuracy|correct|correctness|success|success_rate|pass_rate|solved?|solve_rate|win_rate|final_ans)($|[/_.])", re.I)
+# Points a task series needs before its rise is judged (evaluations are logged sparsely).
+MIN_TASK_POINTS = 8
+
+
+def _task_series(ctx: RuleContext) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """The held-out evaluation reward and every task metric (:data:`TASK_NAME`) the run logs,
+    training or evaluation, as ``(name, steps, finite values)``."""
+    out = []
+    for frame, prefix in ((ctx.run.eval_frame, "evaluation "), (ctx.run.frame, "")):
+        if frame is None:
+            continue
+        for metric in frame.metrics:
+            is_eval_reward = prefix and metric in ("reward/score", "reward/total")
+            if not (is_eval_reward or (TASK_NAME.search(metric) and "format" not in metric.lower())):
+                continue
+            s, v = finite_xy(*frame.arrays(metric))
+            if len(v) >= MIN_TASK_POINTS:
+                out.append((prefix + metric, s, v))
+    return out
+
+
+def task_improved(ctx: RuleContext) -> str | None:
+    """Evidence when the held-out evaluation or a task metric rose clearly over the run
+    (:data:`.reward_progress.LEARNING_RISE` noise standard errors of a window median), else None:
+    the task the author cares about improved even where the training reward looks flat."""
+    for name, s, v in _task_series(ctx):
+        t = summarize(s, v)
+        if t.change > 0 and t.change_in_noise >= LEARNING_RISE:
+            return f"{name} rose {fmt_num(t.first)} -> {fmt_num(t.last)}"
+    return None
+
+
 def outcome_after(ctx: RuleContext, step: int | None) -> Outcome:
     """The run's outcome from ``step`` on (the whole run when None)."""
     metric = ctx.first_present("reward/score", "reward/total")
@@ -84,6 +125,9 @@ def outcome_after(ctx: RuleContext, step: int | None) -> Outcome:
         return Outcome(False, "no reward logged with enough points to see an outcome")
     suffers = reward_suffers(ctx, MIN_REWARD_POINTS)
     if suffers is not None and suffers[0]:
+        task = task_improved(ctx)
+        if task is not None:
+            return Outcome(False, f"{suffers[1]}, but {task}")
         return Outcome(True, suffers[1])
     fell = _fell_after(ctx, metric, int(step) if step is not None else int(ctx.finite(metric)[0][0]))
     if fell is not None:

@@ -17,13 +17,6 @@ from .messages import fmt_num
 from .outcome import still_growing
 from .shapes import Stretch, SustainedRule
 
-# Where the healthy population is too thin to say what every healthy run reaches, a KL this many
-# times its band, sustained, is a runaway.  TRL's 0-10 nats per sequence is the whole healthy
-# range its FAQ gives, so 3x is far outside it; the 0.3 nats per token is a tight heuristic (PTT)
-# that GRPO runs learning well exceed 2-4x (TRL GRPOTrainer levelling off at 0.5-1.1, issue 37), so
-# a token-mean KL gets 5x.
-SEQ_RUNAWAY_FALLBACK = 3.0
-TOKEN_RUNAWAY_FALLBACK = 5.0
 
 
 # A KL above the band before any update: policy and reference differ from the start (PD102),
@@ -86,8 +79,8 @@ class KLAboveBand(SustainedRule[KLView]):
         "seq_band": SEQ_KL_BAND,
         "token_band": TOKEN_KL_BAND,
         "error_factor": 1.5,
-        "seq_runaway": population.limit("kl_ref_seq", SEQ_RUNAWAY_FALLBACK * SEQ_KL_BAND),
-        "token_runaway": population.limit("kl_ref_token", TOKEN_RUNAWAY_FALLBACK * TOKEN_KL_BAND),
+        "seq_runaway": population.runaway_limit("kl_ref_seq"),
+        "token_runaway": population.runaway_limit("kl_ref_token"),
         "min_points": 5,
     }
     causes = {

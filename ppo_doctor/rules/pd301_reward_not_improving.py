@@ -10,6 +10,7 @@ from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 from .messages import fmt_num
 from .movement import no_movement_evidence
+from .outcome import task_improved
 from .reward_progress import COLLAPSE_DEFAULTS, collapsed, trend_arrays
 
 
@@ -55,7 +56,9 @@ class RewardNotImproving(Rule):
     error (no learning over the whole run), without it a warning.  Not reported when the reward
     reached its plateau inside the first window (its first point is far below the first
     window, and it ends at the top of its range: a task solved early), nor when it rose and then
-    fell back (PD204 reward-collapse).  With a sampling temperature far from 1 in the config
+    fell back (PD204 reward-collapse).  When the held-out evaluation reward or a task metric
+    (accuracy, success, pass rate: :func:`.outcome.task_improved`) rises clearly over the run,
+    the task improves whatever the training reward shows: an info note.  With a sampling temperature far from 1 in the config
     (``hparams.temperature_regime``: at most 0.3 or at least 2), the generation settings join
     the causes.
 
@@ -108,6 +111,7 @@ class RewardNotImproving(Rule):
         if collapsed(ctx, metric, rc["min_gain"], rc["drop"], rc["min_points"]) is not None:
             return  # it did improve, then lost it: PD204 reward-collapse
         evidence = no_movement_evidence(ctx)
+        task = task_improved(ctx)
         causes = dict(self.causes)
         if evidence:
             causes.update({"lr-too-low": 0.9, "weak-learning-signal": 0.5})
@@ -126,11 +130,15 @@ class RewardNotImproving(Rule):
             end_step=int(s[-1]),
             evidence=evidence,
             causes=causes,
-            # no learning over the whole run, and the policy visibly not moving: the run is wasted
-            severity="error" if evidence else "warning",
+            # no learning over the whole run, and the policy visibly not moving: the run is wasted;
+            # but a task the author measures apart from the training reward that improves is
+            # learning (the training reward is then noise or a proxy): a note
+            severity="info" if task else "error" if evidence else "warning",
             fmt={
                 "n": len(v),
-                "why": ("; it only fell" if fell else "") + ("; the policy is barely moving" if evidence else ""),
+                "why": ("; it only fell" if fell else "")
+                + ("; the policy is barely moving" if evidence and not task else "")
+                + (f"; but {task}: the task improves" if task else ""),
             },
         )
 

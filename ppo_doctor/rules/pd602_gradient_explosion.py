@@ -13,7 +13,11 @@ from .examples import flat, with_points
 from .inputs import Input
 from ..detect import early_late
 from .messages import fmt_num
+from .outcome import still_growing
 from .shapes import Stretch, stretch_incident
+
+# A norm under this share of the run's largest is a step that carried no gradient (zero advantage).
+CARRIED_SHARE = 1e-6
 
 CRITIC_CAUSES = {"value-lr-mistuned": 0.8, "reward-not-normalized": 0.5, "reward-not-clipped": 0.4, "no-grad-clipping": 0.4}
 
@@ -33,14 +37,17 @@ class GradientExplosion(Rule):
 
     **What it detects.** ``grad/norm`` (policy) and ``grad/norm_critic`` (critic) points at
     least ``factor`` (10) times the run's typical norm: the larger of the median of the first
-    10 % and the median of the whole run (the first steps of a GRPO run whose groups all get
-    equal rewards carry no gradient, so their norms near 0 are no baseline).  With clipping
+    10 % and the median of the whole run, over the steps that carried a gradient (a GRPO step
+    whose groups all got equal rewards has zero advantage and a norm of 0: no baseline).  With clipping
     configured (``max_grad_norm`` > 0) the limit is also at least ``factor`` times the clip
     value: HF Trainer and TRL log the norm before clipping, and a pre-clip norm a few times
     the clip value is clipping at work.  Error when the peak reaches ``error_factor`` (100x, orders of
     magnitude) or the excess is sustained (3 of any 5 consecutive points) with clipping off;
     warning when sustained, or isolated with clipping off; an info note for isolated spikes
-    that the configured clipping cut down.  Non-finite norms are PD601's.
+    that the configured clipping cut down.  Non-finite norms are PD601's.  A spike is a *sign*:
+    it stays a warning or an error only when the reward breaks after it (outcome before sign),
+    or as a **runaway**: with clipping off, a norm ``error_factor`` times its level for a
+    sustained stretch, or still climbing at the last points.
 
     **Why it matters.** Gradient-norm spikes precede loss, reward and KL spikes (OLMo 2; Spike
     No More); the policy takes steps far larger than intended.  Causes: learning rate too high,
@@ -74,10 +81,14 @@ class GradientExplosion(Rule):
             s, v = ctx.finite(metric)
             if len(v) < p["min_points"]:
                 continue
-            early, _, _ = early_late(v)
-            # the run's typical norm: the first steps alone can sit near 0 when they carry no
-            # learning signal (GRPO groups whose rewards are all equal give no gradient)
-            base = max(early, float(median(v)))
+            # the run's typical norm, from the steps that carried a gradient: a GRPO step whose
+            # groups all got equal rewards has zero advantage and a norm of exactly 0 (or its
+            # rounding), which is no level to measure an explosion against
+            carried = v[v > CARRIED_SHARE * float(np.max(v))]
+            if len(carried) < p["min_points"]:
+                continue
+            early, _, _ = early_late(carried)
+            base = max(early, float(median(carried)))
             if not base > 0:
                 continue
             limit = p["factor"] * base
@@ -99,12 +110,20 @@ class GradientExplosion(Rule):
                 severity = "warning"
             else:
                 severity = "info"  # isolated spikes the configured clipping cut down
+            # nothing bounds the update and the norm is orders of magnitude up for a sustained
+            # stretch, or still climbing at the last points: a runaway; otherwise a sign, kept
+            # as a warning only when the reward breaks after it (outcome before sign)
+            huge = bool(sustained_mask(v > p["error_factor"] * base, 3, 5).any())
+            climbing = still_growing(s, np.log10(np.maximum(v, 1e-300)))
+            basis = "runaway" if unclipped and (huge or (climbing and over[-1])) else "sign"
             evidence, no_clip = clipping_evidence(ctx.view)
             causes = dict(CRITIC_CAUSES if metric == "grad/norm_critic" else self.causes)
             causes["no-grad-clipping"] = no_clip if metric == "grad/norm" else min(no_clip, causes["no-grad-clipping"])
             evidence.append(f"{int(over.sum())} of {len(v)} points over {fmt_num(limit)}" + ("; sustained" if sustained else ""))
             observed = {"baseline": base, "peak": st.worst.peak_value, "ratio": ratio, "count": int(over.sum())}
-            yield stretch_incident(self, ctx, st, observed=observed, log_scale=True, severity=severity, causes=causes, evidence=evidence, fmt={"limit": limit})
+            yield stretch_incident(
+                self, ctx, st, observed=observed, log_scale=True, severity=severity, basis=basis, causes=causes, evidence=evidence, fmt={"limit": limit}
+            )
 
     @classmethod
     def bad_example(cls):

@@ -13,6 +13,7 @@ from .examples import flat, saturating
 from . import population
 from .inputs import Input
 from .messages import fmt_num
+from .outcome import RUNAWAY_MARGIN, still_growing
 from .shapes import Stretch, SustainedRule
 
 
@@ -28,8 +29,9 @@ class ApproxKLHigh(SustainedRule[Input]):
     eps^2: :mod:`.population`).  Above the limit alone is a *sign*: a warning needs the reward to
     stall or fall after it (:func:`.outcome.judge_sign`).  It is a **runaway** when the sustained
     median also goes beyond what every healthy run of the reference population reaches
-    (``runaway_kl``, from docs/population.md, in the same clip-range units): a warning, an
-    error at ``error_factor`` (10) times the limit.
+    (``runaway_kl``, from docs/population.md, in the same clip-range units) and either is still
+    climbing at its last points or is an order of magnitude beyond (``outcome.RUNAWAY_MARGIN``):
+    a warning, an error at ``error_factor`` (10) times the limit.
 
     **Why it matters.** This KL is per update, per token: how far one optimisation phase moves
     the policy.  Sustained high values mean updates are too aggressive (learning rate, epochs,
@@ -54,7 +56,7 @@ class ApproxKLHigh(SustainedRule[Input]):
         "max_kl": 0.05,
         "target_factor": 1.5,
         "error_factor": 10.0,
-        "runaway_kl": population.limit("kl_old", 0.05),
+        "runaway_kl": population.runaway_limit("kl_old"),
         "min_points": 5,
     }
     causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.7, "batch-too-large": 0.2}
@@ -77,7 +79,7 @@ class ApproxKLHigh(SustainedRule[Input]):
         causes, evidence = unclipped_causes(ctx, self.causes)
         runaway = max(float(p["runaway_kl"]) * scale, st.level)
         basis = "sign"
-        if st.median > runaway:
+        if st.median > runaway and (st.median > RUNAWAY_MARGIN * runaway or still_growing(st.points.steps, st.points.values)):
             basis = "runaway"
             evidence.append(f"median {fmt_num(st.median)} is beyond every healthy run of the reference population ({fmt_num(runaway)}, docs/population.md)")
         severity = "error" if st.median >= p["error_factor"] * st.level else "warning"

@@ -110,3 +110,17 @@ def limit(sign: str, fallback: float) -> float:
     """The shipped population limit of ``sign`` (``fallback`` when the population is thin)."""
     entry = _shipped().get(sign, {})
     return float(entry.get("limit", fallback))
+
+
+# Where the healthy population is too thin to say what every healthy run reaches, a KL to the
+# reference this many times its band is a runaway.  TRL's 0-10 nats per sequence is the whole
+# healthy range its FAQ gives, so 3x is far outside it; 0.3 nats per token is a tight heuristic
+# (PTT) that GRPO runs learning well exceed 2-4x (TRL GRPOTrainer levelling off at 0.5-1.1,
+# issue 37), so a token-mean KL gets 5x.
+FALLBACK_FACTORS = {"kl_ref_seq": 3.0, "kl_ref_token": 5.0, "kl_old": 1.0, "clipfrac": 1.0}
+FALLBACKS = {sign: FALLBACK_FACTORS[sign] * FLOORS[sign] for sign in FLOORS}
+
+
+def runaway_limit(sign: str) -> float:
+    """The default runaway limit of ``sign``: the population's, else its documented fallback."""
+    return limit(sign, FALLBACKS[sign])
