@@ -8,7 +8,8 @@ import numpy as np
 
 from ..detect import finite_xy, median, summarize
 from ..results import Finding
-from .base import Example, RuleContext
+from ..standing import FAIR_SHARE
+from .base import Example, RuleContext, watched
 from .examples import flat, saturating
 from .inputs import Input
 from .messages import fmt_num
@@ -59,7 +60,12 @@ class DegenerateGroups(SustainedRule[Input]):
 
     Warning (stagnation) when the groups agree at the bottom and the reward does not rise from
     the stretch's start to the end of the run (``LEARNING_RISE`` noise standard errors): most of
-    every batch teaches nothing and the run is not learning.  An info note otherwise: at the
+    every batch teaches nothing and the run is not learning.  That is a trend, judged once the
+    run has had a fair chance (``fair_share`` of its plan), except when (nearly) every group
+    agrees (the median share at least ``nearly_all``) anywhere but at the reward's top, for at
+    least ``event_points`` logged points, with the reward not rising: then the run gets (nearly)
+    no gradient at all, the steps left in its plan cannot help it, and it is judged where it
+    stands (an event: a live run is stopped there, issue 41).  An info note otherwise: at the
     top the policy has solved most of its prompts (a saturated task, not a broken run, as
     ``diagnose.evidence.weak_learning_signal`` reads it), and a reward that still rises is
     learning from the groups that differ; the wasted share and the fixes are worth knowing.
@@ -89,9 +95,9 @@ class DegenerateGroups(SustainedRule[Input]):
     symptom = "stagnation"
     severity = "warning"
     basis = "outcome"
-    evidence = "trend"
+    evidence = "event"  # an event when nearly all groups agree; a trend otherwise (report)
     requires = ("reward/zero_std_frac",)
-    params = {"most": 0.5, "min_points": 10}
+    params = {"most": 0.5, "nearly_all": 0.9, "event_points": 10, "fair_share": FAIR_SHARE, "min_points": 10}
     causes = {"prompts-too-hard": 0.9, "weak-learning-signal": 0.6}
     message = (
         "{median:.0%} of each batch's prompt groups (median) had identical rewards, zero advantage, {since} "
@@ -130,17 +136,30 @@ class DegenerateGroups(SustainedRule[Input]):
         else:
             where = "the log cannot tell whether they agree at the reward's top (too easy) or its bottom (too hard)"
             causes = {"prompts-too-easy": 0.5, "prompts-too-hard": 0.5}
+        p = ctx.params
         covered = sum(sp.end_idx - sp.start_idx + 1 for sp in st.spans) / len(st.points.values)
-        evidence.insert(0, f"above {ctx.params['most']:g} for {covered:.0%} of the logged points")
-        yield self.incident(
+        evidence.insert(0, f"above {p['most']:g} for {covered:.0%} of the logged points")
+        nearly_all = sum(sp.end_idx - sp.start_idx + 1 for sp in st.spans if float(np.median(st.points.values[sp.start_idx : sp.end_idx + 1])) >= p["nearly_all"])
+        no_gradient = share >= p["nearly_all"] and nearly_all >= p["event_points"] and side != "top" and not rising
+        if no_gradient:
+            evidence.append(
+                f"{nearly_all} logged points with at least {p['nearly_all']:.0%} of the groups in agreement: (nearly) no gradient,"
+                " so the steps left in the plan cannot help"
+            )
+        finding = self.incident(
             ctx,
             st,
-            severity="warning" if side == "bottom" and not rising else "info",
+            severity="warning" if no_gradient or (side == "bottom" and not rising) else "info",
             causes=causes,
             evidence=evidence,
             end_step=int(st.points.steps[-1]) if st.last.end_idx == len(st.points.values) - 1 else st.last.end_step,
             fmt={"where": where},
         )
+        # short of nearly all, an absence of progress is a trend: judged on a fair share of the plan
+        standing = ctx.run.standing
+        if not no_gradient and not standing.fair(float(p["fair_share"])):
+            finding = watched(finding, standing, float(p["fair_share"]))
+        yield finding
 
     @classmethod
     def bad_example(cls) -> Example:

@@ -32,13 +32,26 @@ def clipping_evidence(view: RunView) -> tuple[list[str], float]:
     return [f"config: max_grad_norm={mgn:g} (the logged norm is measured before clipping)"], 0.1
 
 
+def _some_group_learned(ctx, steps: np.ndarray) -> np.ndarray:
+    """Per step, whether at least one prompt group had a reward spread (GRPO's
+    ``reward/zero_std_frac`` below 1; True where it is not logged).  A step whose groups all
+    agreed has no advantage: its gradient is the KL term's alone, orders of magnitude below a
+    policy gradient, and no level to measure one against."""
+    if not ctx.has("reward/zero_std_frac"):
+        return np.ones(len(steps), dtype=bool)
+    zs, zv = ctx.finite("reward/zero_std_frac")
+    degenerate = dict(zip(zs.tolist(), (zv >= 1.0 - 1e-9).tolist()))
+    return np.array([not degenerate.get(int(st), False) for st in steps], dtype=bool)
+
+
 class GradientExplosion(Rule):
     """Gradient norms far above their typical level.
 
     **What it detects.** ``grad/norm`` (policy) and ``grad/norm_critic`` (critic) points at
     least ``factor`` (10) times the run's typical norm: the larger of the median of the first
-    10 % and the median of the whole run, over the steps that carried a gradient (a GRPO step
-    whose groups all got equal rewards has zero advantage and a norm of 0: no baseline).  With clipping
+    10 % and the median of the whole run, over the steps that carried a policy gradient (a GRPO
+    step whose groups all got equal rewards, ``reward/zero_std_frac`` = 1, has zero advantage:
+    its norm is 0, or the KL term's alone, and no baseline).  With clipping
     configured (``max_grad_norm`` > 0) the limit is also at least ``factor`` times the clip
     value: HF Trainer and TRL log the norm before clipping, and a pre-clip norm a few times
     the clip value is clipping at work.  Error when the peak reaches ``error_factor`` (100x, orders of
@@ -84,7 +97,7 @@ class GradientExplosion(Rule):
             # the run's typical norm, from the steps that carried a gradient: a GRPO step whose
             # groups all got equal rewards has zero advantage and a norm of exactly 0 (or its
             # rounding), which is no level to measure an explosion against
-            carried = v[v > CARRIED_SHARE * float(np.max(v))]
+            carried = v[(v > CARRIED_SHARE * float(np.max(v))) & _some_group_learned(ctx, s)]
             if len(carried) < p["min_points"]:
                 continue
             early, _, _ = early_late(carried)
