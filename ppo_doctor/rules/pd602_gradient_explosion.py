@@ -60,7 +60,9 @@ class GradientExplosion(Rule):
     that the configured clipping cut down.  Non-finite norms are PD601's.  A spike is a *sign*:
     it stays a warning or an error only when the reward breaks after it (outcome before sign),
     or as a **runaway**: with clipping off, a norm ``error_factor`` times its level for a
-    sustained stretch, or still climbing at the last points.
+    sustained stretch, or still climbing at the last points; with clipping on, a norm
+    ``error_factor`` times its level that is still climbing at the end or is followed by the run
+    ending in non-finite values (the loss itself diverging: clipping bounds the step, not that).
 
     **Why it matters.** Gradient-norm spikes precede loss, reward and KL spikes (OLMo 2; Spike
     No More); the policy takes steps far larger than intended.  Causes: learning rate too high,
@@ -127,8 +129,12 @@ class GradientExplosion(Rule):
             # stretch, or still climbing at the last points: a runaway; otherwise a sign, kept
             # as a warning only when the reward breaks after it (outcome before sign)
             huge = bool(sustained_mask(v > p["error_factor"] * base, 3, 5).any())
-            climbing = still_growing(s, np.log10(np.maximum(v, 1e-300)))
-            basis = "runaway" if unclipped and (huge or (climbing and over[-1])) else "sign"
+            climbing = over[-1] and still_growing(s, np.log10(np.maximum(v, 1e-300)))
+            # a norm orders of magnitude up and still climbing at the end, or ending the run in
+            # non-finite values, is the loss itself diverging: clipping bounds the step, not that
+            ends_broken = ctx.run.standing.diverged is not None
+            runaway = (unclipped and (huge or climbing)) or (huge and climbing) or (ratio >= p["error_factor"] and ends_broken)
+            basis = "runaway" if runaway else "sign"
             evidence, no_clip = clipping_evidence(ctx.view)
             causes = dict(CRITIC_CAUSES if metric == "grad/norm_critic" else self.causes)
             causes["no-grad-clipping"] = no_clip if metric == "grad/norm" else min(no_clip, causes["no-grad-clipping"])
