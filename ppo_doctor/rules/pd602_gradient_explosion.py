@@ -16,9 +16,6 @@ from .messages import fmt_num
 from .outcome import still_growing
 from .shapes import Stretch, stretch_incident
 
-# A norm under this share of the run's largest is a step that carried no gradient (zero advantage).
-CARRIED_SHARE = 1e-6
-
 CRITIC_CAUSES = {"value-lr-mistuned": 0.8, "reward-not-normalized": 0.5, "reward-not-clipped": 0.4, "no-grad-clipping": 0.4}
 
 
@@ -97,9 +94,12 @@ class GradientExplosion(Rule):
             if len(v) < p["min_points"]:
                 continue
             # the run's typical norm, from the steps that carried a gradient: a GRPO step whose
-            # groups all got equal rewards has zero advantage and a norm of exactly 0 (or its
-            # rounding), which is no level to measure an explosion against
-            carried = v[(v > CARRIED_SHARE * float(np.max(v))) & _some_group_learned(ctx, s)]
+            # groups all got equal rewards has zero advantage and a norm of exactly 0, which is no
+            # level to measure an explosion against
+            nonzero = v > 0
+            carried = v[nonzero & _some_group_learned(ctx, s)]
+            if len(carried) < p["min_points"]:
+                carried = v[nonzero]  # too few steps with a group that learned to set a level
             if len(carried) < p["min_points"]:
                 continue
             early, _, _ = early_late(carried)
