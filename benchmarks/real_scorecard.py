@@ -12,7 +12,13 @@ the run's id relative to that folder.
 A run is *right* when the verdict equals the label, every ``must`` symptom is present and no
 ``never`` symptom is, symptoms counted from severity ``warning`` up as
 :meth:`ppo_doctor.results.RunReport.symptoms_at_or_above` counts them.  A *false alarm* is any such
-symptom on a run labelled healthy.  Per symptom, a detection is a true positive on a run whose
+training symptom on a run labelled healthy (log-quality warnings are about the log, never decide a
+verdict, and are counted apart).
+
+``--loro`` scores leave-one-repository-out: each repository's runs are analysed with the
+population limits (:mod:`benchmarks.population`) measured without that repository's runs, so no
+threshold a run is judged by was chosen with it; without it the shipped limits are used (the
+*seen* figure).  Per symptom, a detection is a true positive on a run whose
 ``must`` names it, a false positive on a run whose ``never`` names it or that is labelled healthy,
 and counts neither way elsewhere (a side effect the label neither requires nor forbids), as the
 scenario scorecard counts allowed side effects (``docs/scorecard.md``).
@@ -108,8 +114,13 @@ class Outcome:
 
     @property
     def false_alarms(self) -> list[str]:
-        """Every symptom on a run labelled healthy."""
-        return list(self.symptoms) if self.label.verdict == "healthy" else []
+        """Every training symptom on a run labelled healthy (a log-quality warning is about the
+        log, never decides a verdict, and is counted apart: :attr:`log_warnings`)."""
+        return [s for s in self.symptoms if s != "log_quality"] if self.label.verdict == "healthy" else []
+
+    @property
+    def log_warnings(self) -> bool:
+        return "log_quality" in self.symptoms
 
     @property
     def right(self) -> bool:
@@ -337,7 +348,8 @@ def render(card: Card) -> str:
         f"- right: **{card.right}/{card.total}** ({_pct(card.right, card.total)}): verdict equal to the label,"
         " every required symptom present, no forbidden one (symptoms from severity warning up)",
         f"- false alarms on healthy-labelled runs: {len(card.false_alarm_runs)}/{len(card.healthy)} runs"
-        f" ({sum(len(o.false_alarms) for o in card.false_alarm_runs)} symptoms)",
+        f" ({sum(len(o.false_alarms) for o in card.false_alarm_runs)} training symptoms; log-quality warnings,"
+        f" which never decide a verdict, on {sum(o.log_warnings for o in card.healthy)} more)",
         f"- runs: {card.total} from {len(repos)} repositories ({len({lab.folder for lab in labels})} folders);"
         f" healthy {counts['healthy']}, unhealthy {counts['unhealthy']} ({_pct(counts['unhealthy'], card.total)}),"
         f" unknown {counts['unknown']}",

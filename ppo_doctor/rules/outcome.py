@@ -44,9 +44,6 @@ if TYPE_CHECKING:
 # best of many windows sits above the level by chance).
 MIN_FALL_SHARE = 0.2
 FALL_NOISE = 4.0
-# A sign this many times beyond every healthy run of the population is a runaway even when it
-# has stopped climbing: an order of magnitude past anything a run that learned well reached.
-RUNAWAY_MARGIN = 10.0
 # Points the reward needs after a sign's onset before a fall after it can be judged.
 MIN_POINTS_AFTER = 10
 # Points a reward needs before its outcome is judged at all (the verdict's own minimum).
