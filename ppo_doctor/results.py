@@ -320,6 +320,7 @@ class RunReport:
             "path": run.path,
             "format": run.format,
             "framework": run.framework,
+            "framework_proof": run.framework_proof,
             "steps": 0 if rng is None else int(rng[1]),
             "step_range": None if rng is None else [int(rng[0]), int(rng[1])],
             "points": len(run.frame),
