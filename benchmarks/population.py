@@ -39,18 +39,33 @@ def samples(labels: Iterable[Label], shared: Path = SHARED) -> list[tuple[Label,
         for lab in labs:
             run = runs.get(lab.run)
             if run is not None:
-                out.append((lab, population.Sample(lab.repository or lab.folder, population.measure(RunView(run)))))
+                view = RunView(run)
+                sample = population.Sample(lab.repository or lab.folder, population.measure(view), view.domain, view.framework)
+                out.append((lab, sample))
     return out
 
 
-def render(table: dict[str, dict[str, float]]) -> str:
+def render(table: dict[str, dict[str, float]], measured: Iterable[population.Sample] = ()) -> str:
+    """The limits table, then the same percentiles per domain and framework (context: the limits
+    are taken over the whole population)."""
     lines = [
         "| sign | healthy runs | repositories | p50 | p90 | max | runaway limit |",
         "|---|---|---|---|---|---|---|",
     ]
     for key, e in table.items():
-        limit = f"{e['limit']:.3g}" if "limit" in e else "(too few runs: the rule's fallback)"
+        limit = f"{e['limit']:.3g}" if "limit" in e else f"{population.FALLBACKS[key]:.3g} (too few runs: the documented fallback)"
         lines.append(f"| {key} | {e['runs']:.0f} | {e['repositories']:.0f} | {e['p50']:.3g} | {e['p90']:.3g} | {e['max']:.3g} | {limit} |")
+    groups: dict[tuple[str, str, str], list[population.Sample]] = {}
+    for smp in measured:
+        for key in smp.levels:
+            groups.setdefault((key, smp.domain, smp.framework), []).append(smp)
+    if groups:
+        lines += ["", "| sign | domain | framework | runs | repositories | p50 | p90 | max |", "|---|---|---|---|---|---|---|---|"]
+        for (key, dom, fw), smps in sorted(groups.items()):
+            sub = population.table(population.Sample(x.repository, {key: x.levels[key]}) for x in smps)[key]
+            lines.append(
+                f"| {key} | {dom} | {fw} | {sub['runs']:.0f} | {sub['repositories']:.0f} | {sub['p50']:.3g} | {sub['p90']:.3g} | {sub['max']:.3g} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -66,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     labels, _, _ = load_labels(args.labels)
     measured = samples(labels, args.shared)
     table = population.table(s for _, s in measured)
-    print(render(table), end="")
+    print(render(table, (s for _, s in measured)), end="")
     if args.write:
         doc = {
             "description": "Sustained level (90th percentile) of each sign on the healthy-labelled public runs of "

@@ -71,10 +71,12 @@ def measure(view: RunView) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class Sample:
-    """One healthy run's measured levels, with the repository it comes from."""
+    """One healthy run's measured levels, with the repository it comes from and what it is."""
 
     repository: str
     levels: Mapping[str, float]
+    domain: str = "unknown"
+    framework: str = "unknown"
 
 
 def table(samples: Iterable[Sample]) -> dict[str, dict[str, float]]:
