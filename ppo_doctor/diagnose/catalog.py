@@ -100,6 +100,23 @@ CAUSES: tuple[Cause, ...] = (
         ("kl_coef", "adaptive_kl", "target_kl"),
         ((0, "kl_coef", "raise", 0.2, 0.2, "any"),),
         domains=LLM_DOMAINS,
+        variants=(
+            (
+                "grpo",
+                # GRPO puts the KL in the loss with a fixed coefficient: TRL GRPOConfig calls it
+                # `beta` (no `kl_coef`, no adaptive controller), veRL `actor.kl_loss_coef`
+                Variant(
+                    fixes=(
+                        "Raise the KL coefficient of the loss: TRL GRPOConfig `beta` (0 by default since TRL 0.19; "
+                        "DeepSeekMath used 0.04), veRL `actor_rollout_ref.actor.use_kl_loss=True` with "
+                        "`actor.kl_loss_coef`, OpenRLHF `--init_kl_coef` with `--use_kl_loss`.",
+                        "Keep the per-token KL to the reference inside what runs that learn well reach "
+                        "(docs/population.md); stop or roll back to a checkpoint when it keeps climbing.",
+                    ),
+                    fix_ranges=(),
+                ),
+            ),
+        ),
     ),
     Cause(
         "adaptive-kl-target-too-high",
@@ -400,6 +417,23 @@ CAUSES: tuple[Cause, ...] = (
         "guide 000 cause 2 fix 'modify the reward function (repetition or length penalties)'",
         ("kl_coef",),
         domains=LLM_DOMAINS,
+        variants=(
+            (
+                "grpo",
+                # TRL GRPOConfig has no `missing_eos_penalty` (a PPO/RLOO option): a GRPO run
+                # shapes its reward through its reward functions and their weights
+                Variant(
+                    fixes=(
+                        "Add a length or repetition penalty as a reward function of its own, and weigh it against the "
+                        "task reward (TRL GRPOConfig `reward_weights`); do not let an easy component dominate.",
+                        "Give truncated completions no reward signal (TRL GRPOConfig `mask_truncated_completions=True`) "
+                        "and set `max_completion_length` to what the task needs.",
+                        "Raise the KL coefficient of the loss (TRL GRPOConfig `beta`).",
+                        "Inspect the samples around the onset step to confirm the exploit.",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "value-lr-mistuned",
@@ -732,6 +766,19 @@ CAUSES: tuple[Cause, ...] = (
         "FAQ 003 'check the generations' (truncation from bad settings)",
         ("max_new_tokens",),
         domains=LLM_DOMAINS,
+        variants=(
+            (
+                "grpo",
+                Variant(
+                    fixes=(
+                        "Raise the completion length cap (TRL GRPOConfig `max_completion_length`, veRL "
+                        "`data.max_response_length`), or leave truncated completions out of the loss (TRL GRPOConfig "
+                        "`mask_truncated_completions=True`, as DAPO's overlong filtering does).",
+                        "Check EOS and pad handling and the post-processing of generations.",
+                    ),
+                ),
+            ),
+        ),
     ),
     # -- classic RL only ------------------------------------------------------------------------
     Cause(
