@@ -172,7 +172,7 @@ def test_nearly_all_degenerate_groups_are_judged_where_the_run_stands():
     )
     run.planned_steps = 400  # 60 of 400 planned steps: a trend would wait, this cannot improve
     f = one(run, "PD306")
-    assert f.severity == "warning" and "steps left in the plan cannot help" in " ".join(f.evidence)
+    assert f.severity == "error" and "steps left in the plan cannot help" in " ".join(f.evidence)
 
 
 def test_a_norm_measured_against_zero_advantage_steps_is_no_explosion():

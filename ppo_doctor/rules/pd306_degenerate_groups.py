@@ -63,9 +63,10 @@ class DegenerateGroups(SustainedRule[Input]):
     every batch teaches nothing and the run is not learning.  That is a trend, judged once the
     run has had a fair chance (``fair_share`` of its plan), except when (nearly) every group
     agrees (the median share at least ``nearly_all``) anywhere but at the reward's top, for at
-    least ``event_points`` logged points, with the reward not rising: then the run gets (nearly)
-    no gradient at all, the steps left in its plan cannot help it, and it is judged where it
-    stands (an event: a live run is stopped there, issue 41).  An info note otherwise: at the
+    least ``event_points`` logged points, with the reward not rising (or a reward that holds one
+    value on every step, wherever it sits): then the run gets (nearly) no gradient at all, the
+    steps left in its plan cannot help it, and it is judged where it stands: an error, its budget
+    wasted (an event: a live run is stopped there, issue 41).  An info note otherwise: at the
     top the policy has solved most of its prompts (a saturated task, not a broken run, as
     ``diagnose.evidence.weak_learning_signal`` reads it), and a reward that still rises is
     learning from the groups that differ; the wasted share and the fixes are worth knowing.
@@ -109,9 +110,14 @@ class DegenerateGroups(SustainedRule[Input]):
     def report(self, ctx: RuleContext, st: Stretch[Input]) -> Iterator[Finding]:
         share = st.median
         reward = reward_arrays(ctx, ctx.params["min_points"])
-        side, evidence, rising = "", [], False
+        side, evidence, rising, constant = "", [], False, False
         if reward is not None:
             metric, rs, rv = reward
+            # one value on every step: no group ever differed, whatever that value is (a reward at
+            # its top from the first step is a broken or trivial reward, not a task learned)
+            constant = bool(np.all(rv == rv[0]))
+            if constant:
+                evidence.append(f"{metric} is {fmt_num(float(rv[0]))} on every logged step: the reward never varied")
             inside = np.zeros(len(rs), dtype=bool)
             for sp in st.spans:
                 inside |= (rs >= sp.start_step) & (rs <= sp.end_step)
@@ -140,7 +146,7 @@ class DegenerateGroups(SustainedRule[Input]):
         covered = sum(sp.end_idx - sp.start_idx + 1 for sp in st.spans) / len(st.points.values)
         evidence.insert(0, f"above {p['most']:g} for {covered:.0%} of the logged points")
         nearly_all = sum(sp.end_idx - sp.start_idx + 1 for sp in st.spans if float(np.median(st.points.values[sp.start_idx : sp.end_idx + 1])) >= p["nearly_all"])
-        no_gradient = share >= p["nearly_all"] and nearly_all >= p["event_points"] and side != "top" and not rising
+        no_gradient = share >= p["nearly_all"] and nearly_all >= p["event_points"] and (side != "top" or constant) and not rising
         if no_gradient:
             evidence.append(
                 f"{nearly_all} logged points with at least {p['nearly_all']:.0%} of the groups in agreement: (nearly) no gradient,"
@@ -149,7 +155,9 @@ class DegenerateGroups(SustainedRule[Input]):
         finding = self.incident(
             ctx,
             st,
-            severity="warning" if no_gradient or (side == "bottom" and not rising) else "info",
+            # no gradient at all: the run's budget is wasted from here on (an error, which a live
+            # callback stops on); most groups wasted at the bottom: a warning
+            severity="error" if no_gradient else "warning" if side == "bottom" and not rising else "info",
             causes=causes,
             evidence=evidence,
             end_step=int(st.points.steps[-1]) if st.last.end_idx == len(st.points.values) - 1 else st.last.end_step,
