@@ -7,7 +7,9 @@ fraction, a pre-clip gradient spike, a falling entropy) hands its finding to :fu
 which keeps its severity when the outcome after the sign's onset is bad, and makes it an info
 note with the reward's own story otherwise.
 
-The outcome is read from the reward the run was trained on (``reward/score``, else
+Degenerate text (late samples that repeat themselves, or are near-identical across prompts, far
+more than early ones: :func:`text_degenerated`) is a bad outcome whatever the reward does.
+Otherwise the outcome is read from the reward the run was trained on (``reward/score``, else
 ``reward/total``: for classic RL the episode return), and from what the author reports beside it:
 the held-out evaluation reward and task metrics (accuracy, success, pass rate; :func:`task_improved`).
 It is bad when
@@ -19,7 +21,7 @@ It is bad when
   of the run's reward range (a move the author would see on the curve, not noise).
 
 The guides describe symptoms this way: a KL that "rises sharply *and stays high*" with incoherent
-text, a reward that "plateaus while the policy stops improving" (shared/reference/guides-digest.md).
+text, a reward that "plateaus while the policy stops improving" (docs/sources.md#outcome-before-sign).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from ..detect import finite_xy, median, percentile, summarize
 from ..results import Finding
 from .messages import fmt_num
 from .reward_progress import LEARNING_RISE, reward_suffers, trend_arrays
+from .textstats import mean, near_duplicate_share, repetition, split_early_late
 
 if TYPE_CHECKING:
     from .base import RuleContext
@@ -115,8 +118,39 @@ def task_improved(ctx: RuleContext) -> str | None:
     return None
 
 
+# PD951's and PD952's defaults: late samples that repeat their 3-grams, or are near-identical
+# across prompts, far more than early ones are degenerate text (the guides' "incoherent text").
+REPETITIVE = {"max_repetition": 0.5, "min_increase": 0.2}
+IDENTICAL = {"max_share": 0.5, "min_samples": 4}
+
+
+def text_degenerated(ctx: RuleContext) -> str | None:
+    """Evidence when the run's late text samples degenerated (PD951 / PD952's tests, with their
+    configured parameters), else None: an outcome whatever the reward says (a reward that rises
+    on "! ! ! !" is being gamed)."""
+    if not ctx.run.texts:
+        return None
+    early, late = split_early_late(ctx.run.texts)
+    rep = ctx.params_of("repetitive-generations", REPETITIVE)
+    late_rep = mean([repetition(t.text) for t in late])
+    early_rep = mean([repetition(t.text) for t in early]) if early != late else 0.0
+    if late_rep >= rep["max_repetition"] and late_rep - early_rep >= rep["min_increase"]:
+        return f"the late text samples repeat themselves ({late_rep:.0%} repeated 3-grams, early {early_rep:.0%})"
+    same = ctx.params_of("identical-generations", IDENTICAL)
+    prompts = {t.prompt for t in late}
+    if len(late) >= same["min_samples"] and not (len(prompts) == 1 and None not in prompts):
+        share = near_duplicate_share([t.text for t in late])
+        early_share = near_duplicate_share([t.text for t in early]) if early != late else 0.0
+        if share >= same["max_share"] and share > early_share:
+            return f"{share:.0%} of the late text samples are near-identical across prompts (early {early_share:.0%})"
+    return None
+
+
 def outcome_after(ctx: RuleContext, step: int | None) -> Outcome:
     """The run's outcome from ``step`` on (the whole run when None)."""
+    degenerate = text_degenerated(ctx)
+    if degenerate is not None:
+        return Outcome(True, degenerate)
     metric = ctx.first_present("reward/score", "reward/total")
     if metric is None or len(ctx.finite(metric)[1]) < MIN_REWARD_POINTS:
         return Outcome(False, "no reward logged with enough points to see an outcome")

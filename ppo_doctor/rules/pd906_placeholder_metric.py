@@ -27,8 +27,8 @@ class PlaceholderMetric(Rule):
     while the reward moves by chance alone (a random policy on a noisy task); the reward rules
     judge that run.
 
-    **Source.** Issue 37 of this project (a home-made GRPO loop's constant ``approx_kl``/``entropy``
-    columns read as "the optimiser step does not change the policy").
+    **Source.** A home-made GRPO loop whose constant ``approx_kl`` and ``entropy`` columns were read
+    as "the optimiser step does not change the policy" (docs/sources.md#placeholders).
     """
 
     code = "PD906"
