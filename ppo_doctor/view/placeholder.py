@@ -9,14 +9,14 @@ log-quality note.  It is never evidence.
 
 Only quantities that cannot stay exactly constant while a policy learns are checked (the
 policy's KL, entropy, clip fraction, ratio, losses, gradient norms, critic statistics); a
-learning rate, a KL coefficient or a truncation rate may legitimately be constant.  A discrete
-policy's entropy at exactly ln(k) is a measurement (a uniform policy that never left its
-initialisation: PD305's case), not a placeholder.
+learning rate, a KL coefficient or a truncation rate may legitimately be constant.  An entropy is
+a placeholder only when it is exactly 0 on every point: a constant entropy above 0 is a
+measurement (a discrete policy at ln(k) is uniform and never left its initialisation, PD305's
+case; a Gaussian policy with a fixed std has a constant entropy while its mean learns).
 """
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -44,6 +44,7 @@ CHECKED = (
 # Points a constant needs before it is a placeholder rather than a short log.
 MIN_POINTS = 20
 REWARDS = ("reward/score", "reward/total")
+ENTROPIES = ("policy/entropy", "loss/entropy")
 # The reward "moves" when its last window differs from its first by this many noise standard
 # errors of a window median (the rules' significant change, reward_progress.LEARNING_RISE): then
 # the policy changed, and a KL or entropy of exactly one value did not measure it.  A reward that
@@ -56,14 +57,6 @@ def _constant(run: Run, metric: str) -> float | None:
     if len(v) < MIN_POINTS or not np.all(v == v[0]):
         return None
     return float(v[0])
-
-
-def _uniform_entropy(value: float) -> bool:
-    """ln(k) for a small integer k >= 2 (PD305's uniform policy)."""
-    if not 0.5 < abs(value) < math.log(10_000):
-        return False
-    k = round(math.exp(abs(value)))
-    return k >= 2 and abs(math.log(k) - abs(value)) < 1e-3
 
 
 def placeholders(run: Run) -> dict[str, float]:
@@ -80,7 +73,7 @@ def placeholders(run: Run) -> dict[str, float]:
         if not run.frame.has(metric):
             continue
         value = _constant(run, metric)
-        if value is None or (metric in ("policy/entropy", "loss/entropy") and _uniform_entropy(value)):
+        if value is None or (metric in ENTROPIES and value != 0.0):
             continue
         out[metric] = value
     return out
