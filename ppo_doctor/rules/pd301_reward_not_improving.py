@@ -51,7 +51,7 @@ def continuation(s: np.ndarray) -> str | None:
     window is not where the policy started, so a flat reward may be a level it reached before."""
     if len(s) < 2:
         return None
-    interval = float(np.median(np.diff(s)))
+    interval = float(median(np.diff(s)))
     first, last = int(s[0]), int(s[-1])
     if first > CONTINUATION_SHARE * last and first > CONTINUATION_INTERVALS * interval:
         return "a continuation: the reward may hold a level reached before the log began"

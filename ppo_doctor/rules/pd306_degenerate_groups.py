@@ -145,7 +145,7 @@ class DegenerateGroups(SustainedRule[Input]):
         p = ctx.params
         covered = sum(sp.end_idx - sp.start_idx + 1 for sp in st.spans) / len(st.points.values)
         evidence.insert(0, f"above {p['most']:g} for {covered:.0%} of the logged points")
-        nearly_all = sum(sp.end_idx - sp.start_idx + 1 for sp in st.spans if float(np.median(st.points.values[sp.start_idx : sp.end_idx + 1])) >= p["nearly_all"])
+        nearly_all = sum(sp.end_idx - sp.start_idx + 1 for sp in st.spans if float(median(st.points.values[sp.start_idx : sp.end_idx + 1])) >= p["nearly_all"])
         no_gradient = share >= p["nearly_all"] and nearly_all >= p["event_points"] and (side != "top" or constant) and not rising
         if no_gradient:
             evidence.append(
