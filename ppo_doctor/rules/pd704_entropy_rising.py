@@ -58,7 +58,7 @@ class EntropyRising(SustainedRule[EntropyView]):
     **Source.** verl-project/verl#2738 (entropy rising during GRPO); DAPO (Yu et al. 2025,
     arXiv:2503.14476) section 3.1 clip-higher, ``epsilon_high`` 0.28; TRL ``GRPOConfig.epsilon_high``
     and ``entropy_coef`` (grpo_config.py); Cui et al. 2025, "The Entropy Mechanism of Reinforcement
-    Learning for Reasoning Language Models" (arXiv:2505.22617: entropy and reward trade off) (docs/sources.md#entropy-rising).
+    Learning for Reasoning Language Models" (arXiv:2505.22617: a rare token with a high advantage raises the entropy) (docs/sources.md#entropy-rising).
     """
 
     code = "PD704"
