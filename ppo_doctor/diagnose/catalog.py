@@ -768,6 +768,20 @@ CAUSES: tuple[Cause, ...] = (
         "TRL `GRPOConfig.entropy_coef` / `use_adaptive_entropy` (grpo_config.py, Skywork-OR1 arXiv:2505.22312); veRL "
         "`actor.entropy_coeff` (actor.yaml); Mnih et al. 2016 (A3C) entropy regularisation",
         ("entropy_coef",),
+        variants=(
+            (
+                "classic",
+                Variant(
+                    explanation="An entropy bonus adds ent_coef x entropy to the PPO loss. Large against the advantages, it "
+                    "pays the agent for acting at random more than for the return: the entropy climbs toward that of a "
+                    "uniform policy while the return stalls.",
+                    fixes=(
+                        "Lower the entropy bonus ({ent_coef}) to about 0.01 (CleanRL `ppo.py`, baselines' Atari setting) "
+                        "or 0.0 for continuous control (SB3's and CleanRL's default there).",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "sampler-trainer-mismatch",

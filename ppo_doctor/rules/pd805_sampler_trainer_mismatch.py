@@ -81,7 +81,7 @@ class SamplerTrainerMismatch(Rule):
 
     **Source.** TRL ``GRPOTrainer`` (grpo_trainer.py: ``sampling/sampling_logp_difference/*``,
     ``sampling/importance_sampling_ratio/*``; grpo_config.py ``vllm_importance_sampling_*``);
-    veRL ``rollout_corr_helper.py`` and docs/algo/rollout_corr.md ("monitor ``rollout_corr/kl``,
+    veRL ``rollout_corr_helper.py`` and its rollout-correction guide ("monitor ``rollout_corr/kl``,
     ``rollout_corr/log_ppl_abs_diff``, ``rollout_corr/chi2_token``"); OpenRLHF ``logprobs_diff``
     and ``--enable_vllm_is_correction``; Yao et al. 2025, "Your Efficient RL Framework Secretly
     Brings You Off-Policy RL Training" (truncated importance sampling); Qi et al. 2025,
