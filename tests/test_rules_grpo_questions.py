@@ -115,6 +115,14 @@ def test_entropy_rising_while_the_reward_rises_is_a_note(tmp_path):
     assert [x.severity for x in findings(f.parent, "PD704")] == ["info"]
 
 
+def test_a_log_not_marked_as_llm_rl_gets_a_note(tmp_path):
+    # a home-made log whose "entropy" may be a sum over agents that a curriculum grows
+    series = {"entropy": ramp(N, 5.0, 9.0, sd=0.05, seed=38, begin=20), "mean_return": PEAK_THEN_FALL, "actor_loss": flat(N, 0.1, 0.01, seed=39)}
+    f = jsonl(tmp_path / "run", series)
+    (note,) = findings(f.parent, "PD704")
+    assert note.severity == "info" and "nothing marks this run as LLM RL" in note.message
+
+
 def test_healthy_trl_and_verl_entropy_get_no_finding(tmp_path):
     a = trl_state(tmp_path / "trl", grpo(LEARNING, entropy=saturating(N, 0.8, 0.5, sd=0.02, seed=19)))
     b = jsonl(tmp_path / "verl", verl(LEARNING, **{"actor/entropy": flat(N, 0.6, 0.03, seed=20)}), verl=True)

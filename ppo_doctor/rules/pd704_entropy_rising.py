@@ -37,6 +37,13 @@ class EntropyRising(SustainedRule[EntropyView]):
       learns, as clip-higher and entropy bonuses intend);
     * no reward logged: an **info** note with the numbers.
 
+    Only on an LLM run (``RunView.is_llm_rl``: a known LLM framework, LLM-only metrics or text
+    samples), where the entropy is that of one token distribution.  Elsewhere the rise is an
+    info note: a home-made or classic-RL log's "entropy" is often a sum over agents or action
+    dimensions that grows when a curriculum adds them (a multi-agent Pac-Man run of the real-run
+    set rises from 8 to 14 nats at each new maze stage while its return falls with the harder
+    stage), which is no policy dissolving.
+
     The finding names the run's clip-higher (TRL ``epsilon_high``, veRL ``clip_ratio_high``) and
     entropy bonus (``entropy_coef``) when its config has them, and ranks those causes by them.
 
@@ -93,6 +100,8 @@ class EntropyRising(SustainedRule[EntropyView]):
         else:
             bad, outcome = suffers
             severity = ("error" if self._fell(ctx) else "warning") if bad else "info"
+            if bad and not ctx.view.is_llm_rl:
+                severity, outcome = "info", f"{outcome} (not judged: nothing marks this run as LLM RL, see the rule's documentation)"
         config, causes = self._config(ctx)
         evidence = ([st.points.note] if st.points.note else []) + config
         yield self.incident(
