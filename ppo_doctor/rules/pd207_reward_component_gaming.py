@@ -91,7 +91,9 @@ class RewardComponentGaming(Rule):
 
     **Known false positives.** A task component that is hard on purpose and expected to move
     late (a curriculum): the finding is judged only once the run reached its plan; a component
-    whose name reads as the task but is not (set ``task``).
+    whose name reads as the task but is not (set ``task``); weights matched to the wrong
+    components when a log lists the functions in another order than ``reward_funcs`` (set
+    ``task``).
 
     **Evidence.** A trend: judged on the whole run.  On a run short of its plan the finding is
     an info note until ``fair_share`` of the plan is behind it (:mod:`ppo_doctor.standing`).

@@ -99,13 +99,14 @@ class SamplerTrainerMismatch(Rule):
     message = "{what} {since}; {outcome}"
 
     def evaluate(self, ctx: RuleContext) -> Iterator[Finding]:
-        signs = [s for s in (self._gap(ctx), self._weights(ctx)) if s is not None]
+        gap = self._gap_series(ctx)
+        signs = [s for s in (self._gap(ctx, gap), self._weights(ctx)) if s is not None]
         if not signs:
             return
         sign = min(signs, key=lambda s: s.spans[0].start_step)
         since = int(sign.spans[0].start_step)
         consequences, broke = self._consequences(ctx, since)
-        runaway = self._runaway(ctx)
+        runaway = self._runaway(ctx, gap)
         if consequences:
             severity = "error" if broke else "warning"
             outcome = " and ".join(consequences)
@@ -139,9 +140,8 @@ class SamplerTrainerMismatch(Rule):
             return None
         return metric, s, np.abs(v)  # veRL's k1 KL can be negative: its size is the gap
 
-    def _gap(self, ctx: RuleContext) -> Sign | None:
-        """The gap grown ``growth`` times its early median, on a sustained stretch."""
-        series = self._gap_series(ctx)
+    def _gap(self, ctx: RuleContext, series: tuple[str, np.ndarray, np.ndarray] | None) -> Sign | None:
+        """The gap (``_gap_series``) grown ``growth`` times its early median, on a sustained stretch."""
         if series is None:
             return None
         metric, s, v = series
@@ -214,10 +214,9 @@ class SamplerTrainerMismatch(Rule):
             broke = True
         return out, broke
 
-    def _runaway(self, ctx: RuleContext) -> str | None:
-        """Text when the gap is still accelerating: it grew ``growth`` times and its last third's
-        rise (median to median) exceeds its middle third's."""
-        series = self._gap_series(ctx)
+    def _runaway(self, ctx: RuleContext, series: tuple[str, np.ndarray, np.ndarray] | None) -> str | None:
+        """Text when the gap (``_gap_series``) is still accelerating: it grew ``growth`` times and its
+        last third's rise (median to median) exceeds its middle third's."""
         if series is None:
             return None
         metric, _, v = series
