@@ -224,3 +224,18 @@ def test_healthy_components_get_no_finding(tmp_path):
     more = {"rewards/format_reward/mean": FORMAT, "rewards/accuracy_reward/mean": ramp(N, 0.1, 0.5, sd=0.02, seed=45, begin=20)}
     f = trl_state(tmp_path / "run", grpo(LEARNING, **more))
     assert findings(f.parent, "PD207") == []
+
+
+def test_live_a_stuck_reward_waits_for_the_plan(tmp_path):
+    """Live, 120 of 1000 planned steps: a gap that grew and levels off beside a reward that has not
+    risen yet is a note; the same points as a finished log warn."""
+    levelling = saturating(N, 0.02, 0.12, rate=4, sd=0.002, seed=46)
+    series = grpo(STUCK, **{"sampling/sampling_logp_difference/mean": levelling})
+    monitor = ppo_doctor.Monitor(planned_steps=1000)
+    for i in range(N):
+        monitor.log(i + 1, {k: float(v[i]) for k, v in series.items()})
+    monitor.check()
+    live = [f for f in monitor.last_findings if f.code == "PD805"]
+    assert [f.severity for f in live] == ["info"]
+    f = trl_state(tmp_path / "run", series)
+    assert [x.severity for x in findings(f.parent, "PD805")] == ["warning"]

@@ -60,7 +60,8 @@ class SamplerTrainerMismatch(Rule):
        a masked sequence to 0, so a mean far below 1 is a share of the batch thrown away.
 
     A sign alone is an info note with its numbers.  It is a **warning** with a consequence:
-    the reward stalls or falls (``reward_progress.reward_suffers``), the KL to the reference ends
+    the reward stalls (``reward_progress.reward_suffers``, judged once the run had its fair share
+    of its plan, :mod:`ppo_doctor.standing`) or falls, the KL to the reference ends
     above its band (PD101's), the clip fraction ends at or above ``clipfrac`` (0.3, PD802's
     level), or a reward, KL, loss or gradient norm turns non-finite after the sign began; or as
     a **runaway**: the gap still accelerating (its last third rose more than its middle third).
@@ -195,7 +196,9 @@ class SamplerTrainerMismatch(Rule):
                 pd = fell[1]
                 out.append(f"the reward collapsed from its best ({fmt_num(pd.peak)} -> {fmt_num(pd.late)})")
                 broke = True
-            else:
+            elif ctx.run.standing.fair():
+                # a stuck reward is an absence of progress: judged once the run had its chance
+                # (ppo_doctor.standing), so that a live run is not warned in its first updates
                 suffers = reward_suffers(ctx, ctx.params["min_points"])
                 if suffers is not None and suffers[0]:
                     out.append(suffers[1])
