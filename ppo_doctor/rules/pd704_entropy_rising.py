@@ -17,6 +17,10 @@ from .shapes import Stretch, SustainedRule
 # The flattened config keys of the upper clip bound (clip-higher): TRL ``GRPOConfig.epsilon_high``,
 # veRL ``actor_rollout_ref.actor.clip_ratio_high`` (verl/trainer/config/actor/actor.yaml).
 CLIP_HIGH_KEYS = ("epsilon_high", "actor_rollout_ref.actor.clip_ratio_high")
+# ... and of the lower one it is compared with: TRL ``epsilon``, veRL ``clip_ratio_low`` (else the
+# canonical ``cliprange``); both default to 0.2.
+CLIP_LOW_KEYS = ("epsilon", "actor_rollout_ref.actor.clip_ratio_low")
+DEFAULT_CLIP = 0.2
 
 
 class EntropyRising(SustainedRule[EntropyView]):
@@ -129,11 +133,13 @@ class EntropyRising(SustainedRule[EntropyView]):
         lower bound and a positive entropy bonus lead; a bonus of 0 cannot be the cause."""
         causes = dict(self.causes)
         evidence: list[str] = []
-        hit = lookup(ctx.run.raw_config, CLIP_HIGH_KEYS) or lookup(ctx.run.config, CLIP_HIGH_KEYS)
+        hit = _setting(ctx, CLIP_HIGH_KEYS)
         high = scalar_float(hit[1]) if hit else None
-        low = ctx.view.cfg_float("cliprange")
-        if high is not None and high > (low if low is not None else 0.2):
-            evidence.append(f"clip-higher: {hit[0]} = {fmt_num(high)} above the lower bound {fmt_num(low if low is not None else 0.2)}")
+        low_hit = _setting(ctx, CLIP_LOW_KEYS)
+        low = scalar_float(low_hit[1]) if low_hit else ctx.view.cfg_float("cliprange")
+        low = DEFAULT_CLIP if low is None else low
+        if hit is not None and high is not None and high > low:
+            evidence.append(f"clip-higher: {hit[0]} = {fmt_num(high)} above the lower bound {fmt_num(low)}")
             causes["clip-higher-too-wide"] = 0.9
         coef = ctx.view.cfg_float("entropy_coef")
         if coef is not None and coef > 0:
@@ -160,3 +166,12 @@ class EntropyRising(SustainedRule[EntropyView]):
             config={"epsilon_high": 0.28},
             framework="trl_grpo",
         )
+
+
+def _setting(ctx: RuleContext, keys: tuple[str, ...]) -> tuple[str, object] | None:
+    """``(key, value)`` of the first of ``keys`` set (not None) in the run's flattened config."""
+    for config in (ctx.run.raw_config, ctx.run.config):
+        hit = lookup(config, keys)
+        if hit is not None and hit[1] is not None:
+            return hit
+    return None
