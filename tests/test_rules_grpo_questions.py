@@ -110,6 +110,15 @@ def test_clip_higher_in_the_config_leads_the_causes(tmp_path):
     assert "clip-higher-too-wide" in [c.id for c in run.causes][:2]
 
 
+def test_a_large_entropy_bonus_leads_the_causes(tmp_path):
+    # TRL GRPOTrainer with entropy_coef 5 and 10 (the reference suite, 120 steps): entropy 1.6 -> 2.7, reward stuck
+    f = jsonl(tmp_path / "run", grpo(STUCK, entropy=ramp(N, 1.6, 2.7, sd=0.03, seed=40, begin=50)), config={"entropy_coef": 5.0, "learning_rate": 5e-5})
+    (run,) = ppo_doctor.analyze(str(f.parent)).runs
+    (w,) = [x for x in run.findings if x.code == "PD704"]
+    assert w.severity == "warning" and any("entropy_coef = 5" in e for e in w.evidence)
+    assert run.causes[0].id == "entropy-bonus-too-high"
+
+
 def test_entropy_rising_while_the_reward_rises_is_a_note(tmp_path):
     f = trl_state(tmp_path / "run", grpo(LEARNING, entropy=ramp(N, 0.5, 1.0, sd=0.03, seed=18, begin=20)))
     assert [x.severity for x in findings(f.parent, "PD704")] == ["info"]

@@ -4,23 +4,15 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..canonical.hparams import lookup, scalar_float
 from ..detect import early_late
 from ..results import Finding
 from ..view import EntropyView
 from .base import Example, RuleContext
+from ..view.clip_higher import LARGE_ENTROPY_BONUS, clip_bounds
 from .examples import flat, ramp, saturating
 from .messages import fmt_num
 from .reward_progress import COLLAPSE_DEFAULTS, collapsed, reward_arrays, reward_suffers
 from .shapes import Stretch, SustainedRule
-
-# The flattened config keys of the upper clip bound (clip-higher): TRL ``GRPOConfig.epsilon_high``,
-# veRL ``actor_rollout_ref.actor.clip_ratio_high`` (verl/trainer/config/actor/actor.yaml).
-CLIP_HIGH_KEYS = ("epsilon_high", "actor_rollout_ref.actor.clip_ratio_high")
-# ... and of the lower one it is compared with: TRL ``epsilon``, veRL ``clip_ratio_low`` (else the
-# canonical ``cliprange``); both default to 0.2.
-CLIP_LOW_KEYS = ("epsilon", "actor_rollout_ref.actor.clip_ratio_low")
-DEFAULT_CLIP = 0.2
 
 
 class EntropyRising(SustainedRule[EntropyView]):
@@ -133,16 +125,17 @@ class EntropyRising(SustainedRule[EntropyView]):
         lower bound and a positive entropy bonus lead; a bonus of 0 cannot be the cause."""
         causes = dict(self.causes)
         evidence: list[str] = []
-        hit = _setting(ctx, CLIP_HIGH_KEYS)
-        high = scalar_float(hit[1]) if hit else None
-        low_hit = _setting(ctx, CLIP_LOW_KEYS)
-        low = scalar_float(low_hit[1]) if low_hit else ctx.view.cfg_float("cliprange")
-        low = DEFAULT_CLIP if low is None else low
-        if hit is not None and high is not None and high > low:
-            evidence.append(f"clip-higher: {hit[0]} = {fmt_num(high)} above the lower bound {fmt_num(low)}")
+        bounds = clip_bounds(ctx.run)
+        if bounds is not None and bounds.high > bounds.low:
+            evidence.append(f"clip-higher: {bounds.key} = {fmt_num(bounds.high)} above the lower bound {fmt_num(bounds.low)}")
             causes["clip-higher-too-wide"] = 0.9
         coef = ctx.view.cfg_float("entropy_coef")
-        if coef is not None and coef > 0:
+        if coef is not None and coef > LARGE_ENTROPY_BONUS:
+            # a bonus this large raises the entropy by itself, whatever the learning rate
+            evidence.append(f"entropy bonus: entropy_coef = {fmt_num(coef)}")
+            causes["entropy-bonus-too-high"] = 1.0
+            causes["lr-too-high"] = 0.4
+        elif coef is not None and coef > 0:
             evidence.append(f"entropy bonus: entropy_coef = {fmt_num(coef)}")
             causes["entropy-bonus-too-high"] = 0.8
         elif coef == 0:
@@ -167,11 +160,3 @@ class EntropyRising(SustainedRule[EntropyView]):
             framework="trl_grpo",
         )
 
-
-def _setting(ctx: RuleContext, keys: tuple[str, ...]) -> tuple[str, object] | None:
-    """``(key, value)`` of the first of ``keys`` set (not None) in the run's flattened config."""
-    for config in (ctx.run.raw_config, ctx.run.config):
-        hit = lookup(config, keys)
-        if hit is not None and hit[1] is not None:
-            return hit
-    return None
