@@ -224,7 +224,8 @@ def test_the_heaviest_component_is_the_task_when_none_is_named(tmp_path):
 def test_the_configured_task_component_wins(tmp_path):
     more = {"rewards/style/mean": FORMAT, "rewards/judge/mean": flat(N, 0.3, 0.02, seed=44)}
     f = trl_state(tmp_path / "run", grpo(FORMAT, **more))
-    assert findings(f.parent, "PD207") == []  # no task component: nothing is judged
+    (note,) = findings(f.parent, "PD207")  # no task component: a note that says how to name it
+    assert note.severity == "info" and "no component is known as the task" in note.message and "judge did not saturate" in note.message
     (w,) = findings(f.parent, "PD207", {"rules": {"reward-component-gaming": {"task": "judge"}}})
     assert "task component judge stalled" in w.message and "task parameter" in w.message
 

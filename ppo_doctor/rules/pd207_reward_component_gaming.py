@@ -74,7 +74,8 @@ class RewardComponentGaming(Rule):
        to the components in the order the log lists them (TRL logs them in the order of
        ``reward_funcs``, the order of the weights), when there is one weight per component and
        one weight is largest;
-    4. else none, and nothing is judged.
+    4. else none: a component that saturated while another did not is an info note that says
+       how to name the task.
 
     Then another component **saturates**: it rose clearly (by at least 3 noise standard errors
     of a window median, ``reward_progress.LEARNING_RISE``) and its last window sits at the top
@@ -110,7 +111,7 @@ class RewardComponentGaming(Rule):
     evidence = "trend"
     params = {"task": "", "min_points": 20}
     causes = {"reward-weights-unbalanced": 1.0, "reward-model-flawed": 0.5, "reward-hacking-length": 0.3}
-    message = "reward component {easy} saturated ({easy_first:num} -> {easy_late:num}) {since} while the task component {task} {verb} ({task_first:num} -> {task_late:num}); task component: {task} ({why})"
+    message = "reward component {easy} saturated ({easy_first:num} -> {easy_late:num}) {since} {task_part}"
 
     @classmethod
     def missing(cls, run: Run) -> list[str]:
@@ -118,9 +119,12 @@ class RewardComponentGaming(Rule):
 
     def evaluate(self, ctx: RuleContext) -> Iterator[Finding]:
         comps = components(ctx.run)
-        weights = _weights(ctx, list(comps))
-        pick = _pick(ctx.params["task"], list(comps), weights)
+        configured = ctx.params["task"]
+        if configured and configured not in comps:
+            return
+        pick = _pick(configured, list(comps), _weights(ctx, list(comps)))
         if pick is None:
+            yield from self._unjudged(ctx, comps)
             return
         s, v = trend_arrays(ctx, comps[pick.name])
         if len(v) < ctx.params["min_points"]:
@@ -130,7 +134,29 @@ class RewardComponentGaming(Rule):
         if moved and task.change > 0:
             return  # the task is learnt: an easy component saturating beside it is no harm
         verb = "fell" if moved else "stalled"
+        task_part = (
+            f"while the task component {pick.name} {verb} ({fmt_num(task.first)} -> {fmt_num(task.last)}); "
+            f"task component: {pick.name} ({pick.why})"
+        )
         tops = [t for t in (_reached_top(ctx, name, metric) for name, metric in comps.items() if name != pick.name) if t is not None]
+        yield from self._saturated(ctx, comps, tops, task_part, "error" if verb == "fell" else "warning")
+
+    def _unjudged(self, ctx: RuleContext, comps: dict[str, str]) -> Iterator[Finding]:
+        """No task component: an info note when a component saturated while another did not rise,
+        which says how to name the task."""
+        tops = [t for t in (_reached_top(ctx, name, metric) for name, metric in comps.items()) if t is not None]
+        others = [name for name in comps if name not in {t.name for t in tops}]
+        if not tops or not others:
+            return
+        task_part = (
+            f"while {', '.join(others)} did not saturate; no component is known as the task (none is named for "
+            "correctness and reward_weights does not single one out): name it with the rule's task parameter to judge it"
+        )
+        yield from self._saturated(ctx, comps, tops, task_part, "info")
+
+    def _saturated(self, ctx: RuleContext, comps: dict[str, str], tops: list[ReachedTop], task_part: str, severity: str) -> Iterator[Finding]:
+        """The finding on the component that rose most clearly to its top, from the step it passed
+        halfway up its rise."""
         if not tops:
             return
         easy = max(tops, key=lambda t: t.trend.change_in_noise)
@@ -149,11 +175,11 @@ class RewardComponentGaming(Rule):
             values=easy.values,
             span=spans[0],
             direction="up",
-            observed={"easy_first": easy.trend.first, "easy_late": easy.trend.last, "task_first": task.first, "task_late": task.last},
+            observed={"easy_first": easy.trend.first, "easy_late": easy.trend.last},
             end_step=int(easy.steps[-1]),
-            severity="error" if verb == "fell" else "warning",
+            severity=severity,
             evidence=evidence,
-            fmt={"easy": easy.name, "task": pick.name, "verb": verb, "why": pick.why},
+            fmt={"easy": easy.name, "task_part": task_part},
         )
 
     @classmethod
