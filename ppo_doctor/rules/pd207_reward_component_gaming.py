@@ -108,6 +108,8 @@ class RewardComponentGaming(Rule):
     name = "reward-component-gaming"
     symptom = "reward_hacking"
     severity = "warning"
+    # the task component stalling or falling while another saturates is the outcome itself
+    basis = "outcome"
     evidence = "trend"
     params = {"task": "", "min_points": 20}
     causes = {"reward-weights-unbalanced": 1.0, "reward-model-flawed": 0.5, "reward-hacking-length": 0.3}

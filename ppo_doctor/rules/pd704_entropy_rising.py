@@ -68,6 +68,8 @@ class EntropyRising(SustainedRule[EntropyView]):
     name = "entropy-rising"
     symptom = "unstable_updates"
     severity = "warning"
+    # judged by the rule itself on the reward: a warning needs it stuck or falling (an outcome)
+    basis = "outcome"
     evidence = "trend"
     requires = (("policy/entropy", "loss/entropy"), ("reward/score", "reward/total"))
     params = {"rise": 0.5, "min_abs": 0.1, "min_points": 20}

@@ -94,6 +94,8 @@ class SamplerTrainerMismatch(Rule):
     name = "sampler-trainer-mismatch"
     symptom = "unstable_updates"
     severity = "warning"
+    # judged by the rule itself: a warning needs a consequence (an outcome) or a runaway gap
+    basis = "outcome"
     requires = ((*GAP_METRICS, "mismatch/is_ratio_mean"),)
     params = {"growth": 3.0, "band": 0.2, "clipfrac": 0.3, "min_points": 20}
     causes = {"sampler-trainer-mismatch": 1.0, "lr-too-high": 0.3, "implementation-bug": 0.3}
@@ -116,6 +118,7 @@ class SamplerTrainerMismatch(Rule):
         else:
             severity, outcome = "info", "no consequence yet (reward, KL, clipping and numbers hold)"
         evidence = [s.text for s in signs] + ([runaway] if runaway and consequences else []) + self._correction(ctx)
+        basis = "outcome" if consequences else "runaway" if runaway else "sign"
         yield incident(
             self,
             ctx,
@@ -127,6 +130,7 @@ class SamplerTrainerMismatch(Rule):
             observed=sign.observed,
             end_step=int(sign.steps[-1]),
             severity=severity,
+            basis=basis,
             evidence=evidence,
             fmt={"what": " and ".join(s.text for s in signs), "outcome": outcome},
         )
