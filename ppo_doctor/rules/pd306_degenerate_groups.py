@@ -81,10 +81,11 @@ class DegenerateGroups(SustainedRule[Input]):
     in the middle (the mean then places them wrongly, or cannot place them); a trainer that
     already filters degenerate groups before the update logs the share before filtering.
 
-    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
-    stopped early) the finding is an info note saying what is watched, until ``fair_share``
-    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
-    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
+    **Evidence.** No gradient at all (above) is an event, judged where the run stands.  Any
+    other finding is a trend: on a run short of its plan (live, or stopped early) an info note
+    saying what is watched, until ``fair_share`` of the plan (default 1.0: all of it) is behind
+    the run, past warm-up; a live run with no known plan is judged when it ends
+    (:mod:`ppo_doctor.standing`).
 
     **Source.** DAPO (Yu et al. 2025, arXiv:2503.14476) §3.2 dynamic sampling; DeepSeekMath (Shao
     et al. 2024) group-relative advantages; TRL ``GRPOTrainer`` ``frac_reward_zero_std``
