@@ -16,10 +16,9 @@ the ``repr``.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .records import record
 from ._version import __version__
 from .frame import ReadIssue
 from .run import Run
@@ -62,7 +61,7 @@ def notebook_html(report: "Report") -> str | None:
     return _NOTEBOOK_HTML[0](report) if _NOTEBOOK_HTML else None
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Finding:
     """One incident a rule found in one run.
 
@@ -119,7 +118,7 @@ class Finding:
         return d
 
 
-@record
+@dataclass
 class RankedCause:
     """A cause with the evidence for it and against it, kept apart.
 
@@ -177,7 +176,7 @@ def _jsonable(v: Any) -> Any:
 SCHEMA_VERSION = 2
 
 
-@record
+@dataclass
 class NotApplicable:
     """A rule that did not run: the metrics it lacks and, when the run lacks them by design
     (critic-free, KL off by configuration: ``Run.by_design``), why; reports say that once."""
@@ -194,7 +193,7 @@ class NotApplicable:
         return out
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class RuleMeta:
     """What a report says about one rule, so that renderers need no rule registry: SARIF
     describes every rule the tool ran with (``tool.driver.rules``), JUnit makes a test case of
@@ -211,7 +210,7 @@ class RuleMeta:
     selected: bool = True
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Cost:
     """What a failure cost (``ppo_doctor.cost.failure_cost``): the steps an unhealthy run trained
     after the onset of its first warning or error, their share of the run's steps and, where the
@@ -259,7 +258,7 @@ class Cost:
         }
 
 
-@record
+@dataclass
 class RunReport:
     """One run's diagnosis: its verdict, findings, ranked causes and the rules that could not judge it."""
 
@@ -327,7 +326,7 @@ class RunReport:
         }
 
 
-@record
+@dataclass
 class Report:
     """The runs' reports, the inputs that could not be read, and ``rules``: the metadata of
     every rule the analysis knew (empty for a report built by hand: renderers then describe

@@ -12,8 +12,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+from dataclasses import dataclass
 
-from ..records import record
 from .. import plugins
 from ..results import Report
 
@@ -37,7 +37,7 @@ FORMAT_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
 _PLUGIN_FORMATS: dict[str, plugins.Plugin] | None = None
 
 
-@record
+@dataclass
 class RenderOptions:
     """What a renderer may need besides the report.
 
