@@ -7,14 +7,14 @@ or the CLI, so the rule engine, the diagnosis, the monitor and the renderers all
 definition. Both report objects show themselves in a notebook: a one-line ``repr`` (run,
 verdict, the finding codes) and ``_repr_html_``, the HTML report's summary and findings without
 plots (:func:`ppo_doctor.report.html.fragment`; ``render(report, "html")`` draws them).
-This module imports no renderer: the HTML renderer registers itself here when it is imported
-(:func:`register_notebook_html`), and the package imports it on first use of ``analyze`` or
-``Report`` when IPython is running (``ppo_doctor.__getattr__``); without it a notebook shows
-the ``repr``.
+This module depends on no renderer: the HTML renderer registers itself here when it is
+imported (register_notebook_html), and the first display imports it, whatever was imported
+before (IPython or not).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -56,9 +56,12 @@ def register_notebook_html(render: Callable[["Report"], str]) -> None:
     _NOTEBOOK_HTML[:] = [render]
 
 
-def notebook_html(report: "Report") -> str | None:
-    """The registered notebook HTML of ``report``, or None (IPython then shows the ``repr``)."""
-    return _NOTEBOOK_HTML[0](report) if _NOTEBOOK_HTML else None
+def notebook_html(report: "Report") -> str:
+    """The notebook HTML of ``report``: the renderer's, imported on the first display (importing
+    it registers it; a plugin may register another)."""
+    if not _NOTEBOOK_HTML:
+        importlib.import_module("ppo_doctor.report.html")
+    return _NOTEBOOK_HTML[0](report)
 
 
 @dataclass(frozen=True)
@@ -291,7 +294,7 @@ class RunReport:
         found = f"{len(self.findings)} finding(s)" + (f" ({codes})" if codes else "")
         return f"<RunReport {self.run.id!r}: {self.verdict}, {found}>"
 
-    def _repr_html_(self) -> str | None:
+    def _repr_html_(self) -> str:
         return notebook_html(Report(runs=[self]))
 
     def worst_severity(self) -> str | None:
@@ -356,7 +359,7 @@ class Report:
             + f", {findings} finding(s), {len(self.errors)} read error(s)>"
         )
 
-    def _repr_html_(self) -> str | None:
+    def _repr_html_(self) -> str:
         return notebook_html(self)
 
     def findings_at_or_above(self, severity: str) -> list[Finding]:

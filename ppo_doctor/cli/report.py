@@ -10,6 +10,7 @@ Exit codes (:mod:`ppo_doctor.exits`): 0 no finding at or above ``--fail-on``; 1 
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections import Counter
 from typing import Any
@@ -146,12 +147,15 @@ def _run_and_render(opts: dict[str, Any]) -> tuple[Report, Config, int] | None:
             )
         baselined = drop_baselined(report, known)
     fmt = settings.format
-    color = fmt == "text" and use_color(opts["color"], to_stdout(output) and sys.stdout.isatty())
+    to_terminal = to_stdout(output) and sys.stdout.isatty()
+    color = fmt == "text" and use_color(opts["color"], to_terminal)
+    # wrapped to the terminal's width; whole lines to a pipe or a file (grep, diffs)
+    width = shutil.get_terminal_size().columns if to_terminal else None
     if quiet < 2:
         if opts["statistics"]:
             text = statistics(report)
         else:
-            options = RenderOptions(fail_on=settings.fail_on, color=color, verbose=verbose)
+            options = RenderOptions(fail_on=settings.fail_on, color=color, verbose=verbose, width=width)
             with Progress(f"writing the {fmt} report", quiet=quiet > 0):  # html draws every plot: slow on big inputs
                 text = render(report, fmt, options)
         emit(text, output)

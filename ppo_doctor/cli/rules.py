@@ -28,7 +28,7 @@ def rules(fmt: str) -> None:
         click.echo(json.dumps([{**describe_rule(r), **_plugin_key(r)} for r in items], indent=2))
         return
     header = ("code", "name", "symptom", "severity", "evidence", "summary")
-    rows = [(r.code, r.name, r.symptom, r.severity, r.evidence, r.summary() + _from(r)) for r in items]
+    rows = [(r.code, r.name, r.symptom, r.severity, r.evidence, prose(r.summary()) + _from(r)) for r in items]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(5)]
     for row in [header, *rows]:
         click.echo("  ".join(col.ljust(widths[i]) for i, col in enumerate(row[:5])) + "  " + row[5])

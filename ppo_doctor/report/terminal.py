@@ -6,7 +6,9 @@ line per finding (severity, code, name, metric, onset, message), the top cause w
 and one closing line that counts what was left out (less likely causes, rules that could not
 run, reader warnings).  ``-v`` (``RenderOptions.verbose``) gives the full detail: step spans and
 peaks, the top three causes with their evidence, the rules that could not run by name, and
-every reader warning.
+every reader warning.  On a terminal (``RenderOptions.width``) a long line is wrapped at a
+space to the terminal's width, its continuation indented under it; to a pipe or a file each
+line stays whole, for grep.
 
 Colour is added (ANSI SGR codes, :func:`style`) only when asked (a TTY, ``--color``); every string that
 came from a log goes through :func:`escape.plain` first so a run name cannot move the cursor or
@@ -15,6 +17,7 @@ recolour the screen, and documentation text through :func:`escape.prose` (no RST
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
@@ -55,18 +58,52 @@ def style(value: str, fg: str | None = None, bold: bool = False, dim: bool = Fal
     return "".join(f"\x1b[{c}m" for c in codes) + value + "\x1b[0m"
 
 
-class _Writer:
-    """Collects lines; ``style`` is a no-op unless colour is on."""
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+# a wrapped line's continuation: indented this much more than the line it continues
+CONTINUATION_INDENT = 4
 
-    def __init__(self, color: bool):
+
+def visible_width(line: str) -> int:
+    """The columns ``line`` takes on a terminal: its colour codes take none."""
+    return len(_SGR.sub("", line))
+
+
+def wrap(line: str, width: int | None) -> list[str]:
+    """``line`` broken at spaces into lines of at most ``width`` columns (a word longer than
+    that keeps a line of its own), each continuation indented under the first; the line itself
+    when ``width`` is None or it fits."""
+    if width is None or visible_width(line) <= width:
+        return [line]
+    indent = line[: len(line) - len(line.lstrip(" "))]
+    follow = indent + " " * CONTINUATION_INDENT
+    out: list[str] = []
+    current = indent
+    for word in line[len(indent) :].split(" "):  # "" for each extra space: alignment is kept
+        if current.strip() and word and visible_width(current) + 1 + visible_width(word) > width:
+            out.append(current.rstrip(" "))
+            current = follow + word
+        elif current.strip():
+            current += " " + word
+        else:
+            current += word
+    out.append(current)
+    return out
+
+
+class _Writer:
+    """Collects lines, wrapped to ``width`` (None: not wrapped); ``style`` is a no-op unless
+    colour is on."""
+
+    def __init__(self, color: bool, width: int | None = None):
         self.color = color
+        self.width = width
         self.lines: list[str] = []
 
     def style(self, value: str, **kw: Any) -> str:
         return style(value, **kw) if self.color else value
 
     def __call__(self, line: str = "") -> None:
-        self.lines.append(line)
+        self.lines.extend(wrap(line, self.width))
 
 
 def _severity(w: _Writer, f: Finding) -> str:
@@ -173,7 +210,7 @@ def _summary_table(w: _Writer, report: Report) -> None:
 
 def render(report: Report, options: RenderOptions) -> str:
     """The whole text report: short by default, the full detail with ``options.verbose``."""
-    w = _Writer(options.color)
+    w = _Writer(options.color, options.width)
     tally = verdict_tally(report)
     w(f"ppo-doctor {__version__}: {len(report.runs)} run(s)" + (f" ({tally})" if tally else ""))
     if len(report.runs) > 1:

@@ -44,7 +44,7 @@ class KLAboveBand(SustainedRule[KLView]):
     :mod:`ppo_doctor.standing`, only when the KL coefficient is under 0.01: with a working penalty
     the rise of a prefix can still turn around), or stayed above
     ``collapse_factor`` (5) times the band for a sustained stretch at any time (a collapse the
-    run partly recovered from still leaves a damaged policy: the sample lr-x100 run peaks at 12x
+    run partly recovered from still leaves a damaged policy: a run at 100 times its learning rate peaks at 12x
     and its responses shrink to 2 tokens); warning when it ends the run just above the band;
     an info note when it went moderately above the band and came back inside it by the end (the
     corpus KL sweep's beta 0.2 runs peak at 1.5x and end at 0.95x: their author calls them
