@@ -397,7 +397,9 @@ def _merge(into: RawRun, raw: RawRun, fmt: str, formats_seen: list[str]) -> None
                     ReadIssue(
                         path=where,
                         message=f"{len(dup)} tag(s) also read from {'+'.join(formats_seen)} were not counted twice (e.g. {dup[0]})",
-                        level="warning",
+                        # a note: the same training written in two formats is routine, and
+                        # nothing the user could change (shown with -v, in JSON and SARIF)
+                        level="info",
                     )
                 )
         else:

@@ -153,11 +153,11 @@ def _run_short(w: _Writer, rr: RunReport) -> None:
         left.append(f"{len(rr.causes) - 1} less likely cause(s)")
     if missing:
         left.append(f"{len(missing)} rule(s) not applicable (metrics not logged)")
+    # reader notes (level info: a log written in two formats, SB2's step counters) are routine
+    # and ask nothing of the user: -v lists them, the short report does not count them
     levels = Counter(i.level for i in rr.run.issues)
     if levels["error"] + levels["warning"]:
         left.append(f"{levels['error'] + levels['warning']} reader warning(s)")
-    if levels["info"]:
-        left.append(f"{levels['info']} reader note(s)")
     if left:
         w(w.style(f"  ({'; '.join(left)}: -v for detail)", dim=True))
 
