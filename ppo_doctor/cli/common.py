@@ -43,6 +43,7 @@ def options(*decorators: Callable[[F], F]) -> Callable[[F], F]:
 
     return apply
 
+
 def fail(message: str) -> NoReturn:
     """Print ``ppo-doctor: error: ...`` on stderr and exit 2."""
     click.echo(f"ppo-doctor: error: {plain(message)}", err=True)
@@ -76,8 +77,8 @@ class FormatChoice(click.Choice):
     def __init__(self) -> None:  # click.Choice's would store the choices; here they are read on use
         self.case_sensitive = True
 
-    @property  # type: ignore[override]
-    def choices(self) -> Sequence[str]:
+    @property
+    def choices(self) -> Sequence[str]:  # type: ignore[override]  # read-only: the formats decide
         return formats()
 
 

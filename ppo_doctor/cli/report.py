@@ -49,6 +49,7 @@ from .common import (
 )
 from .outputs import refuse_overwriting_inputs
 
+
 def _analyze(paths: tuple[str, ...], settings: Config, *, quiet: bool = False) -> Report:
     """Analyse every path, with a progress line on a TTY; bad input never raises here.
 

@@ -22,6 +22,7 @@ from ..report.json_out import finite_json
 from ..watch import Watcher, run_exec
 from .common import FILE
 
+
 def terminal_line(event: dict[str, Any]) -> str | None:
     """The terminal form of an event (None: nothing to print).  Every log-derived string (run
     folder names, paths, tag names inside messages) goes through :func:`report.escape.plain`, as in

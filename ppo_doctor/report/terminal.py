@@ -10,7 +10,7 @@ every reader warning.  On a terminal (``RenderOptions.width``) a long line is wr
 space to the terminal's width, its continuation indented under it; to a pipe or a file each
 line stays whole, for grep.
 
-Colour is added (ANSI SGR codes, :func:`style`) only when asked (a TTY, ``--color``); every string that
+Colour is added (click.style) only when asked (a TTY, ``--color``); every string that
 came from a log goes through :func:`escape.plain` first so a run name cannot move the cursor or
 recolour the screen, and documentation text through :func:`escape.prose` (no RST markup).
 """
@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from typing import Any
+
+import click
 
 from .._version import __version__
 from ..results import Finding, Report, RunReport
@@ -45,17 +47,6 @@ SEVERITY_STYLE: dict[str, dict[str, Any]] = {
 def text(value: object) -> str:
     """Log- or catalog-derived text for the terminal: control characters out, no RST."""
     return prose(plain(value))
-
-
-# ECMA-48 SGR parameters: the standard foreground colours used here; 1 bold, 2 dim, 0 reset
-_FG = {"red": 31, "green": 32, "yellow": 33, "cyan": 36}
-
-
-def style(value: str, fg: str | None = None, bold: bool = False, dim: bool = False) -> str:
-    """``value`` between SGR codes: the colour, then each attribute, then a reset (the sequences
-    ``click.style`` wrote before, so a coloured report reads the same)."""
-    codes = ([_FG[fg]] if fg else []) + ([1] if bold else []) + ([2] if dim else [])
-    return "".join(f"\x1b[{c}m" for c in codes) + value + "\x1b[0m"
 
 
 _SGR = re.compile(r"\x1b\[[0-9;]*m")
@@ -100,7 +91,7 @@ class _Writer:
         self.lines: list[str] = []
 
     def style(self, value: str, **kw: Any) -> str:
-        return style(value, **kw) if self.color else value
+        return click.style(value, **kw) if self.color else value
 
     def __call__(self, line: str = "") -> None:
         self.lines.extend(wrap(line, self.width))
