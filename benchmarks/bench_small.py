@@ -7,7 +7,7 @@ JSON-lines log, a TensorBoard event file, an SB3 ``progress.csv``, 200 steps eac
 ``ppo-doctor check PATH --isolated`` and ``rl-doctor diagnose PATH`` run as fresh processes,
 their console scripts, once each per round, the order rotating from round to round, all pinned
 to one core (``taskset -c 0``); the ratio is the median of the per-round ratios of wall time,
-ours over the peer's (budget <= 1.0).  ``--baseline TREE`` times, in the same rounds, the
+ours over the peer's (budget: BUDGET, issue 40).  ``--baseline TREE`` times, in the same rounds, the
 ``check`` of an earlier checkout too (``git archive <commit> | tar -x -C /tmp/base``; run through
 ``PYTHONPATH``).  Also ``ppo-doctor --help``: median CPU time (budget < 0.15 s), and where
 ``PARSER_IMPORT_BYTES`` lies (alternating pairs).
@@ -36,6 +36,9 @@ from benchmarks.gen_small import FORMATS, write_small_logs
 
 log = logging.getLogger("bench_small")
 BIN = Path(sys.executable).parent
+# issue 40: within 1.6x of the peer's time (the check costs a user nothing they can tell apart,
+# and code is made stranger only for 20 % of a wait of a second or more)
+BUDGET = 1.6
 
 
 def timed(cmd: list[str], tree: str | None = None) -> tuple[float, float, int]:
@@ -198,7 +201,7 @@ def run(repeats: int, baseline: str | None = None) -> str:
         log.info("%s: ours %s, peer %s", fmt, ", ".join(f"{x:.3f}" for x in a), ", ".join(f"{x:.3f}" for x in b))
         rows.append(
             f"| {fmt} | {Path(path).name} | {statistics.median(a):.3f} s | {statistics.median(b):.3f} s | **{ratio:.2f}** ({q[0]:.2f}-{q[2]:.2f}) "
-            f"| {'met' if ratio <= 1.0 else '**missed**'} | {sorted(ca)} / {sorted(cb)}{before} |"
+            f"| {'met' if ratio <= BUDGET else '**missed**'} | {sorted(ca)} / {sorted(cb)}{before} |"
         )
     helps = [timed([str(BIN / "ppo-doctor"), "--help"]) for _ in range(repeats)]
     help_cpu, help_wall = statistics.median(h[1] for h in helps), statistics.median(h[0] for h in helps)
@@ -211,7 +214,7 @@ def run(repeats: int, baseline: str | None = None) -> str:
             "rotating from round to round (200 steps; `benchmarks/gen_small.py`); ratio = median of the per-round ratios "
             "ours / peer (interquartile range).",
             "",
-            "| format | file | `ppo-doctor check` median | `rl-doctor diagnose` median | ratio (IQR) | budget <= 1.0 | exit codes ours / peer |"
+            f"| format | file | `ppo-doctor check` median | `rl-doctor diagnose` median | ratio (IQR) | budget <= {BUDGET} | exit codes ours / peer |"
             + (" before: `check` of the baseline tree in the same rounds, median (its ratio, as ours) |" if baseline else ""),
             "|---|---|---|---|---|---|---|" + ("---|" if baseline else ""),
             *rows,

@@ -52,9 +52,6 @@ _EXPORTS = {
 
 __all__ = ["__version__", *_EXPORTS]
 
-# the names through which a notebook gets a report to display
-_NOTEBOOK_NAMES = frozenset({"analyze", "analyze_run", "Monitor", "Report", "RunReport"})
-
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
@@ -67,16 +64,13 @@ def __getattr__(name: str) -> Any:
                 raise
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    if name in _NOTEBOOK_NAMES and "IPython" in sys.modules:
-        # in a notebook, reports show as HTML: the renderer registers its fragment with
-        # ppo_doctor.results (which imports no renderer) when it is imported
-        importlib.import_module(f"{__name__}.report.html")
     globals()[name] = value  # the next lookup is a plain global
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    """The public names only (not this file's own imports), as tab completion shows them."""
+    return sorted(__all__)
 
 
 class _Package(ModuleType):

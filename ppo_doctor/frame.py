@@ -14,12 +14,11 @@ in ``df``) so that a 10-million-point run stays well under the memory budget.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 import numpy as np
 
-from .records import record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,7 +27,7 @@ COLUMNS = ("step", "metric", "value", "wall_time", "raw_tag", "source")
 LABEL_COLUMNS = ("metric", "raw_tag", "source")
 
 
-@record
+@dataclass
 class RawSeries:
     """One tag of one run as a reader found it (before canonicalisation)."""
 
@@ -287,7 +286,7 @@ def _codes(col: pd.Series) -> tuple[np.ndarray, list[str]]:
     return np.asarray(cat.codes), cat.categories.tolist()
 
 
-@record
+@dataclass
 class TextSample:
     """A generated text the run logged (prompt / response / reward) at a step."""
 
@@ -300,7 +299,7 @@ class TextSample:
     line: int | None = None  # the 1-based line of ``source`` it was read from, when the format has lines
 
 
-@record
+@dataclass
 class ReadIssue:
     """A problem met while reading: the file, the byte offset when known, and what happened."""
 
@@ -314,7 +313,7 @@ class ReadIssue:
         return f"{where}: {self.message}"
 
 
-@record
+@dataclass
 class RawRun:
     """What a reader returns for one run found in one file (most files hold one run)."""
 

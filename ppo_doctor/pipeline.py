@@ -32,11 +32,11 @@ from __future__ import annotations
 import logging
 import os
 import uuid
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Generic, Iterable, Iterator, NamedTuple, TypeVar
 
-from .records import record
 from .errors import PPODoctorError
 from .frame import ReadIssue
 from .ingest import LoadResult, read_source, display
@@ -50,7 +50,7 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
-@record
+@dataclass
 class Outcome(Generic[T]):
     """What one task gave: ``fn``'s result for each run the source held, and read errors."""
 

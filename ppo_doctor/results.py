@@ -7,19 +7,18 @@ or the CLI, so the rule engine, the diagnosis, the monitor and the renderers all
 definition. Both report objects show themselves in a notebook: a one-line ``repr`` (run,
 verdict, the finding codes) and ``_repr_html_``, the HTML report's summary and findings without
 plots (:func:`ppo_doctor.report.html.fragment`; ``render(report, "html")`` draws them).
-This module imports no renderer: the HTML renderer registers itself here when it is imported
-(:func:`register_notebook_html`), and the package imports it on first use of ``analyze`` or
-``Report`` when IPython is running (``ppo_doctor.__getattr__``); without it a notebook shows
-the ``repr``.
+This module depends on no renderer: the HTML renderer registers itself here when it is
+imported (register_notebook_html), and the first display imports it, whatever was imported
+before (IPython or not).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .records import record
 from ._version import __version__
 from .frame import ReadIssue
 from .run import Run
@@ -64,12 +63,15 @@ def register_notebook_html(render: Callable[["Report"], str]) -> None:
     _NOTEBOOK_HTML[:] = [render]
 
 
-def notebook_html(report: "Report") -> str | None:
-    """The registered notebook HTML of ``report``, or None (IPython then shows the ``repr``)."""
-    return _NOTEBOOK_HTML[0](report) if _NOTEBOOK_HTML else None
+def notebook_html(report: "Report") -> str:
+    """The notebook HTML of ``report``: the renderer's, imported on the first display (importing
+    it registers it; a plugin may register another)."""
+    if not _NOTEBOOK_HTML:
+        importlib.import_module("ppo_doctor.report.html")
+    return _NOTEBOOK_HTML[0](report)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Finding:
     """One incident a rule found in one run.
 
@@ -131,7 +133,7 @@ class Finding:
         return d
 
 
-@record
+@dataclass
 class RankedCause:
     """A cause with the evidence for it and against it, kept apart.
 
@@ -189,7 +191,7 @@ def _jsonable(v: Any) -> Any:
 SCHEMA_VERSION = 2
 
 
-@record
+@dataclass
 class NotApplicable:
     """A rule that did not run: the metrics it lacks and, when the run lacks them by design
     (critic-free, KL off by configuration: ``Run.by_design``), why; reports say that once."""
@@ -206,7 +208,7 @@ class NotApplicable:
         return out
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class RuleMeta:
     """What a report says about one rule, so that renderers need no rule registry: SARIF
     describes every rule the tool ran with (``tool.driver.rules``), JUnit makes a test case of
@@ -223,7 +225,7 @@ class RuleMeta:
     selected: bool = True
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Cost:
     """What a failure cost (``ppo_doctor.cost.failure_cost``): the steps an unhealthy run trained
     after the onset of its first warning or error, their share of the run's steps and, where the
@@ -271,7 +273,7 @@ class Cost:
         }
 
 
-@record
+@dataclass
 class RunReport:
     """One run's diagnosis: its verdict, findings, ranked causes and the rules that could not judge it."""
 
@@ -304,7 +306,7 @@ class RunReport:
         found = f"{len(self.findings)} finding(s)" + (f" ({codes})" if codes else "")
         return f"<RunReport {self.run.id!r}: {self.verdict}, {found}>"
 
-    def _repr_html_(self) -> str | None:
+    def _repr_html_(self) -> str:
         return notebook_html(Report(runs=[self]))
 
     def worst_severity(self) -> str | None:
@@ -340,7 +342,7 @@ class RunReport:
         }
 
 
-@record
+@dataclass
 class Report:
     """The runs' reports, the inputs that could not be read, and ``rules``: the metadata of
     every rule the analysis knew (empty for a report built by hand: renderers then describe
@@ -370,7 +372,7 @@ class Report:
             + f", {findings} finding(s), {len(self.errors)} read error(s)>"
         )
 
-    def _repr_html_(self) -> str | None:
+    def _repr_html_(self) -> str:
         return notebook_html(self)
 
     def findings_at_or_above(self, severity: str) -> list[Finding]:

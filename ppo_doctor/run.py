@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .records import record
 from .frame import ReadIssue, RunFrame, TextSample
 from .standing import Standing
 
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-@record
+@dataclass
 class MetricInfo:
     """What a logged number means, so rules judge it in the units it was logged in.
 
@@ -45,7 +44,7 @@ class MetricInfo:
         return {k: v for k, v in self.__dict__.items() if v not in (None, "") and not (k == "inferred" and not v)}
 
 
-@record
+@dataclass
 class Run:
     """One training run: its metric points under canonical names (``frame``), config and metadata."""
 

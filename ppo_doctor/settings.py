@@ -8,10 +8,9 @@ A leaf: it imports nothing of the readers, the rules or the renderers, so every 
 
 from __future__ import annotations
 
-from dataclasses import field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
-from .records import record
 from .errors import ConfigError
 from .results import SEVERITIES
 
@@ -19,7 +18,7 @@ FAIL_ON = (*SEVERITIES, "never")  # the lowest severity that fails check / watch
 EXECUTORS = ("local", "processes", "dask")  # how ppo_doctor.pipeline schedules runs
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Schedule:
     """Where and how runs are processed; see the module docstring for each executor."""
 
@@ -52,7 +51,7 @@ class Schedule:
         return cls(executor=executor, jobs=n, dask=dask, dask_timeout=dask_timeout, remote_timeout=remote_timeout)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Config:
     """The resolved settings (see the module docstring for each key), validated and coerced once.
 

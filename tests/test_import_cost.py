@@ -92,29 +92,6 @@ def test_check_imports_no_metadata_reader_comparison_or_toml_parser_it_does_not_
     assert not modules & unused, sorted(modules & unused)
 
 
-def test_a_check_parses_its_arguments_without_click(small_logs):
-    """The command line is argparse's (:mod:`ppo_doctor.cli.command`): click's import and option
-    objects were some 4 % of a small check."""
-    assert "click" not in _imported(_LIST_AFTER_CLI, "check", str(small_logs["jsonl"]), "--isolated")
-
-
-@pytest.mark.parametrize(("args", "module"), [(["check", "LOG", "--isolated"], "report"), (["sweep", "LOG", "--isolated"], "sweep"), (["rules"], "rules")])
-def test_numpy_is_imported_before_the_command_modules_own_imports(small_logs, args, module):
-    """numpy's import recurses deeply; begun under the command module's nested imports, it made
-    CPython 3.11 map and unmap a 16 KiB chunk of its frame stack 450 to 1,700 times, with the
-    depth (:func:`ppo_doctor.cli.load`).  It comes first, straight from ``load``."""
-    code = _RUN_CLI + 'sys.stderr.write("\\nMODULES=" + ",".join(sys.modules) + "\\n")\n'
-    order = _imported_in_order(code, *[str(small_logs["jsonl"]) if a == "LOG" else a for a in args])
-    assert order.index("numpy") < order.index(f"ppo_doctor.cli.{module}"), [m for m in order if m.startswith("ppo_doctor.")][:5]
-
-
-def _imported_in_order(code: str, *args: str) -> list[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
-    assert "MODULES=" in proc.stderr, proc.stderr[-2000:]
-    return proc.stderr.rsplit("MODULES=", 1)[1].strip().split(",")
-
-
 def test_help_imports_neither_numpy_nor_the_analyser():
     modules = _imported(_LIST_AFTER_CLI, "--help")
     assert not modules & (HEAVY | {"numpy"}), sorted(modules & (HEAVY | {"numpy"}))

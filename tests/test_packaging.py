@@ -67,6 +67,13 @@ def test_license_file_and_spdx_field():
     assert not any(c.startswith("License ::") for c in project.get("classifiers", []))
 
 
+def test_the_all_extra_installs_every_user_facing_extra():
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    (line,) = extras["all"]
+    named = set(re.fullmatch(r"ppo-doctor\[([a-z,]+)\]", line).group(1).split(","))
+    assert named == set(extras) - {"all", "dev", "fuzz"}
+
+
 def test_scipy_is_not_a_dependency():
     deps = PYPROJECT["project"]["dependencies"]
     assert not [d for d in deps if re.match(r"scipy\b", d)]
@@ -101,7 +108,9 @@ def test_wheel_ships_its_package_data_without_deprecation_warnings(tmp_path):
     assert sources <= set(names), sorted(sources - set(names))
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "License-Expression: Apache-2.0" in metadata
-    assert "Requires-Dist: scipy" not in metadata
+    core = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line]
+    assert "Requires-Dist: click>=8.1" in core
+    assert not [line for line in core if line.startswith("Requires-Dist: scipy")]  # only [dev]'s tests use it
     assert packaged_schema == json_schema()
 
 

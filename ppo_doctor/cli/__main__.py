@@ -1,4 +1,4 @@
-"""``python -m ppo_doctor.cli``: the ``ppo-doctor`` command."""
+"""python -m ppo_doctor.cli: the ppo-doctor command."""
 
 from __future__ import annotations
 

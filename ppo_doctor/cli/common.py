@@ -9,28 +9,48 @@ Settings come from defaults < config file < flags (:mod:`ppo_doctor.config`).
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, Iterator, NoReturn
+from typing import Any, Callable, NoReturn, Sequence, TypeVar
+
+import click
 
 from ..config import EXECUTORS, Config, resolve_with_sources
 from ..errors import PPODoctorError
 from ..exits import EXIT_ERROR
 from ..report import formats
 from ..report.escape import plain
-from .command import at_least, echo
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# the argument types the command line checks: a file to read or write must not be a folder, a
+# folder to write into must not be a file
+FILE = click.Path(dir_okay=False)
+FILE_OR_DASH = click.Path(dir_okay=False, allow_dash=True)
+DIRECTORY = click.Path(file_okay=False)
+
+
+def options(*decorators: Callable[[F], F]) -> Callable[[F], F]:
+    """Several click decorators as one, applied in the order listed (as if stacked)."""
+
+    def apply(func: F) -> F:
+        for decorator in reversed(decorators):
+            func = decorator(func)
+        return func
+
+    return apply
+
 
 def fail(message: str) -> NoReturn:
     """Print ``ppo-doctor: error: ...`` on stderr and exit 2."""
-    echo(f"ppo-doctor: error: {plain(message)}", err=True)
+    click.echo(f"ppo-doctor: error: {plain(message)}", err=True)
     sys.exit(EXIT_ERROR)
 
 
-def split(values: list[str] | None) -> list[str] | None:
+def split(values: Sequence[str] | None) -> list[str] | None:
     """``--select A,B --select C`` -> ``[A, B, C]``; None when the flag was not given."""
     items = [v.strip() for value in values or () for v in value.split(",") if v.strip()]
     return items or None
@@ -50,16 +70,16 @@ def resolve_settings_and_sources(cli: dict[str, Any], config_file: str | None, i
 STDOUT = "-"
 
 
-class FormatChoices:
-    """``--format``'s choices: the built-in formats, then the plugins' (:mod:`ppo_doctor.plugins`),
-    read when the option is given or its help shown, not whenever the parser is built (argparse
-    lists an argument's choices as it is added, unless it has a ``metavar``, as ``--format`` does)."""
+class FormatChoice(click.Choice):
+    """--format's choices: the built-in formats, then the plugins' (ppo_doctor.plugins), read
+    when the option is given, completed or its help shown, not when the command is imported."""
 
-    def __contains__(self, value: object) -> bool:
-        return value in formats()
+    def __init__(self) -> None:  # click.Choice's would store the choices; here they are read on use
+        self.case_sensitive = True
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(formats())
+    @property
+    def choices(self) -> Sequence[str]:  # type: ignore[override]  # read-only: the formats decide
+        return formats()
 
 
 def use_color(choice: str, to_terminal: bool) -> bool:
@@ -86,7 +106,9 @@ def to_stdout(output: str | None) -> bool:
 def emit(text: str, output: str | None) -> None:
     """Write to stdout (no ``-o``, or ``-o -``) or to the file."""
     if output is None or output == STDOUT:
-        echo(text, nl=False)
+        # color=True: click would strip the colour codes on a pipe; the report has them only
+        # when asked (--color always, FORCE_COLOR)
+        click.echo(text, nl=False, color=True)
         return
     try:
         Path(output).write_text(text, encoding="utf-8")
@@ -94,10 +116,11 @@ def emit(text: str, output: str | None) -> None:
         fail(f"cannot write {output}: {exc.strerror or exc}")
 
 
-def verbosity(args: argparse.Namespace) -> int:
-    """``-v`` given before the subcommand (the group's) plus after it; sets the log level."""
-    verbose = args.verbose
-    level = args.group_verbose + verbose
+def verbosity(verbose: int) -> int:
+    """-v given before the subcommand (the group's) plus after it; sets the log level."""
+    ctx = click.get_current_context(silent=True)
+    group = ctx.find_root().obj if ctx is not None else None
+    level = (group or {}).get("verbose", 0) + verbose
     if verbose:
         logging.getLogger().setLevel(logging.WARNING - 10 * min(level, 2))
     return level
@@ -108,19 +131,20 @@ def quiet_logging(quiet: int) -> None:
         logging.getLogger().setLevel(logging.ERROR if quiet == 1 else logging.CRITICAL + 1)
 
 
-def add_run_on_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--executor``, ``--dask``, ``--dask-timeout`` and ``--remote-timeout``: where and how runs
-    are read and processed (:mod:`ppo_doctor.pipeline`)."""
-    parser.add_argument("--executor", choices=EXECUTORS, help="local (this process), processes (--jobs N), or dask.")
-    parser.add_argument("--dask", dest="dask_address", metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS (tcp://host:8786).")
-    parser.add_argument(
-        "--dask-timeout", type=at_least(0, float, strict=True), metavar="SECONDS",
+# --executor, --dask, --dask-timeout and --remote-timeout: where and how runs are read and
+# processed (ppo_doctor.pipeline)
+run_on_options = options(
+    click.option("--executor", type=click.Choice(EXECUTORS), help="local (this process), processes (--jobs N), or dask."),
+    click.option("--dask", "dask_address", metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS (tcp://host:8786)."),
+    click.option(
+        "--dask-timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
         help="Fail when the Dask cluster has no worker within SECONDS (default: 60, or the config's).",
-    )
-    parser.add_argument(
-        "--remote-timeout", type=at_least(0, float, strict=True), metavar="SECONDS",
+    ),
+    click.option(
+        "--remote-timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
         help="Fail a request to an http(s):// or s3:// log that waits SECONDS to connect or to read (default: 30, $PPO_DOCTOR_REMOTE_TIMEOUT, or the config's).",
-    )
+    ),
+)
 
 
 def show_settings(config: Config, sources: dict[str, str]) -> str:

@@ -11,16 +11,17 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
+import click
+
 from ..ingest.readers.jsonl import CONFIG_NAMES
 from ..ingest.storage import is_url
 from ..pipeline import find_sources
 from ..report.escape import plain
-from .command import UsageError
 from .common import STDOUT
 
 
 def refuse_overwriting_inputs(outputs: Iterable[str | None], inputs: Iterable[str], also_read: Iterable[str | None] = ()) -> None:
-    """Raise a :class:`.UsageError` (exit 2) when one of ``outputs`` is a file read from ``inputs`` or
+    """Raise a click.UsageError (exit 2) when one of ``outputs`` is a file read from ``inputs`` or
     one of ``also_read``."""
     targets = {os.path.realpath(o): o for o in outputs if o and o != STDOUT}
     if not targets:
@@ -36,4 +37,4 @@ def refuse_overwriting_inputs(outputs: Iterable[str | None], inputs: Iterable[st
         read |= {os.path.realpath(f.parent / name) for f in files for name in CONFIG_NAMES}
     for real, given in targets.items():
         if real in read:
-            raise UsageError(f"{plain(given)} is one of the files this command reads: writing it would replace that input; choose another output path")
+            raise click.UsageError(f"{plain(given)} is one of the files this command reads: writing it would replace that input; choose another output path")

@@ -6,13 +6,15 @@ torch and transformers are imported only inside the commands (through ``referenc
 
 from __future__ import annotations
 
-import argparse
 import logging
 import math
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+import click
 
 from ..config import resolve
 from ..exits import EXIT_ERROR, EXIT_FINDINGS
@@ -21,7 +23,7 @@ from ..reference import scenarios as scenario_registry
 from ..reference.logwriters import FORMATS
 from ..reference.trl_scenarios import TRL_SCENARIOS
 from ..reference.validate import merge_section, render_markdown, render_text, run_suite, summarize
-from .command import UsageError, at_least, command, dir_path, echo, file_path
+from .common import DIRECTORY, FILE
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +55,7 @@ def _require_torch(extra: str = "reference") -> None:
         for name in modules:
             __import__(name)
     except ImportError as exc:
-        echo(
+        click.echo(
             f"the {'TRL suite' if extra == 'trl' else 'reference loop'} needs {', '.join(modules)} "
             f"({exc.name} is missing): in a checkout of ppo-doctor, pip install -e '.[{extra}]'",
             err=True,
@@ -65,7 +67,7 @@ def _resolve(name: str) -> scenario_registry.Scenario:
     try:
         return scenario_registry.get(name)
     except KeyError as exc:
-        raise UsageError(f"argument NAME: {exc.args[0]}") from None
+        raise click.BadParameter(exc.args[0], param_hint="NAME") from None
 
 
 def held_out(sc: scenario_registry.Scenario, seed: int) -> scenario_registry.Scenario:
@@ -96,53 +98,50 @@ def history_table(history: dict[str, list[float]]) -> str:
     return "\n".join(lines)
 
 
-def _simulate_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", nargs="?", metavar="NAME")
-    parser.add_argument("-o", "--out", type=dir_path, metavar="DIR", help="Run folder to write the logs into.")
-    parser.add_argument("--steps", type=at_least(1), metavar="N", help="PPO updates (default: the scenario's, 120 for most).")
-    parser.add_argument("--seed", type=int, help="Seed (healthy-s1/-s2/-s3 fix theirs; this overrides it).")
-    parser.add_argument("--batch-size", type=at_least(2), metavar="N", help="Prompts per update (default 32).")
-    parser.add_argument(
-        "--format", dest="formats", action="append", choices=FORMATS,
-        help="Log formats to write (repeatable; default tensorboard, jsonl, trainer_state).",
-    )
-    parser.add_argument("--tb-prefix", default="", metavar="PREFIX", help='TensorBoard tag prefix, e.g. "train/" as HF writes.')
-    parser.add_argument("--fake-clock", action="store_true", help="Deterministic wall times (reproducible files).")
-    parser.add_argument("--cache-dir", type=dir_path, metavar="DIR", help="SFT cache (default ~/.cache/ppo_doctor).")
-    parser.add_argument("--device", default="auto", help="auto (the default), cpu or cuda.")
-    parser.add_argument("--list", dest="list_only", action="store_true", help="List the scenarios and exit.")
-    parser.add_argument(
-        "--stop-on", action="append", metavar="WHAT",
-        help="Check the run while it trains and stop it on a new finding of this severity (error, warning), "
-        "symptom, rule code or name (repeatable or comma-separated); exit 1 when it stopped.",
-    )
-    parser.add_argument("--check-every", type=at_least(1), default=10, metavar="N", help="Steps between live checks (with --stop-on; default: 10).")
-
-
-@command(_simulate_arguments)
-def simulate(args: argparse.Namespace) -> None:
+@click.command()
+@click.argument("name", required=False)
+@click.option("-o", "--out", type=DIRECTORY, metavar="DIR", help="Run folder to write the logs into.")
+@click.option("--steps", type=click.IntRange(min=1), metavar="N", help="PPO updates (default: the scenario's, 120 for most).")
+@click.option("--seed", type=int, help="Seed (healthy-s1/-s2/-s3 fix theirs; this overrides it).")
+@click.option("--batch-size", type=click.IntRange(min=2), metavar="N", help="Prompts per update (default 32).")
+@click.option(
+    "--format", "formats", multiple=True, type=click.Choice(FORMATS),
+    help="Log formats to write (repeatable; default tensorboard, jsonl, trainer_state).",
+)
+@click.option("--tb-prefix", default="", metavar="PREFIX", help='TensorBoard tag prefix, e.g. "train/" as HF writes.')
+@click.option("--fake-clock", is_flag=True, help="Deterministic wall times (reproducible files).")
+@click.option("--cache-dir", type=DIRECTORY, metavar="DIR", help="SFT cache (default ~/.cache/ppo_doctor).")
+@click.option("--device", default="auto", help="auto (the default), cpu or cuda.")
+@click.option("--list", "list_only", is_flag=True, help="List the scenarios and exit.")
+@click.option(
+    "--stop-on", multiple=True, metavar="WHAT",
+    help="Check the run while it trains and stop it on a new finding of this severity (error, warning), "
+    "symptom, rule code or name (repeatable or comma-separated); exit 1 when it stopped.",
+)
+@click.option("--check-every", type=click.IntRange(min=1), default=10, metavar="N", help="Steps between live checks (with --stop-on; default: 10).")
+def simulate(**opts: Any) -> None:
     """Train the bundled tiny PPO-RLHF loop with scenario NAME's fault and write its logs to OUT."""
-    name, out, seed = args.name, args.out, args.seed
-    if args.list_only or name is None:
+    name, out, seed = opts["name"], opts["out"], opts["seed"]
+    if opts["list_only"] or name is None:
         for sc in scenario_registry.SCENARIOS.values():
             exp = ", ".join(sorted(sc.expected)) or "healthy"
-            echo(f"{sc.name:<26} {exp:<34} {sc.description}")
-        if name is None and not args.list_only:
-            echo("\nusage: ppo-doctor simulate NAME -o DIR", err=True)
+            click.echo(f"{sc.name:<26} {exp:<34} {sc.description}")
+        if name is None and not opts["list_only"]:
+            click.echo("\nusage: ppo-doctor simulate NAME -o DIR", err=True)
             sys.exit(EXIT_ERROR)
         return
     sc = _resolve(name)
     if out is None:
-        raise UsageError("missing option -o/--out")
+        raise click.UsageError("Missing option '-o' / '--out'.")
     _require_torch()
     from ..reference.ppo import run
 
-    overrides: dict = {"tb_prefix": args.tb_prefix, "fake_clock": args.fake_clock, "device": args.device}
-    for key, value in (("steps", args.steps), ("batch_size", args.batch_size), ("cache_dir", args.cache_dir)):
-        if value is not None:
-            overrides[key] = value
-    if args.formats:
-        overrides["formats"] = tuple(args.formats)
+    overrides: dict = {"tb_prefix": opts["tb_prefix"], "fake_clock": opts["fake_clock"], "device": opts["device"]}
+    for key in ("steps", "batch_size", "cache_dir"):
+        if opts[key] is not None:
+            overrides[key] = opts[key]
+    if opts["formats"]:
+        overrides["formats"] = tuple(opts["formats"])
     if seed is not None:
         overrides["seed"] = seed
         if sc.healthy:
@@ -150,79 +149,76 @@ def simulate(args: argparse.Namespace) -> None:
     try:
         run_args = sc.args(**overrides)
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise click.UsageError(str(exc)) from None
     live = None
-    if args.stop_on:
+    if opts["stop_on"]:
         from ..reference.ppo import LiveCheck
 
-        wanted = [s.strip() for item in args.stop_on for s in item.split(",") if s.strip()]
+        wanted = [s.strip() for item in opts["stop_on"] for s in item.split(",") if s.strip()]
         try:
             check_stop_on(wanted)
         except ValueError as exc:
-            raise UsageError(f"argument --stop-on: {exc}") from None
+            raise click.BadParameter(str(exc), param_hint="'--stop-on'") from None
         # the loop's plan is its number of updates: a trend is judged once they are done
-        live = LiveCheck(Monitor(resolve(), run_id=run_args.exp_name, path=out, planned_steps=run_args.steps), wanted, args.check_every)
+        live = LiveCheck(Monitor(resolve(), run_id=run_args.exp_name, path=out, planned_steps=run_args.steps), wanted, opts["check_every"])
     t0 = time.time()
     history = run(run_args, out, live)
-    echo(f"{run_args.exp_name}: {len(history.get('objective/kl', []))} steps in {time.time() - t0:.0f}s -> {out}")
-    echo(history_table(history))
+    click.echo(f"{run_args.exp_name}: {len(history.get('objective/kl', []))} steps in {time.time() - t0:.0f}s -> {out}")
+    click.echo(history_table(history))
     if live is not None and live.stopped_by is not None:
         f = live.stopped_by
         onset = f" from step {f.start_step}" if f.start_step is not None else ""
-        echo(f"stopped by ppo-doctor at step {live.stopped_at}: {f.severity} {f.code} {f.name} [{f.symptom}] on {f.metric}{onset}")
+        click.echo(f"stopped by ppo-doctor at step {live.stopped_at}: {f.severity} {f.code} {f.name} [{f.symptom}] on {f.metric}{onset}")
         sys.exit(EXIT_FINDINGS)
 
 
-def _validate_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--suite", choices=sorted(SUITES), default="ppo",
-        help="ppo (the default): the bundled reference PPO loop; trl: TRL's own GRPOTrainer ([trl] extra).",
-    )
-    parser.add_argument(
-        "--scenarios", "-s", dest="names", action="append", metavar="NAMES",
-        help="Scenario names (repeatable or comma-separated; default: all that the scorecard scores).",
-    )
-    parser.add_argument("--steps", type=at_least(1), metavar="N", help="PPO updates per scenario (default: each scenario's, 120 for most).")
-    parser.add_argument(
-        "-o", "--output", type=file_path, metavar="FILE",
-        help="Write the suite's Markdown scorecard section here (other suites' sections in the file are kept).",
-    )
-    parser.add_argument("--workdir", type=dir_path, metavar="DIR", help="Keep the runs here (default: a temp dir).")
-    parser.add_argument(
-        "--min-severity", choices=("info", "warning", "error"), default="warning",
-        help="Lowest finding severity that counts as a detected symptom (default: warning).",
-    )
-    parser.add_argument("--cache-dir", type=dir_path, metavar="DIR", help="SFT cache (default ~/.cache/ppo_doctor).")
-    parser.add_argument(
-        "--seed", type=at_least(1), metavar="N",
-        help="Held-out seeds: run every scenario with seed N instead of 1 (a scenario that fixes its own seed K, "
-        "like healthy-s2, gets N+K-1); each run is named <scenario>-s<seed>.",
-    )
-    parser.add_argument(
-        "--strict", action="store_true",
-        help="Exit 1 unless the suite meets the detection budget: symptom recall >= 95 %%, the expected cause "
-        "first in >= 80 %%, no symptom on a healthy run.",
-    )
-
-
-@command(_validate_arguments)
-def validate(args: argparse.Namespace) -> None:
+@click.command()
+@click.option(
+    "--suite", type=click.Choice(sorted(SUITES)), default="ppo",
+    help="ppo (the default): the bundled reference PPO loop; trl: TRL's own GRPOTrainer ([trl] extra).",
+)
+@click.option(
+    "--scenarios", "-s", "names", multiple=True, metavar="NAMES",
+    help="Scenario names (repeatable or comma-separated; default: all that the scorecard scores).",
+)
+@click.option("--steps", type=click.IntRange(min=1), metavar="N", help="PPO updates per scenario (default: each scenario's, 120 for most).")
+@click.option(
+    "-o", "--output", type=FILE, metavar="FILE",
+    help="Write the suite's Markdown scorecard section here (other suites' sections in the file are kept).",
+)
+@click.option("--workdir", type=DIRECTORY, metavar="DIR", help="Keep the runs here (default: a temp dir).")
+@click.option(
+    "--min-severity", type=click.Choice(("info", "warning", "error")), default="warning",
+    help="Lowest finding severity that counts as a detected symptom (default: warning).",
+)
+@click.option("--cache-dir", type=DIRECTORY, metavar="DIR", help="SFT cache (default ~/.cache/ppo_doctor).")
+@click.option(
+    "--seed", type=click.IntRange(min=1), metavar="N",
+    help="Held-out seeds: run every scenario with seed N instead of 1 (a scenario that fixes its own seed K, "
+    "like healthy-s2, gets N+K-1); each run is named <scenario>-s<seed>.",
+)
+@click.option(
+    "--strict", is_flag=True,
+    help="Exit 1 unless the suite meets the detection budget: symptom recall >= 95 %, the expected cause "
+    "first in >= 80 %, no symptom on a healthy run.",
+)
+def validate(**opts: Any) -> None:
     """Run the fault scenarios, diagnose each, and score the doctor (confusion matrix, cause accuracy)."""
-    suite, steps, seed, min_severity = args.suite, args.steps, args.seed, args.min_severity
+    suite, steps, seed, min_severity = opts["suite"], opts["steps"], opts["seed"], opts["min_severity"]
     registry, title, extra = SUITES[suite]
-    wanted = [n for item in args.names or () for n in item.split(",") if n] or [n for n, sc in registry.items() if sc.scored]
+    wanted = [n for item in opts["names"] for n in item.split(",") if n] or [n for n, sc in registry.items() if sc.scored]
     if suite == "ppo":
         chosen = [_resolve(n) for n in wanted]
     else:
         unknown = [n for n in wanted if n not in registry]
         if unknown:
-            raise UsageError(f"argument --scenarios: unknown {suite} scenario(s) {', '.join(unknown)}; choose from {', '.join(registry)}")
+            raise click.BadParameter(f"unknown {suite} scenario(s) {', '.join(unknown)}; choose from {', '.join(registry)}", param_hint="'--scenarios'")
         chosen = [registry[n] for n in wanted]
     if seed is not None:
         chosen = [held_out(sc, seed) for sc in chosen]
     _require_torch(extra)
-    overrides = {"cache_dir": args.cache_dir} if args.cache_dir else {}
-    workdir, output = args.workdir, args.output
+    overrides = {"cache_dir": opts["cache_dir"]} if opts["cache_dir"] else {}
+    workdir, output = opts["workdir"], opts["output"]
     t0 = time.time()
     if workdir:
         outcomes = run_suite(chosen, Path(workdir), steps=steps, min_severity=min_severity, overrides=overrides)
@@ -230,8 +226,8 @@ def validate(args: argparse.Namespace) -> None:
         with tempfile.TemporaryDirectory(prefix="ppo-doctor-validate-") as tmp:
             outcomes = run_suite(chosen, Path(tmp), steps=steps, min_severity=min_severity, overrides=overrides)
     elapsed = time.time() - t0
-    echo(render_text(outcomes))
-    echo(f"{len(outcomes)} scenarios in {elapsed:.0f}s")
+    click.echo(render_text(outcomes))
+    click.echo(f"{len(outcomes)} scenarios in {elapsed:.0f}s")
     if output:
         notes = [
             f"Steps per scenario: {steps or 'the scenario default'}; symptoms count from severity '{min_severity}' up; "
@@ -252,6 +248,6 @@ def validate(args: argparse.Namespace) -> None:
         before = path.read_text(encoding="utf-8") if path.is_file() else ""
         section = render_markdown(outcomes, title=title, notes=notes)
         path.write_text(merge_section(before, section), encoding="utf-8")
-        echo(f"scorecard written to {output}")
-    if args.strict and not summarize(outcomes).passed:
+        click.echo(f"scorecard written to {output}")
+    if opts["strict"] and not summarize(outcomes).passed:
         sys.exit(EXIT_FINDINGS)

@@ -10,10 +10,12 @@ Exit codes (:mod:`ppo_doctor.exits`): 0 no finding at or above ``--fail-on``; 1 
 
 from __future__ import annotations
 
-import argparse
+import shutil
 import sys
 from collections import Counter
 from typing import Any
+
+import click
 
 from ..analyze import analyze
 from ..config import EXECUTORS, FAIL_ON, Config
@@ -27,15 +29,18 @@ from ..report.metrics_listing import render_metrics
 from ..report.progress import Progress
 from ..results import SEVERITY_RANK, Report, RunReport
 from ..suppress import drop_baselined, read_baseline, write_baseline
-from .command import at_least, command, dir_path, echo, file_path
 from .common import (
-    FormatChoices,
-    add_run_on_arguments,
+    DIRECTORY,
+    FILE,
+    FILE_OR_DASH,
+    FormatChoice,
     emit,
     fail,
+    options,
     quiet_logging,
     resolve_settings,
     resolve_settings_and_sources,
+    run_on_options,
     show_settings,
     split,
     to_stdout,
@@ -43,6 +48,7 @@ from .common import (
     verbosity,
 )
 from .outputs import refuse_overwriting_inputs
+
 
 def _analyze(paths: tuple[str, ...], settings: Config, *, quiet: bool = False) -> Report:
     """Analyse every path, with a progress line on a TTY; bad input never raises here.
@@ -62,49 +68,47 @@ def _check_readable(report: Report, paths: tuple[str, ...], *, errors_shown: boo
         return
     if not errors_shown:
         for e in report.errors:
-            echo(f"ppo-doctor: {e.level}: {plain(str(e))}", err=True)
+            click.echo(f"ppo-doctor: {e.level}: {plain(str(e))}", err=True)
     fail(f"no readable training run under {', '.join(paths)}")
 
 
-def _report_arguments(parser: argparse.ArgumentParser) -> None:
-    """The arguments ``report`` and ``check`` share."""
-    parser.add_argument("paths", nargs="+", metavar="PATHS")
-    parser.add_argument(
-        "--format", dest="fmt", choices=FormatChoices(), metavar="FORMAT",
-        help="Output format, one of %(choices)s (plugins' formats included; default: text, or the config's).",
-    )
-    parser.add_argument("-o", "--output", type=file_path, metavar="FILE", help="Write the report to FILE instead of stdout ('-': stdout).")
-    parser.add_argument("--select", action="append", help="Only these rules: code prefixes or names, comma-separated; ALL.")
-    parser.add_argument("--ignore", action="append", help="Skip these rules: code prefixes or names, comma-separated.")
-    parser.add_argument("--extend-select", action="append", help="Add these rules to the selection (the config's or --select's).")
-    parser.add_argument("--extend-ignore", action="append", help="Add these rules to the ignored ones.")
-    parser.add_argument("--config", dest="config_file", type=file_path, metavar="FILE", help="Use this config file (no search).")
-    parser.add_argument("--isolated", action="store_true", help="Ignore every config file.")
-    parser.add_argument("-j", "--jobs", type=at_least(1), metavar="N", help="Read and analyse runs in N processes.")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="Full detail in the text report; more logging (-vv: debug).")
-    parser.add_argument("-q", "--quiet", action="count", default=0, help="Only the report (-qq: nothing, only the exit code).")
-    parser.add_argument(
-        "--color", choices=("auto", "always", "never"), default="auto",
+# the options report and check share
+_report_options = options(
+    click.argument("paths", nargs=-1, required=True),
+    click.option("--format", "fmt", type=FormatChoice(), help="Output format (plugins' formats included; default: text, or the config's)."),
+    click.option("-o", "--output", type=FILE_OR_DASH, metavar="FILE", help="Write the report to FILE instead of stdout ('-': stdout)."),
+    click.option("--select", multiple=True, help="Only these rules: code prefixes or names, comma-separated; ALL."),
+    click.option("--ignore", multiple=True, help="Skip these rules: code prefixes or names, comma-separated."),
+    click.option("--extend-select", multiple=True, help="Add these rules to the selection (the config's or --select's)."),
+    click.option("--extend-ignore", multiple=True, help="Add these rules to the ignored ones."),
+    click.option("--config", "config_file", type=FILE, metavar="FILE", help="Use this config file (no search)."),
+    click.option("--isolated", is_flag=True, help="Ignore every config file."),
+    click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N", help="Read and analyse runs in N processes."),
+    click.option("-v", "--verbose", count=True, help="Full detail in the text report; more logging (-vv: debug)."),
+    click.option("-q", "--quiet", count=True, help="Only the report (-qq: nothing, only the exit code)."),
+    click.option(
+        "--color", type=click.Choice(("auto", "always", "never")), default="auto",
         help="Colour the text report (auto, the default: on a terminal, unless NO_COLOR; FORCE_COLOR forces it).",
-    )
-    parser.add_argument("--statistics", action="store_true", help="Print the number of findings per rule code instead of the report.")
-    parser.add_argument("--show-settings", action="store_true", help="Print the resolved settings and where each came from, then exit.")
-    add_run_on_arguments(parser)
+    ),
+    click.option("--statistics", is_flag=True, help="Print the number of findings per rule code instead of the report."),
+    click.option("--show-settings", is_flag=True, help="Print the resolved settings and where each came from, then exit."),
+    run_on_options,
+)
 
 
-def _cli_settings(args: argparse.Namespace) -> dict[str, Any]:
+def _cli_settings(opts: dict[str, Any]) -> dict[str, Any]:
     return {
-        "select": split(args.select),
-        "ignore": split(args.ignore),
-        "extend_select": split(args.extend_select),
-        "extend_ignore": split(args.extend_ignore),
-        "jobs": args.jobs,
-        "format": args.fmt,
-        "fail_on": getattr(args, "fail_on", None),
-        "executor": args.executor,
-        "dask": args.dask_address,
-        "dask_timeout": args.dask_timeout,
-        "remote_timeout": args.remote_timeout,
+        "select": split(opts["select"]),
+        "ignore": split(opts["ignore"]),
+        "extend_select": split(opts["extend_select"]),
+        "extend_ignore": split(opts["extend_ignore"]),
+        "jobs": opts["jobs"],
+        "format": opts["fmt"],
+        "fail_on": opts.get("fail_on"),
+        "executor": opts["executor"],
+        "dask": opts["dask_address"],
+        "dask_timeout": opts["dask_timeout"],
+        "remote_timeout": opts["remote_timeout"],
     }
 
 
@@ -115,21 +119,21 @@ def statistics(report: Report) -> str:
     return "".join(f"{n:>5}  {plain(code)}  {plain(name)}\n" for (code, name), n in rows)
 
 
-def _run_and_render(args: argparse.Namespace) -> tuple[Report, Config, int] | None:
+def _run_and_render(opts: dict[str, Any]) -> tuple[Report, Config, int] | None:
     """Resolve the settings, analyse, apply a baseline, and write the report (or the
     statistics); the report, the settings and how many findings the baseline dropped, or None
     when ``--show-settings`` printed the settings instead."""
-    verbose = verbosity(args)
-    quiet = args.quiet
+    verbose = verbosity(opts["verbose"])
+    quiet = opts["quiet"]
     quiet_logging(quiet)
-    settings, sources = resolve_settings_and_sources(_cli_settings(args), args.config_file, args.isolated)
-    output = args.output
-    baseline = getattr(args, "baseline", None)  # check's
-    refuse_overwriting_inputs([output, getattr(args, "write_baseline", None)], args.paths, [settings.config_file, baseline])
-    if args.show_settings:
+    settings, sources = resolve_settings_and_sources(_cli_settings(opts), opts["config_file"], opts["isolated"])
+    output = opts["output"]
+    baseline = opts.get("baseline")  # check's
+    refuse_overwriting_inputs([output, opts.get("write_baseline")], opts["paths"], [settings.config_file, baseline])
+    if opts["show_settings"]:
         emit(show_settings(settings, sources), output)
         return None
-    paths = args.paths
+    paths = opts["paths"]
     report = _analyze(paths, settings, quiet=quiet > 0)
     baselined = 0
     if baseline:
@@ -138,33 +142,37 @@ def _run_and_render(args: argparse.Namespace) -> tuple[Report, Config, int] | No
         except PPODoctorError as exc:
             fail(str(exc))
         if quiet < 2 and any(path is None for path, *_ in known):
-            echo(
+            click.echo(
                 f"ppo-doctor: warning: {plain(baseline)} is a version 1 baseline (no run paths): its findings "
                 "hide those of any run with the same id; write it again with --write-baseline", err=True,
             )
         baselined = drop_baselined(report, known)
     fmt = settings.format
-    color = fmt == "text" and use_color(args.color, to_stdout(output) and sys.stdout.isatty())
+    to_terminal = to_stdout(output) and sys.stdout.isatty()
+    color = fmt == "text" and use_color(opts["color"], to_terminal)
+    # wrapped to the terminal's width; whole lines to a pipe or a file (grep, diffs)
+    width = shutil.get_terminal_size().columns if to_terminal else None
     if quiet < 2:
-        if args.statistics:
+        if opts["statistics"]:
             text = statistics(report)
         else:
-            options = RenderOptions(fail_on=settings.fail_on, color=color, verbose=verbose)
+            options = RenderOptions(fail_on=settings.fail_on, color=color, verbose=verbose, width=width)
             with Progress(f"writing the {fmt} report", quiet=quiet > 0):  # html draws every plot: slow on big inputs
                 text = render(report, fmt, options)
         emit(text, output)
-    shown = to_stdout(output) and fmt == "text" and quiet < 2 and not args.statistics
+    shown = to_stdout(output) and fmt == "text" and quiet < 2 and not opts["statistics"]
     _check_readable(report, paths, errors_shown=shown)
     return report, settings, baselined
 
 
-@command(_report_arguments)
-def report(args: argparse.Namespace) -> None:
+@click.command()
+@_report_options
+def report(**opts: Any) -> None:
     """Diagnose the training runs under PATHS: verdicts, findings, causes and fixes.
 
     Exits 0, or 2 when no run could be read or the configuration is bad.
     """
-    _run_and_render(args)
+    _run_and_render(opts)
 
 
 def exit_line(report: Report, fail_on: str, baselined: int = 0) -> tuple[int, str]:
@@ -195,36 +203,33 @@ def _findings_verdict(report: Report, fail_on: str, baselined: int) -> tuple[int
     return EXIT_FINDINGS, f"{len(failing)} finding(s) at or above {fail_on} in {len(runs)} of {len(report.runs)} run(s): {top}{known}"
 
 
-def _check_arguments(parser: argparse.ArgumentParser) -> None:
-    _report_arguments(parser)
-    parser.add_argument("--fail-on", choices=FAIL_ON, help="Lowest severity that fails the check (default: error).")
-    parser.add_argument("--baseline", type=file_path, metavar="FILE", help="Report and gate only the findings not in this baseline file.")
-    parser.add_argument("--write-baseline", type=file_path, metavar="FILE", help="Record today's findings in FILE, then exit 0.")
-
-
-@command(_check_arguments)
-def check(args: argparse.Namespace) -> None:
+@click.command()
+@_report_options
+@click.option("--fail-on", type=click.Choice(FAIL_ON), help="Lowest severity that fails the check (default: error).")
+@click.option("--baseline", type=FILE, metavar="FILE", help="Report and gate only the findings not in this baseline file.")
+@click.option("--write-baseline", type=FILE, metavar="FILE", help="Record today's findings in FILE, then exit 0.")
+def check(**opts: Any) -> None:
     """Gate CI on the runs under PATHS.
 
     Exits 0 when no finding is at or above --fail-on, 1 when one is, 2 on a usage or
     configuration error, when no run could be read, or when a log under PATHS could not be
     read.  The last line on stderr says why.
     """
-    result = _run_and_render(args)
+    result = _run_and_render(opts)
     if result is None:
         return
     rep, settings, baselined = result
-    if args.write_baseline:
+    if opts["write_baseline"]:
         try:
-            n = write_baseline(rep, args.write_baseline)
+            n = write_baseline(rep, opts["write_baseline"])
         except OSError as exc:
-            fail(f"cannot write {args.write_baseline}: {exc.strerror or exc}")
-        if not args.quiet:
-            echo(f"ppo-doctor: exit 0: wrote {n} finding(s) to the baseline {plain(args.write_baseline)}", err=True)
+            fail(f"cannot write {opts['write_baseline']}: {exc.strerror or exc}")
+        if not opts["quiet"]:
+            click.echo(f"ppo-doctor: exit 0: wrote {n} finding(s) to the baseline {plain(opts['write_baseline'])}", err=True)
         sys.exit(EXIT_OK)
     code, line = exit_line(rep, settings.fail_on, baselined)
-    if not args.quiet:
-        echo(line, err=True)
+    if not opts["quiet"]:
+        click.echo(line, err=True)
     sys.exit(code)
 
 
@@ -252,26 +257,25 @@ def _metric_filter(rep: Report, names: list[str] | None) -> None:
     unmatched = [n for n in names if not any(resolve_metrics(rr.run, [n]) for rr in rep.runs)]
     if len(unmatched) < len(names):
         for n in unmatched:
-            echo(f"ppo-doctor: warning: --metrics {plain(n)}: no run has this metric", err=True)
+            click.echo(f"ppo-doctor: warning: --metrics {plain(n)}: no run has this metric", err=True)
         return
     available = sorted({m for rr in rep.runs for m in rr.run.frame.metrics} | {raw for rr in rep.runs for raw in rr.run.mapping})
     shown = ", ".join(plain(a) for a in available[:60]) + (f" ... ({len(available)} in all)" if len(available) > 60 else "")
     fail(f"--metrics {', '.join(names)} matches no metric; available: {shown}")
 
 
-def _plot_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="PATH")
-    parser.add_argument("-o", "--output", dest="out_dir", default=DEFAULT_PLOT_DIR, type=dir_path, metavar="DIR", help=f"Folder for the figures (default: {DEFAULT_PLOT_DIR}).")
-    parser.add_argument("--metrics", action="append", help="Only these metrics (canonical names or raw tags), comma-separated.")
-    parser.add_argument("--format", dest="fmt", choices=("png", "svg", "pdf"), default="png", help="Figure format (default: png).")
-    parser.add_argument("--baseline", metavar="PATH", help="A healthy run to overlay in grey.")
-    parser.add_argument("--config", dest="config_file", type=file_path, metavar="FILE", help="Use this config file (no search).")
-    parser.add_argument("--isolated", action="store_true", help="Ignore every config file.")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="More logging on stderr (-vv: debug).")
-
-
-@command(_plot_arguments)
-def plot(args: argparse.Namespace) -> None:
+@click.command()
+@click.argument("path")
+@click.option("-o", "--output", "out_dir", default=DEFAULT_PLOT_DIR, type=DIRECTORY, metavar="DIR", help=f"Folder for the figures (default: {DEFAULT_PLOT_DIR}).")
+@click.option("--metrics", multiple=True, help="Only these metrics (canonical names or raw tags), comma-separated.")
+@click.option("--format", "fmt", type=click.Choice(("png", "svg", "pdf")), default="png", help="Figure format (default: png).")
+@click.option("--baseline", metavar="PATH", help="A healthy run to overlay in grey.")
+@click.option("--config", "config_file", type=FILE, metavar="FILE", help="Use this config file (no search).")
+@click.option("--isolated", is_flag=True, help="Ignore every config file.")
+@click.option("-v", "--verbose", count=True, help="More logging on stderr (-vv: debug).")
+def plot(
+    path: str, out_dir: str, metrics: tuple[str, ...], fmt: str, baseline: str | None, config_file: str | None, isolated: bool, verbose: int,
+) -> None:
     """Draw annotated plots of the runs under PATH into a folder.
 
     One figure per metric group and run: incidents shaded and labelled with their rule
@@ -281,47 +285,43 @@ def plot(args: argparse.Namespace) -> None:
     """
     from ..report.plots import plot_report
 
-    verbosity(args)
-    path, out_dir, baseline = args.path, args.out_dir, args.baseline
-    settings = resolve_settings({}, args.config_file, args.isolated)
+    verbosity(verbose)
+    settings = resolve_settings({}, config_file, isolated)
     refuse_overwriting_inputs([out_dir], [path, *([baseline] if baseline else [])], [settings.config_file])
     base = single_run(baseline, settings, "--baseline").run if baseline else None
     rep = _analyze((path,), settings)
     _check_readable(rep, (path,))
-    wanted = split(args.metrics)
+    wanted = split(metrics)
     _metric_filter(rep, wanted)
     try:
-        written = plot_report(rep, out_dir, fmt=args.fmt, metrics=wanted, baseline=base)
+        written = plot_report(rep, out_dir, fmt=fmt, metrics=wanted, baseline=base)
     except OSError as exc:
         fail(f"cannot write plots to {out_dir}: {exc.strerror or exc}")
     for p in written:
-        echo(plain(str(p)))
+        click.echo(plain(str(p)))
     if not written:
-        echo("ppo-doctor: no plottable metric found", err=True)
+        click.echo("ppo-doctor: no plottable metric found", err=True)
 
 
-def _metrics_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="PATH")
-    parser.add_argument("--format", dest="fmt", choices=("text", "json"), default="text", help="Output format (default: text).")
-    parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="Read runs in N processes (default: 1).")
-    parser.add_argument("--executor", choices=EXECUTORS, help="local (this process), processes (--jobs N), or dask.")
-    parser.add_argument("--dask", dest="dask_address", metavar="ADDRESS", help="Read on the Dask cluster at ADDRESS (tcp://host:8786).")
-
-
-@command(_metrics_arguments)
-def metrics(args: argparse.Namespace) -> None:
+@click.command()
+@click.argument("path")
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", help="Output format (default: text).")
+@click.option("--jobs", "-j", type=int, default=1, metavar="N", help="Read runs in N processes (default: 1).")
+@click.option("--executor", type=click.Choice(EXECUTORS), help="local (this process), processes (--jobs N), or dask.")
+@click.option("--dask", "dask_address", metavar="ADDRESS", help="Read on the Dask cluster at ADDRESS (tcp://host:8786).")
+def metrics(path: str, fmt: str, jobs: int, executor: str | None, dask_address: str | None) -> None:
     """Show what was read: runs, formats, frameworks, step ranges, tag mapping, warnings."""
     try:
-        result = load(args.path, jobs=args.jobs, executor=args.executor, dask=args.dask_address)
+        result = load(path, jobs=jobs, executor=executor, dask=dask_address)
     except PPODoctorError as exc:
-        echo(f"ppo-doctor: error: {exc}", err=True)
+        click.echo(f"ppo-doctor: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    echo(render_metrics(result, args.fmt))
+    click.echo(render_metrics(result, fmt))
     if not result.runs and result.errors:
         sys.exit(EXIT_ERROR)
 
 
-@command(lambda parser: None)
-def schema(args: argparse.Namespace) -> None:
-    """Print the JSON Schema of the ``--format json`` report (draft 2020-12)."""
-    echo(json_schema_text(), nl=False)
+@click.command()
+def schema() -> None:
+    """Print the JSON Schema of the --format json report (draft 2020-12)."""
+    click.echo(json_schema_text(), nl=False)

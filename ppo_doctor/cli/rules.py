@@ -6,9 +6,10 @@ rule (:mod:`ppo_doctor.plugins`) is listed with the distribution it comes from.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
+
+import click
 
 from ..exits import EXIT_ERROR
 from ..report.escape import prose
@@ -16,25 +17,21 @@ from ..rules.base import Rule
 from ..rules.docs import body, describe_example, describe_rule, example_findings, requires_text
 from ..rules.guides import references
 from ..rules.registry import all_rules, get, origin
-from .command import command, echo
 
 
-def _rules_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", dest="fmt", choices=("text", "json"), default="text", help="Output format (default: text).")
-
-
-@command(_rules_arguments)
-def rules(args: argparse.Namespace) -> None:
+@click.command()
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", help="Output format (default: text).")
+def rules(fmt: str) -> None:
     """List every rule: code, name, symptom, severity, evidence (event or trend) and summary."""
     items = all_rules()
-    if args.fmt == "json":
-        echo(json.dumps([{**describe_rule(r), **_plugin_key(r)} for r in items], indent=2))
+    if fmt == "json":
+        click.echo(json.dumps([{**describe_rule(r), **_plugin_key(r)} for r in items], indent=2))
         return
     header = ("code", "name", "symptom", "severity", "evidence", "summary")
-    rows = [(r.code, r.name, r.symptom, r.severity, r.evidence, r.summary() + _from(r)) for r in items]
+    rows = [(r.code, r.name, r.symptom, r.severity, r.evidence, prose(r.summary()) + _from(r)) for r in items]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(5)]
     for row in [header, *rows]:
-        echo("  ".join(col.ljust(widths[i]) for i, col in enumerate(row[:5])) + "  " + row[5])
+        click.echo("  ".join(col.ljust(widths[i]) for i, col in enumerate(row[:5])) + "  " + row[5])
 
 
 def _from(rule: type[Rule]) -> str:
@@ -49,44 +46,41 @@ def _plugin_key(rule: type[Rule]) -> dict[str, str]:
     return {"plugin": where} if where else {}
 
 
-def _explain_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("code_or_name", metavar="CODE_OR_NAME")
-
-
-@command(_explain_arguments)
-def explain(args: argparse.Namespace) -> None:
+@click.command()
+@click.argument("code_or_name")
+def explain(code_or_name: str) -> None:
     """Explain one rule: documentation, parameters, requirements, causes and examples.
 
     The documentation cites public sources (papers, framework files, docs/sources.md anchors);
-    the guides the rules are built from follow by title and public URL (:mod:`ppo_doctor.rules.guides`).
+    the guides the rules are built from follow by title and public URL.
     """
     try:
-        rule = get(args.code_or_name)
+        rule = get(code_or_name)
     except KeyError as e:
-        echo(f"ppo-doctor: error: {e.args[0]}", err=True)
+        click.echo(f"ppo-doctor: error: {e.args[0]}", err=True)
         sys.exit(EXIT_ERROR)
-    echo(f"{rule.code} {rule.name}: {prose(rule.summary())}{_from(rule)}")
-    echo(f"symptom: {rule.symptom}    default severity: {rule.severity}    evidence: {rule.evidence}")
-    echo(f"requires: {', '.join(requires_text(rule)) or 'nothing'}")
-    echo("")
-    echo(prose(body(rule)))
-    echo("")
+    click.echo(f"{rule.code} {rule.name}: {prose(rule.summary())}{_from(rule)}")
+    click.echo(f"symptom: {rule.symptom}    default severity: {rule.severity}    evidence: {rule.evidence}")
+    click.echo(f"requires: {', '.join(requires_text(rule)) or 'nothing'}")
+    click.echo("")
+    click.echo(prose(body(rule)))
+    click.echo("")
     if rule.params:
-        echo("parameters (override under [tool.ppo-doctor.rules.%s]):" % rule.name)
+        click.echo("parameters (override under [tool.ppo-doctor.rules.%s]):" % rule.name)
         for k, v in rule.params.items():
-            echo(f"  {k} = {v!r}")
+            click.echo(f"  {k} = {v!r}")
     if rule.causes:
-        echo("causes supported (weight):")
+        click.echo("causes supported (weight):")
         for c, w in sorted(rule.causes.items(), key=lambda kv: -kv[1]):
-            echo(f"  {c} ({w:g})")
-    echo(f"message: {rule.message}")
-    echo("")
+            click.echo(f"  {c} ({w:g})")
+    click.echo(f"message: {rule.message}")
+    click.echo("")
     bad = rule.bad_example()
-    echo(f"bad example: {describe_example(bad)}")
+    click.echo(f"bad example: {describe_example(bad)}")
     for msg in example_findings(rule, bad):
-        echo(f"  -> {msg}")
-    echo(f"good example: {describe_example(rule.good_example())}")
-    echo("")
-    echo("references (the guides these rules are built from):")
+        click.echo(f"  -> {msg}")
+    click.echo(f"good example: {describe_example(rule.good_example())}")
+    click.echo("")
+    click.echo("references (the guides these rules are built from):")
     for line in references():
-        echo(f"  {line}")
+        click.echo(f"  {line}")

@@ -7,49 +7,47 @@ some (use ``check`` to gate CI on runs).
 
 from __future__ import annotations
 
-import argparse
 import sys
+from typing import Any
+
+import click
 
 from ..errors import PPODoctorError
 from ..exits import EXIT_OK
 from ..sweep import sweep as run_sweep
 from ..sweep.progress import ProgressBar
 from ..sweep.render import FORMATS, render
-from .command import at_least, command, file_path
-from .common import add_run_on_arguments, emit, fail, resolve_settings, split
+from .common import FILE, emit, fail, resolve_settings, run_on_options, split
 from .outputs import refuse_overwriting_inputs
 
 
-def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("roots", nargs="+", metavar="ROOTS")
-    parser.add_argument("--format", dest="fmt", choices=FORMATS, default="text", help="Output format (default: text).")
-    parser.add_argument("-o", "--output", type=file_path, metavar="FILE", help="Write the report to FILE instead of stdout.")
-    parser.add_argument("--select", action="append", help="Only these rules: code prefixes or names, comma-separated; ALL.")
-    parser.add_argument("--ignore", action="append", help="Skip these rules: code prefixes or names, comma-separated.")
-    parser.add_argument("--config", dest="config_file", type=file_path, metavar="FILE", help="Use this config file (no search).")
-    parser.add_argument("--isolated", action="store_true", help="Ignore every config file.")
-    parser.add_argument("-j", "--jobs", type=at_least(1), metavar="N", help="Analyse runs in N processes (or N Dask workers).")
-    add_run_on_arguments(parser)
-
-
-@command(_arguments)
-def sweep(args: argparse.Namespace) -> None:
+@click.command()
+@click.argument("roots", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", help="Output format (default: text).")
+@click.option("-o", "--output", type=FILE, metavar="FILE", help="Write the report to FILE instead of stdout.")
+@click.option("--select", multiple=True, help="Only these rules: code prefixes or names, comma-separated; ALL.")
+@click.option("--ignore", multiple=True, help="Skip these rules: code prefixes or names, comma-separated.")
+@click.option("--config", "config_file", type=FILE, metavar="FILE", help="Use this config file (no search).")
+@click.option("--isolated", is_flag=True, help="Ignore every config file.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N", help="Analyse runs in N processes (or N Dask workers).")
+@run_on_options
+def sweep(**opts: Any) -> None:
     """One row per run under ROOTS (verdict, symptoms, onset, top cause, steps wasted after the
     onset) and the config values that separate the unhealthy runs from the healthy ones."""
     cli = {
-        "select": split(args.select), "ignore": split(args.ignore), "jobs": args.jobs, "executor": args.executor,
-        "dask": args.dask_address, "dask_timeout": args.dask_timeout, "remote_timeout": args.remote_timeout,
+        "select": split(opts["select"]), "ignore": split(opts["ignore"]), "jobs": opts["jobs"], "executor": opts["executor"],
+        "dask": opts["dask_address"], "dask_timeout": opts["dask_timeout"], "remote_timeout": opts["remote_timeout"],
     }
-    settings = resolve_settings(cli, args.config_file, args.isolated)
-    roots = args.roots
-    refuse_overwriting_inputs([args.output], roots, [settings.config_file])
+    settings = resolve_settings(cli, opts["config_file"], opts["isolated"])
+    roots = opts["roots"]
+    refuse_overwriting_inputs([opts["output"]], roots, [settings.config_file])
     try:
         schedule = settings.schedule
         with ProgressBar() as bar:
             report = run_sweep(list(roots), settings, schedule, progress=bar)
     except PPODoctorError as exc:
         fail(str(exc))
-    emit(render(report, args.fmt), args.output)
+    emit(render(report, opts["fmt"]), opts["output"])
     if not any(r.verdict != "error" for r in report.rows):
         fail(f"no readable training run under {', '.join(roots)}")
     sys.exit(EXIT_OK)

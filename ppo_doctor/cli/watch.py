@@ -7,11 +7,12 @@ Exit codes are ``check``'s (:mod:`ppo_doctor.exits`): 0 when no finding is at or
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from typing import Any
+
+import click
 
 from ..config import FAIL_ON, resolve
 from ..errors import PPODoctorError
@@ -19,7 +20,8 @@ from ..exits import EXIT_ERROR
 from ..report.escape import plain
 from ..report.json_out import finite_json
 from ..watch import Watcher, run_exec
-from .command import at_least, command, echo, file_path
+from .common import FILE
+
 
 def terminal_line(event: dict[str, Any]) -> str | None:
     """The terminal form of an event (None: nothing to print).  Every log-derived string (run
@@ -36,19 +38,18 @@ def terminal_line(event: dict[str, Any]) -> str | None:
     return "\n".join(lines + [f"watch ended ({event['reason']}), exit code {event['exit_code']}"])
 
 
-def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="PATH")
-    parser.add_argument("--format", dest="fmt", choices=("text", "jsonl"), default="text", help="Terminal lines, or one JSON object per event (default: text).")
-    parser.add_argument("--interval", type=at_least(0.01, float), default=2.0, metavar="SECONDS", help="Seconds between polls (default: 2).")
-    parser.add_argument("--idle", type=at_least(0.0, float), default=120.0, metavar="SECONDS", help="End when every run has been idle this many seconds (default: 120).")
-    parser.add_argument("--exec", dest="exec_cmd", metavar="COMMAND", help="Run this shell command per new finding, the finding event as JSON on stdin.")
-    parser.add_argument("--fail-on", choices=FAIL_ON, help="Lowest severity that fails (default: error, or the config's).")
-    parser.add_argument("--config", dest="config_file", type=file_path, metavar="FILE", help="Use this config file (no search).")
-    parser.add_argument("--isolated", action="store_true", help="Ignore every config file.")
-
-
-@command(_arguments)
-def watch(args: argparse.Namespace) -> None:
+@click.command()
+@click.argument("path")
+@click.option("--format", "fmt", type=click.Choice(("text", "jsonl")), default="text", help="Terminal lines, or one JSON object per event (default: text).")
+@click.option("--interval", type=click.FloatRange(min=0.01), default=2.0, metavar="SECONDS", help="Seconds between polls (default: 2).")
+@click.option("--idle", type=click.FloatRange(min=0.0), default=120.0, metavar="SECONDS", help="End when every run has been idle this many seconds (default: 120).")
+@click.option("--exec", "exec_cmd", metavar="COMMAND", help="Run this shell command per new finding, the finding event as JSON on stdin.")
+@click.option("--fail-on", type=click.Choice(FAIL_ON), help="Lowest severity that fails (default: error, or the config's).")
+@click.option("--config", "config_file", type=FILE, metavar="FILE", help="Use this config file (no search).")
+@click.option("--isolated", is_flag=True, help="Ignore every config file.")
+def watch(
+    path: str, fmt: str, interval: float, idle: float, exec_cmd: str | None, fail_on: str | None, config_file: str | None, isolated: bool,
+) -> None:
     """Follow PATH while a training writes it; print each new finding once.
 
     Exits like check when every run has been idle --idle seconds or on Ctrl-C: 0 when no
@@ -56,29 +57,29 @@ def watch(args: argparse.Namespace) -> None:
     """
 
     try:
-        settings = resolve({"fail_on": args.fail_on}, config_file=args.config_file, isolated=args.isolated)
+        settings = resolve({"fail_on": fail_on}, config_file=config_file, isolated=isolated)
     except PPODoctorError as exc:
-        echo(f"ppo-doctor: error: {exc}", err=True)
+        click.echo(f"ppo-doctor: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
 
     def emit(event: dict[str, Any]) -> None:
-        if args.fmt == "jsonl":
-            echo(json.dumps(finite_json(event)))
+        if fmt == "jsonl":
+            click.echo(json.dumps(finite_json(event)))
         else:
             line = terminal_line(event)
             if line:
-                echo(line)
-        if args.exec_cmd and event["event"] == "finding":
-            run_exec(args.exec_cmd, event)
+                click.echo(line)
+        if exec_cmd and event["event"] == "finding":
+            run_exec(exec_cmd, event)
 
-    watcher = Watcher(args.path, settings, emit, idle=args.idle)
+    watcher = Watcher(path, settings, emit, idle=idle)
     reason = "idle"
     try:
         while True:
             watcher.poll()
             if watcher.all_idle():
                 break
-            time.sleep(args.interval)
+            time.sleep(interval)
     except KeyboardInterrupt:
         reason = "interrupted"
     sys.exit(watcher.finish(reason, settings.fail_on))

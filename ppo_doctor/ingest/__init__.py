@@ -16,12 +16,11 @@ import importlib
 import logging
 import os
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
-from ..records import record
 from .. import plugins
 from ..errors import LogReadError, PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue, RunFrame
@@ -62,7 +61,7 @@ READER_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _PLUGIN_READERS: list[ModuleType] | None = None
 
 
-@record
+@dataclass
 class LoadResult:
     """The runs read from the paths given and the problems that kept others from being read."""
 
@@ -398,7 +397,9 @@ def _merge(into: RawRun, raw: RawRun, fmt: str, formats_seen: list[str]) -> None
                     ReadIssue(
                         path=where,
                         message=f"{len(dup)} tag(s) also read from {'+'.join(formats_seen)} were not counted twice (e.g. {dup[0]})",
-                        level="warning",
+                        # a note: the same training written in two formats is routine, and
+                        # nothing the user could change (shown with -v, in JSON and SARIF)
+                        level="info",
                     )
                 )
         else:

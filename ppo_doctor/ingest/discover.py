@@ -39,11 +39,10 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
-from ..records import record
 from ..frame import ReadIssue
 from . import FORMAT_MODULES, display, sniff
 from .base import HEAD_BYTES
@@ -82,7 +81,7 @@ _OWN_JSON = re.compile(rb'^\s*\{\s*"schema_version"\s*:\s*\d+\s*,\s*"tool"\s*:\s
 _LOG_LIKE = re.compile(r"(tfevents|\.jsonl$|\.ndjson$|\.csv$|\.tsv$|\.wandb$|trainer_state\.json$|progress\.json$|metrics\.json$)")
 
 
-@record
+@dataclass
 class RunSource:
     """One run found by discovery: its id, root folder (or file), and files as (format, path).
 
@@ -99,7 +98,7 @@ class RunSource:
     unread: list[str] = field(default_factory=list)
 
 
-@record
+@dataclass
 class _Group:
     """The files of one run folder as the walk collects them, before they become a :class:`RunSource`."""
 

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import field
+from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
-from ..records import record
 from ..lazy import pd
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
 from ..canonical.frameworks import is_eval_key
@@ -102,7 +101,7 @@ def to_wall_seconds(values: Iterable[Any]) -> np.ndarray:
 Lines = Sequence[int] | np.ndarray
 
 
-@record
+@dataclass
 class Columns:
     """Numeric columns, text fields and oddities gathered from a list of flat-ish records."""
 

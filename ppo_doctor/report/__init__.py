@@ -12,8 +12,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+from dataclasses import dataclass
 
-from ..records import record
 from .. import plugins
 from ..results import Report
 
@@ -26,6 +26,7 @@ RENDERERS: dict[str, str] = {
     "sarif": "sarif",
     "junit": "junit",
     "github": "github",
+    "gitlab": "gitlab",
 }
 # the formats ``--format`` and the config's ``format`` accept, in the order help lists them
 FORMATS = tuple(RENDERERS)
@@ -37,13 +38,14 @@ FORMAT_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
 _PLUGIN_FORMATS: dict[str, plugins.Plugin] | None = None
 
 
-@record
+@dataclass
 class RenderOptions:
     """What a renderer may need besides the report.
 
     ``fail_on`` decides JUnit failures; ``color`` turns on ANSI styling in ``text``;
     ``plots`` lets ``html`` skip drawing (fast previews, tests); ``verbose`` (``-v``) asks
-    ``text`` for the full detail instead of the short report.  Which rules SARIF and JUnit
+    ``text`` for the full detail instead of the short report; ``width`` wraps ``text``'s lines
+    to that many columns (a terminal's; None: no wrapping, as for a pipe or a file).  Which rules SARIF and JUnit
     list travels in the report itself (:attr:`Report.rules <ppo_doctor.results.Report.rules>`).
     """
 
@@ -51,6 +53,7 @@ class RenderOptions:
     color: bool = False
     plots: bool = True
     verbose: int = 0
+    width: int | None = None
 
 
 def formats() -> tuple[str, ...]:

@@ -12,6 +12,8 @@ import math
 import re
 from typing import Any
 
+from ..doctext import plain_doc
+
 # ECMA-48 escape sequences: CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ST), and the
 # two-byte forms (ESC + one byte).  Stripped first so no half-sequence survives as text.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?")
@@ -103,11 +105,6 @@ def step_span(start: int | None, end: int | None) -> str:
     return f"{start}-{end}"
 
 
-_RST_LITERAL = re.compile(r"``(.+?)``", re.S)
-_MD_BOLD = re.compile(r"\*\*(.+?)\*\*", re.S)
-
-
 def prose(text: str) -> str:
-    """Documentation text for a reader: RST literals (````x````) become Markdown's `x`, the
-    spelling the fix texts use, and ``**bold**`` loses its stars (a terminal shows them raw)."""
-    return _MD_BOLD.sub(r"\1", _RST_LITERAL.sub(r"`\1`", text))
+    """Documentation text for a reader: no RST markup (ppo_doctor.doctext.plain_doc)."""
+    return plain_doc(text)

@@ -6,17 +6,22 @@ line per finding (severity, code, name, metric, onset, message), the top cause w
 and one closing line that counts what was left out (less likely causes, rules that could not
 run, reader warnings).  ``-v`` (``RenderOptions.verbose``) gives the full detail: step spans and
 peaks, the top three causes with their evidence, the rules that could not run by name, and
-every reader warning.
+every reader warning.  On a terminal (``RenderOptions.width``) a long line is wrapped at a
+space to the terminal's width, its continuation indented under it; to a pipe or a file each
+line stays whole, for grep.
 
-Colour is added (ANSI SGR codes, :func:`style`) only when asked (a TTY, ``--color``); every string that
+Colour is added (click.style) only when asked (a TTY, ``--color``); every string that
 came from a log goes through :func:`escape.plain` first so a run name cannot move the cursor or
 recolour the screen, and documentation text through :func:`escape.prose` (no RST markup).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
+
+import click
 
 from .._version import __version__
 from ..results import Finding, Report, RunReport
@@ -44,29 +49,52 @@ def text(value: object) -> str:
     return prose(plain(value))
 
 
-# ECMA-48 SGR parameters: the standard foreground colours used here; 1 bold, 2 dim, 0 reset
-_FG = {"red": 31, "green": 32, "yellow": 33, "cyan": 36}
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+# a wrapped line's continuation: indented this much more than the line it continues
+CONTINUATION_INDENT = 4
 
 
-def style(value: str, fg: str | None = None, bold: bool = False, dim: bool = False) -> str:
-    """``value`` between SGR codes: the colour, then each attribute, then a reset (the sequences
-    ``click.style`` wrote before, so a coloured report reads the same)."""
-    codes = ([_FG[fg]] if fg else []) + ([1] if bold else []) + ([2] if dim else [])
-    return "".join(f"\x1b[{c}m" for c in codes) + value + "\x1b[0m"
+def visible_width(line: str) -> int:
+    """The columns ``line`` takes on a terminal: its colour codes take none."""
+    return len(_SGR.sub("", line))
+
+
+def wrap(line: str, width: int | None) -> list[str]:
+    """``line`` broken at spaces into lines of at most ``width`` columns (a word longer than
+    that keeps a line of its own), each continuation indented under the first; the line itself
+    when ``width`` is None or it fits."""
+    if width is None or visible_width(line) <= width:
+        return [line]
+    indent = line[: len(line) - len(line.lstrip(" "))]
+    follow = indent + " " * CONTINUATION_INDENT
+    out: list[str] = []
+    current = indent
+    for word in line[len(indent) :].split(" "):  # "" for each extra space: alignment is kept
+        if current.strip() and word and visible_width(current) + 1 + visible_width(word) > width:
+            out.append(current.rstrip(" "))
+            current = follow + word
+        elif current.strip():
+            current += " " + word
+        else:
+            current += word
+    out.append(current)
+    return out
 
 
 class _Writer:
-    """Collects lines; ``style`` is a no-op unless colour is on."""
+    """Collects lines, wrapped to ``width`` (None: not wrapped); ``style`` is a no-op unless
+    colour is on."""
 
-    def __init__(self, color: bool):
+    def __init__(self, color: bool, width: int | None = None):
         self.color = color
+        self.width = width
         self.lines: list[str] = []
 
     def style(self, value: str, **kw: Any) -> str:
-        return style(value, **kw) if self.color else value
+        return click.style(value, **kw) if self.color else value
 
     def __call__(self, line: str = "") -> None:
-        self.lines.append(line)
+        self.lines.extend(wrap(line, self.width))
 
 
 def _severity(w: _Writer, f: Finding) -> str:
@@ -116,11 +144,11 @@ def _run_short(w: _Writer, rr: RunReport) -> None:
         left.append(f"{len(rr.causes) - 1} less likely cause(s)")
     if missing:
         left.append(f"{len(missing)} rule(s) not applicable (metrics not logged)")
+    # reader notes (level info: a log written in two formats, SB2's step counters) are routine
+    # and ask nothing of the user: -v lists them, the short report does not count them
     levels = Counter(i.level for i in rr.run.issues)
     if levels["error"] + levels["warning"]:
         left.append(f"{levels['error'] + levels['warning']} reader warning(s)")
-    if levels["info"]:
-        left.append(f"{levels['info']} reader note(s)")
     if left:
         w(w.style(f"  ({'; '.join(left)}: -v for detail)", dim=True))
 
@@ -173,7 +201,7 @@ def _summary_table(w: _Writer, report: Report) -> None:
 
 def render(report: Report, options: RenderOptions) -> str:
     """The whole text report: short by default, the full detail with ``options.verbose``."""
-    w = _Writer(options.color)
+    w = _Writer(options.color, options.width)
     tally = verdict_tally(report)
     w(f"ppo-doctor {__version__}: {len(report.runs)} run(s)" + (f" ({tally})" if tally else ""))
     if len(report.runs) > 1:

@@ -40,12 +40,11 @@ A rule module defines one subclass of :class:`Rule` with:
 
 from __future__ import annotations
 
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Iterator, Mapping
 
 import numpy as np
-from ..records import record
 from ..results import BASES, Finding
 from ..run import Run
 from ..standing import FAIR_SHARE, Standing
@@ -58,7 +57,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-@record
+@dataclass
 class Example:
     """A synthetic run for documentation and tests: metric -> values over steps 0..n-1."""
 
@@ -70,7 +69,7 @@ class Example:
     texts: list[tuple[int, str]] = field(default_factory=list)
 
 
-@record
+@dataclass
 class RuleContext:
     """What a rule evaluates: the run seen through its :class:`~ppo_doctor.view.RunView`, the
     rule's resolved parameters and its resolved ``requires``.

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..doctext import plain_doc
 from .base import EVAL_REQUIREMENT, Example, Rule, requirement_text
 from .examples import example_run
 from .registry import builtin_rules
@@ -34,9 +35,9 @@ def requires_text(rule: type[Rule]) -> list[str]:
 
 
 def body(rule: type[Rule]) -> str:
-    """The docstring without its summary line."""
+    """The docstring without its summary line, in plain text (no RST markup)."""
     doc = inspect.cleandoc(rule.__doc__ or "")
-    return doc.split("\n", 1)[1].strip() if "\n" in doc else ""
+    return plain_doc(doc.split("\n", 1)[1].strip()) if "\n" in doc else ""
 
 
 def describe_rule(rule: type[Rule]) -> dict[str, Any]:
@@ -47,7 +48,7 @@ def describe_rule(rule: type[Rule]) -> dict[str, Any]:
         "symptom": rule.symptom,
         "severity": rule.severity,
         "evidence": rule.evidence,
-        "summary": rule.summary(),
+        "summary": plain_doc(rule.summary()),
         "requires": requires_text(rule),
         "params": {k: (list(v) if isinstance(v, tuple) else v) for k, v in rule.params.items()},
         "causes": dict(rule.causes),
@@ -92,7 +93,7 @@ def example_findings(rule: type[Rule], example: Example | None) -> list[str]:
 
 def rule_markdown(rule: type[Rule]) -> str:
     """One rule's section of ``docs/rules.md``."""
-    lines = [f"## {rule.code} {rule.name}", "", f"**{rule.summary()}**", ""]
+    lines = [f"## {rule.code} {rule.name}", "", f"**{plain_doc(rule.summary())}**", ""]
     req = ", ".join(f"`{r}`" for r in requires_text(rule)) or "none"
     kind = "trend (judged once the run has had its fair share of its plan)" if rule.evidence == "trend" else "event (judged at once)"
     lines.append(f"Symptom `{rule.symptom}` · default severity **{rule.severity}** · evidence: {kind} · requires {req}")
@@ -128,7 +129,7 @@ def render() -> str:
         "| code | name | symptom | severity | summary |",
         "|---|---|---|---|---|",
     ]
-    out += [f"| {r.code} | {r.name} | {r.symptom} | {r.severity} | {r.summary()} |" for r in rules]
+    out += [f"| {r.code} | {r.name} | {r.symptom} | {r.severity} | {plain_doc(r.summary())} |" for r in rules]
     out.append("")
     out += [rule_markdown(r) for r in rules]
     return "\n".join(out).rstrip() + "\n"

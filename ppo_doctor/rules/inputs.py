@@ -8,12 +8,12 @@ rules compare.  A rule no longer re-lists its metrics or repeats the filtering.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable
 
 import numpy as np
 
-from ..records import record
 from ..detect import early_late, window_size
 from ..run import Run
 from ..view.series import finite_series
@@ -24,7 +24,7 @@ def windows(n: int, frac: float = 0.1, lo: int = 3, hi: int | None = None) -> in
     return window_size(n, frac, lo, hi)
 
 
-@record
+@dataclass
 class Input:
     """One resolved ``requires`` entry: the metric chosen and its finite, signed points."""
 

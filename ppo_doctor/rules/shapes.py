@@ -19,12 +19,12 @@ in a :class:`Stretch` and builds its finding with :func:`stretch_incident`.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar, Generic, Iterable, Iterator, Protocol, TypeVar
 
 import numpy as np
 
-from ..records import record
 from ..detect import Oscillation, Span, median, oscillation, sustained_spans
 from ..results import Finding
 from ..run import Run
@@ -50,7 +50,7 @@ class Points(Protocol):
 P = TypeVar("P", bound=Points)
 
 
-@record
+@dataclass
 class Stretch(Generic[P]):
     """The spans of ``points`` beyond ``level`` (a :class:`SustainedRule`'s sustained
     stretches, or any rule's spans: spikes, points over a limit), in step order;

@@ -5,9 +5,9 @@ of a name (:mod:`ppo_doctor.canonical.name_tokens`); what each mapped number mea
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ...records import record
 from ..frameworks import candidate_keys, logs_episodes
 from ..name_tokens import infer_canonical
 from ...run import MetricInfo
@@ -26,7 +26,7 @@ def table_for(framework: str, tags: Iterable[str] = ()) -> tuple[Alias, ...]:
 
 
 
-@record
+@dataclass
 class MappingResult:
     """What :func:`map_tags` decided: the canonical name of each mapped tag, what each mapped number
     means, and notes on the choices made."""
