@@ -266,7 +266,7 @@ def test_one_training_is_one_run_when_its_trainer_state_appears(tmp_path: Path, 
         now[0] += 1.0
         watcher.poll()
     runs = [e["run"] for e in events if e["event"] == "run"]
-    assert runs == ["out/runs/Dec02_05-00-00_host"]
+    assert runs == ["out"]  # named after output_dir from its first line
     again = [(e["finding"]["code"], e["finding"]["metric"]) for e in events if e["event"] == "finding"]
     assert again.count(("PD101", "kl/ref")) == 1
     assert list(watcher.runs) == ["out"]

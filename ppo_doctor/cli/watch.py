@@ -18,7 +18,8 @@ from ..errors import PPODoctorError
 from ..exits import EXIT_ERROR
 from ..report.escape import plain
 from ..report.json_out import finite_json
-from ..watch import Watcher, run_exec
+from ..watch import Watcher, run_exec, webhook_text
+from ..webhook import Webhook, check_url
 from .command import at_least, command, echo, file_path
 
 def terminal_line(event: dict[str, Any]) -> str | None:
@@ -42,6 +43,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--interval", type=at_least(0.01, float), default=2.0, metavar="SECONDS", help="Seconds between polls (default: 2).")
     parser.add_argument("--idle", type=at_least(0.0, float), default=120.0, metavar="SECONDS", help="End when every run has been idle this many seconds (default: 120).")
     parser.add_argument("--exec", dest="exec_cmd", metavar="COMMAND", help="Run this shell command per new finding, the finding event as JSON on stdin.")
+    parser.add_argument("--webhook", type=check_url, metavar="URL", help="POST each new warning or error as Slack/Discord JSON to URL (never blocks the watch).")
     parser.add_argument("--fail-on", choices=FAIL_ON, help="Lowest severity that fails (default: error, or the config's).")
     parser.add_argument("--config", dest="config_file", type=file_path, metavar="FILE", help="Use this config file (no search).")
     parser.add_argument("--isolated", action="store_true", help="Ignore every config file.")
@@ -70,6 +72,11 @@ def watch(args: argparse.Namespace) -> None:
                 echo(line)
         if args.exec_cmd and event["event"] == "finding":
             run_exec(args.exec_cmd, event)
+        text = webhook_text(event) if hook is not None else None
+        if text:
+            hook.send(text)
+
+    hook = Webhook(args.webhook) if args.webhook else None
 
     watcher = Watcher(args.path, settings, emit, idle=args.idle)
     reason = "idle"
@@ -81,4 +88,7 @@ def watch(args: argparse.Namespace) -> None:
             time.sleep(args.interval)
     except KeyboardInterrupt:
         reason = "interrupted"
-    sys.exit(watcher.finish(reason, settings.fail_on))
+    code = watcher.finish(reason, settings.fail_on)
+    if hook is not None:
+        hook.close()
+    sys.exit(code)
