@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Protocol
 
 from ..canonical.frameworks import DOCTOR_TAG_PREFIX
+from ..monitor import describe
 from ..results import Finding
 from ..webhook import Webhook
 
@@ -178,6 +179,13 @@ def alert_title(finding: Finding) -> str:
     return f"ppo-doctor {finding.severity.upper()} {finding.code} {finding.name}" + (f" on {finding.metric}" if finding.metric else "")
 
 
+def stop_message(hit: Finding, step: int, planned: int, causes: Any, stop_on: Any, unit: str = "step") -> str:
+    """Why training stops: the finding (code, symptom, metric, onset, message), the fix to try
+    first, and what the stop saves ("stopping training at step 40 of 200: 160 steps not spent")."""
+    where = f"at {unit} {step}" + (f" of {planned}: {planned - step} {unit}s not spent" if planned > step else "")
+    return f"stopping training {where} (stop_on={stop_on!r}); {describe(hit, causes)}"
+
+
 def trainer_tensorboard_dir(output_dir: str, since: float) -> Path | None:
     """The folder the trainer's TensorBoardCallback writes to: ``$TENSORBOARD_LOGGING_DIR`` when
     set, else the ``<output_dir>/runs/<date>_<host>/`` folder (transformers' ``default_logdir``)
@@ -218,4 +226,4 @@ def trainer_sinks(report_to: Iterable[str], output_dir: str, since: float, webho
     return Sinks(sinks)
 
 
-__all__ = ["ALERT_TAG", "COUNT_TAGS", "Sinks", "TensorBoardSink", "WandbSink", "WebhookSink", "alert_title", "severity_counts", "trainer_sinks", "trainer_tensorboard_dir"]
+__all__ = ["ALERT_TAG", "COUNT_TAGS", "Sinks", "stop_message", "TensorBoardSink", "WandbSink", "WebhookSink", "alert_title", "severity_counts", "trainer_sinks", "trainer_tensorboard_dir"]

@@ -58,7 +58,7 @@ from ..monitor import Monitor, StopOn, check_stop_on, describe, matches
 from ..report import RenderOptions, render
 from ..results import Finding
 from ..webhook import Webhook
-from .reporting import Sinks, alert_title, trainer_sinks
+from .reporting import Sinks, alert_title, stop_message, trainer_sinks
 
 log = logging.getLogger(__name__)
 
@@ -255,13 +255,6 @@ class DoctorCallback(TrainerCallback):
             target.write_text(render(report, fmt, options), encoding="utf-8")
             self.reports_written.append(target)
         log.info("ppo-doctor: run %s is %s (%s); report in %s", rr.run.id, rr.verdict, rr.verdict_reason, out / REPORT_HTML)
-
-
-def stop_message(hit: Finding, step: int, max_steps: int, causes: Any, stop_on: StopOn) -> str:
-    """Why training stops: the finding (code, symptom, metric, onset, message), the fix to try
-    first, and the steps the stop saves ("stopped at step 40 of 200: 160 steps not spent")."""
-    where = f"at step {step}" + (f" of {max_steps}: {max_steps - step} steps not spent" if max_steps > step else "")
-    return f"stopping training {where} (stop_on={stop_on!r}); {describe(hit, causes)}"
 
 
 __all__ = ["DoctorCallback", "default_check_every", "stop_message"]
