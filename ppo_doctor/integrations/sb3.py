@@ -221,6 +221,8 @@ class DoctorCallback(BaseCallback):  # type: ignore[misc]
             self.logger.record(tag, n)
         if texts:
             self.logger.record(ALERT_TAG, "\n\n".join(texts), exclude=_TEXT_EXCLUDED)
+        if hit is not None:
+            self.logger.dump(step)  # learn() ends before its next dump_logs: write them now
 
     def _end(self) -> None:
         if self.monitor is None or not self.monitor.points:
