@@ -63,6 +63,8 @@ def watch(args: argparse.Namespace) -> None:
         echo(f"ppo-doctor: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
 
+    hook = Webhook(args.webhook) if args.webhook else None
+
     def emit(event: dict[str, Any]) -> None:
         if args.fmt == "jsonl":
             echo(json.dumps(finite_json(event)))
@@ -72,11 +74,9 @@ def watch(args: argparse.Namespace) -> None:
                 echo(line)
         if args.exec_cmd and event["event"] == "finding":
             run_exec(args.exec_cmd, event)
-        text = webhook_text(event) if hook is not None else None
-        if text:
+        text = webhook_text(event)
+        if hook is not None and text:
             hook.send(text)
-
-    hook = Webhook(args.webhook) if args.webhook else None
 
     watcher = Watcher(args.path, settings, emit, idle=args.idle)
     reason = "idle"

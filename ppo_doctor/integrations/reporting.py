@@ -20,6 +20,7 @@ sinks go on.  Nothing here imports torch, tensorboard or wandb unless that integ
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import re
@@ -71,10 +72,10 @@ class TensorBoardSink:
     def _open(self) -> Any:
         if self._writer is None:
             try:  # the writer transformers' TensorBoardCallback uses, in its order
-                from torch.utils.tensorboard import SummaryWriter
+                module = importlib.import_module("torch.utils.tensorboard")
             except ImportError:
-                from tensorboardX import SummaryWriter
-            self._writer = SummaryWriter(log_dir=str(self.folder), filename_suffix=OUR_SUFFIX)
+                module = importlib.import_module("tensorboardX")
+            self._writer = module.SummaryWriter(log_dir=str(self.folder), filename_suffix=OUR_SUFFIX)
         return self._writer
 
     def check(self, step: int, counts: dict[str, int]) -> None:

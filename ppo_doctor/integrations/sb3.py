@@ -102,7 +102,7 @@ def _episode_means(buffer: Any) -> dict[str, float]:
     }
 
 
-class DoctorCallback(BaseCallback):  # type: ignore[misc]
+class DoctorCallback(BaseCallback):
     """Checks an SB3 training while it runs; see the module docstring.
 
     Args:
