@@ -12,7 +12,10 @@
   (``self.logger.name_to_value``: ``train/*`` of the latest update) and the episode statistics
   SB3 logs as ``rollout/ep_rew_mean`` / ``rollout/ep_len_mean``, computed from
   ``model.ep_info_buffer`` as ``OnPolicyAlgorithm.dump_logs`` does (at a rollout's end the logger
-  has already dumped and cleared them).  Every ``check_every`` rollouts the Monitor checks.
+  has already dumped and cleared them).  The Monitor checks at the first rollout, then once at
+  least ``check_every`` timesteps have passed since the last check (default: 3 % of
+  ``total_timesteps``, as the HF callback's default is of ``max_steps``; every PPO rollout of a
+  run of up to ~68,000 timesteps, while A2C's 5-step rollouts are not each checked).
 * The Monitor is told ``total_timesteps`` as the plan (so a rule judging an absence of progress
   waits for the run's fair share of it, :mod:`ppo_doctor.standing`) and the algorithm's
   hyper-parameters as the run's config (``learning_rate``, ``clip_range``, ``target_kl``,
@@ -56,6 +59,8 @@ log = logging.getLogger(__name__)
 # The algorithm's attributes given to the Monitor as the run's config, under SB3's names (the
 # canonical mapping reads them as offline: canonical/hparams.py, by_framework "sb3").
 HPARAMS = ("learning_rate", "clip_range", "clip_range_vf", "target_kl", "ent_coef", "vf_coef", "n_epochs", "n_steps", "batch_size", "max_grad_norm", "gamma", "gae_lambda", "normalize_advantage")
+# Default check interval: this share of total_timesteps (the HF callback's CHECK_SHARE of max_steps).
+CHECK_SHARE = 0.03
 # SB3's own outputs that take text (TensorBoard's add_text); the others would print a line per alert.
 _TEXT_EXCLUDED = ("stdout", "log", "json", "csv")
 
@@ -107,7 +112,8 @@ class DoctorCallback(BaseCallback):
 
     Args:
         stop_on: what stops training (default ``"error"``; None: never stop, only report).
-        check_every: rollouts between checks (default 1: every rollout).
+        check_every: timesteps between checks (default: :data:`CHECK_SHARE` of ``total_timesteps``;
+            1: every rollout).
         config: analysis settings as :func:`ppo_doctor.config.resolve` returns them; None reads
             the config file found from the working directory.
         webhook: an http(s) URL to POST each new warning or error (and the stop) to.
@@ -118,13 +124,13 @@ class DoctorCallback(BaseCallback):
         self,
         stop_on: StopOn = "error",
         *,
-        check_every: int = 1,
+        check_every: int | None = None,
         config: Config | Mapping[str, Any] | None = None,
         webhook: str | None = None,
         verbose: int = 0,
     ) -> None:
         super().__init__(verbose)
-        if check_every < 1:
+        if check_every is not None and check_every < 1:
             raise ValueError(f"check_every must be >= 1, got {check_every}")
         check_stop_on(stop_on)
         self.stop_on = stop_on
@@ -136,7 +142,8 @@ class DoctorCallback(BaseCallback):
         self.stopped_by: Finding | None = None
         self.stop_text: str | None = None
         self.alerts: list[tuple[int, Finding]] = []
-        self._rollouts = 0
+        self._every = check_every or 1
+        self._checked_at: int | None = None
         self._logged_at = -1
         self._broken = False
 
@@ -172,7 +179,8 @@ class DoctorCallback(BaseCallback):
         run_id = hparams.get("env_id", "sb3") + f"-{hparams['algo']}"
         self.monitor = Monitor(self.config, hparams=hparams, run_id=str(run_id), source="sb3", planned_steps=planned if planned > 0 else None, warmup_steps=0)
         self.sinks = Sinks([WebhookSink(self.webhook, str(run_id))] if self.webhook is not None else [])
-        log.info("ppo-doctor: checking every %d rollout(s) of %s for %d timesteps%s", self.check_every, run_id, planned, f", stopping on {self.stop_on}" if self.stop_on else "")
+        self._every = self.check_every or max(1, math.ceil(CHECK_SHARE * planned))
+        log.info("ppo-doctor: checking %s every %d timesteps of %d%s", run_id, self._every, planned, f", stopping on {self.stop_on}" if self.stop_on else "")
 
     def _last_step_of_rollout(self) -> bool:
         """True on the last ``on_step`` of an on-policy rollout (``collect_rollouts`` counts
@@ -188,11 +196,11 @@ class DoctorCallback(BaseCallback):
         if step == self._logged_at:  # _on_rollout_end of a rollout checked on its last step
             return
         self._logged_at = step
-        self._rollouts += 1
         metrics = {k: v for k, v in dict(self.logger.name_to_value).items() if not is_doctor_tag(k)}
         metrics.update(_episode_means(getattr(self.model, "ep_info_buffer", None)))
         self.monitor.log(step, metrics)
-        if self._rollouts % self.check_every == 0:
+        if self._checked_at is None or step - self._checked_at >= self._every:
+            self._checked_at = step
             self._check(step, final=False)
 
     def _check(self, step: int, *, final: bool) -> None:
