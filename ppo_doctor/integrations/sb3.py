@@ -12,7 +12,9 @@
   (``self.logger.name_to_value``: ``train/*`` of the latest update) and the episode statistics
   SB3 logs as ``rollout/ep_rew_mean`` / ``rollout/ep_len_mean``, computed from
   ``model.ep_info_buffer`` as ``OnPolicyAlgorithm.dump_logs`` does (at a rollout's end the logger
-  has already dumped and cleared them).  The Monitor checks at the first rollout, then once at
+  has already dumped and cleared them).  The Monitor checks from the first rollout in which an
+  episode has ended (before that SB3 has no reward to log; an env without SB3's ``Monitor``
+  wrapper, whose ``ep_info_buffer`` stays empty, is checked only when training ends), then once at
   least ``check_every`` timesteps have passed since the last check (default: 3 % of
   ``total_timesteps``, as the HF callback's default is of ``max_steps``; every PPO rollout of a
   run of up to ~68,000 timesteps, while A2C's 5-step rollouts are not each checked).
@@ -68,7 +70,10 @@ _TEXT_EXCLUDED = ("stdout", "log", "json", "csv")
 def algorithm_config(model: Any) -> dict[str, Any]:
     """The hyper-parameters of an SB3 algorithm, schedules read at the start of training
     (``progress_remaining = 1``), plus its class and environment id."""
-    out: dict[str, Any] = {"algo": type(model).__name__}
+    # ``policy_class`` is a key of SB3's own saved config (``BaseAlgorithm.save``'s data): it marks the
+    # run as SB3 for the framework guess, whose tag markers are PPO's (SAC logs train/actor_loss ...)
+    policy = getattr(model, "policy_class", None)
+    out: dict[str, Any] = {"algo": type(model).__name__, "policy_class": getattr(policy, "__name__", str(policy))}
     for name in HPARAMS:
         value = getattr(model, name, None)
         if name == "learning_rate" and callable(getattr(model, "lr_schedule", None)):
@@ -197,8 +202,10 @@ class DoctorCallback(BaseCallback):
             return
         self._logged_at = step
         metrics = {k: v for k, v in dict(self.logger.name_to_value).items() if not is_doctor_tag(k)}
-        metrics.update(_episode_means(getattr(self.model, "ep_info_buffer", None)))
-        self.monitor.log(step, metrics)
+        episodes = _episode_means(getattr(self.model, "ep_info_buffer", None))
+        self.monitor.log(step, {**metrics, **episodes})
+        if not episodes:
+            return  # no episode has ended yet: SB3 has no reward to log, and a check would say so
         if self._checked_at is None or step - self._checked_at >= self._every:
             self._checked_at = step
             self._check(step, final=False)
