@@ -143,6 +143,17 @@ def test_wandb_offline_run_gets_the_alerts_summary_and_counts(tmp_path: Path, mo
     assert summary["ppo_doctor/verdict"] == "unhealthy" and summary["ppo_doctor/errors"] >= 1
 
 
+def test_no_stop_line_at_the_plans_last_step(tmp_path: Path) -> None:
+    """The fault at step 12 of a 15-step plan: the error is first seen at the check of step 15,
+    the last; it is said, but nothing is left to stop, so no stop line."""
+    doctor = DoctorCallback(stop_on="error", check_every=15, write_reports=False)
+    args = TrainingArguments(output_dir=str(tmp_path), max_steps=15, logging_steps=1, per_device_train_batch_size=8, report_to="none", save_strategy="no", use_cpu=True, disable_tqdm=True)
+    trainer = Trainer(model=Regression(), args=args, train_dataset=_data(), callbacks=[NaNWeights(), doctor])
+    trainer.train()
+    assert [f for f in doctor.alerts if f.severity == "error"] and doctor.stopped_by is None
+    assert not [h for h in trainer.state.log_history if "stopping training" in str(h.get("ppo_doctor", ""))]
+
+
 def test_report_to_none_writes_nothing_there(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
     doctor = _train(tmp_path / "out", "none")

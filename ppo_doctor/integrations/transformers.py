@@ -17,7 +17,8 @@
   whose reward is still flat at step 20 of 200 is not stopped.
 * ``stop_on`` (``"error"``, ``"warning"``, symptoms, rule codes or names, or a list of these;
   see :func:`ppo_doctor.monitor.matches`) sets ``control.should_training_stop`` and says why,
-  with the finding's top fix and the steps not spent; ``control.should_save`` too unless
+  with the finding's top fix and the steps not spent (at ``max_steps`` itself nothing is left to
+  stop: the finding is said, with no stop line); ``control.should_save`` too unless
   ``args.save_strategy`` is ``"no"`` (a user who saves nothing gets no checkpoint from us).
   The decision depends only on the logged numbers, which every rank of a distributed run
   logs alike, so all ranks stop together.
@@ -219,15 +220,16 @@ class DoctorCallback(TrainerCallback):
             _history(state).append({"step": step, LOG_KEY: text})
             self.sinks.alert(step, f.severity, alert_title(f), text)
         self.sinks.check(step, self.monitor.last_findings)
-        if control is None or self.stopped_by is not None:
-            return
+        max_steps = int(state.max_steps or 0)
+        if control is None or self.stopped_by is not None or 0 < max_steps <= step:
+            return  # at the plan's last step there is nothing left to stop: the finding is said, no stop line
         hit = next((f for f in new if matches(f, self.stop_on)), None)
         if hit is not None:
             self.stopped_by = hit
             control.should_training_stop = True
             if args is None or _saves(args):
                 control.should_save = True
-            why = stop_message(hit, step, int(state.max_steps or 0), self.monitor.last_causes, self.stop_on)
+            why = stop_message(hit, step, max_steps, self.monitor.last_causes, self.stop_on)
             log.error("ppo-doctor: %s", why)
             _history(state).append({"step": step, LOG_KEY: why})
             self.sinks.alert(step, "error", "ppo-doctor: stopping training", why, stop=True)
