@@ -231,6 +231,8 @@ class DoctorCallback(BaseCallback):
             log.error("ppo-doctor: %s", self.stop_text)
             self.sinks.alert(step, "error", "ppo-doctor: stopping training", self.stop_text, stop=True)
             texts.append(self.stop_text)
+        if final:
+            return  # learn() has ended: SB3 dumps nothing more (the log line and the webhook have it)
         # into SB3's own outputs, written with the update's train/* values at the next dump
         for tag, n in severity_counts(self.monitor.last_findings).items():
             self.logger.record(tag, n)
