@@ -6,7 +6,9 @@ read), and a run that changed is analysed with the offline line (the same discov
 canonicalisation, rules and ranking as ``check``).  Each new or changed finding is said once
 (:class:`ppo_doctor.monitor.Announcer`): a line on the terminal, or one JSON object per event
 with ``--format jsonl``; ``--exec CMD`` runs CMD (through the shell) once per new finding with
-the event as JSON on its stdin, for the user's own notifier (we ship no network code).
+the event as JSON on its stdin, for the user's own notifier; ``--webhook URL`` POSTs each new
+warning or error as Slack/Discord JSON (:mod:`ppo_doctor.webhook`: a background thread with a
+timeout and bounded retries, so a slow chat server never holds the watch up).
 
 One training is one run: when discovery regroups files already followed into a new run (a
 Trainer's ``runs/<date>_<host>/`` TensorBoard folder, then the ``trainer_state.json`` it writes
@@ -220,6 +222,15 @@ class Watcher:
         return code
 
 
+def webhook_text(event: dict[str, Any]) -> str | None:
+    """The chat message for a ``finding`` event at warning or error level (None for the rest:
+    notes and run / end events stay on the terminal)."""
+    if event.get("event") != "finding" or event["finding"].get("severity") not in ("warning", "error"):
+        return None
+    step = f" at step {event['step']}" if event.get("step") is not None else ""
+    return f"ppo-doctor [{event['run']}{step}] {'changed: ' if event['status'] == 'changed' else ''}{event['text']}"
+
+
 def run_exec(cmd: str, event: dict[str, Any]) -> None:
     """Run the user's ``--exec`` command with ``event`` as JSON on stdin; a failure is logged."""
     try:
@@ -231,4 +242,4 @@ def run_exec(cmd: str, event: dict[str, Any]) -> None:
         log.warning("--exec %r exited with %d", cmd, proc.returncode)
 
 
-__all__ = ["Watcher", "run_exec"]
+__all__ = ["Watcher", "run_exec", "webhook_text"]

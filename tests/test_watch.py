@@ -266,10 +266,33 @@ def test_one_training_is_one_run_when_its_trainer_state_appears(tmp_path: Path, 
         now[0] += 1.0
         watcher.poll()
     runs = [e["run"] for e in events if e["event"] == "run"]
-    assert runs == ["out/runs/Dec02_05-00-00_host"]
+    assert runs == ["out"]  # named after output_dir from its first line
     again = [(e["finding"]["code"], e["finding"]["metric"]) for e in events if e["event"] == "finding"]
     assert again.count(("PD101", "kl/ref")) == 1
     assert list(watcher.runs) == ["out"]
+
+
+def test_a_trainer_output_folder_names_its_run_before_trainer_state_appears(tmp_path: Path) -> None:
+    """Discovery (issue 41): ``out/runs/<date>_<host>/`` is the run ``out`` while it trains, with
+    only checkpoints beside it too, and when the walk starts inside ``out``; two trainings into one
+    ``output_dir`` stay apart; a walk started at ``out/runs`` cannot see ``out`` and keeps the folder's name."""
+    from ppo_doctor.ingest.discover import discover
+
+    def tb(folder: Path) -> None:
+        tensorboard_scalars(folder, n_tags=2, n_steps=20)
+
+    tb(tmp_path / "a" / "out" / "runs" / "Dec06_01-20-30_vm")
+    tb(tmp_path / "b" / "out" / "runs" / "Dec06_01-20-30_vm")
+    (tmp_path / "b" / "out" / "checkpoint-10").mkdir()
+    (tmp_path / "b" / "out" / "checkpoint-10" / "trainer_state.json").write_text(json.dumps({"global_step": 10, "log_history": [{"step": 10, "loss": 0.5}]}))
+    tb(tmp_path / "c" / "out" / "runs" / "Dec06_01-20-30_vm")
+    tb(tmp_path / "c" / "out" / "runs" / "Dec06_02-00-00_vm")
+    ids = lambda root: [s.id for s in discover(root)[0]]  # noqa: E731
+    assert ids(tmp_path / "a") == ["out"]
+    assert ids(tmp_path / "a" / "out") == ["out"]
+    assert ids(tmp_path / "b") == ["out"]
+    assert ids(tmp_path / "c") == ["out/runs/Dec06_01-20-30_vm", "out/runs/Dec06_02-00-00_vm"]
+    assert ids(tmp_path / "a" / "out" / "runs") == ["Dec06_01-20-30_vm"]
 
 
 # -- issue 28: what the idle clock counts, files followed from a new start, names escaped ----------

@@ -338,6 +338,16 @@ def is_eval_key(tag: str) -> bool:
     return tag.startswith(EVAL_PREFIXES)
 
 
+# What ppo_doctor's own live callbacks write into a run's TensorBoard / W&B log (alert texts and
+# one count per severity, docs/live.md): the doctor's words, never a metric or a sample of the run.
+DOCTOR_TAG_PREFIX = "ppo_doctor/"
+
+
+def is_doctor_tag(tag: str) -> bool:
+    """True for a tag the doctor itself logged (:data:`DOCTOR_TAG_PREFIX`)."""
+    return tag.startswith(DOCTOR_TAG_PREFIX)
+
+
 def strip_eval_prefix(tag: str) -> str:
     """The training name of an eval key (``eval_reward`` -> ``reward``), for mapping it."""
     for p in EVAL_PREFIXES:

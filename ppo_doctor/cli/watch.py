@@ -19,8 +19,19 @@ from ..errors import PPODoctorError
 from ..exits import EXIT_ERROR
 from ..report.escape import plain
 from ..report.json_out import finite_json
-from ..watch import Watcher, run_exec
+from ..watch import Watcher, run_exec, webhook_text
+from ..webhook import Webhook, check_url
 from .common import FILE
+
+
+def _url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A usage error (exit 2) for a webhook that is no http(s) URL, said before the watch starts."""
+    if value is None:
+        return None
+    try:
+        return check_url(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def terminal_line(event: dict[str, Any]) -> str | None:
@@ -44,11 +55,20 @@ def terminal_line(event: dict[str, Any]) -> str | None:
 @click.option("--interval", type=click.FloatRange(min=0.01), default=2.0, metavar="SECONDS", help="Seconds between polls (default: 2).")
 @click.option("--idle", type=click.FloatRange(min=0.0), default=120.0, metavar="SECONDS", help="End when every run has been idle this many seconds (default: 120).")
 @click.option("--exec", "exec_cmd", metavar="COMMAND", help="Run this shell command per new finding, the finding event as JSON on stdin.")
+@click.option("--webhook", callback=_url, metavar="URL", help="POST each new warning or error as Slack/Discord JSON to URL (never blocks the watch).")
 @click.option("--fail-on", type=click.Choice(FAIL_ON), help="Lowest severity that fails (default: error, or the config's).")
 @click.option("--config", "config_file", type=FILE, metavar="FILE", help="Use this config file (no search).")
 @click.option("--isolated", is_flag=True, help="Ignore every config file.")
 def watch(
-    path: str, fmt: str, interval: float, idle: float, exec_cmd: str | None, fail_on: str | None, config_file: str | None, isolated: bool,
+    path: str,
+    fmt: str,
+    interval: float,
+    idle: float,
+    exec_cmd: str | None,
+    webhook: str | None,
+    fail_on: str | None,
+    config_file: str | None,
+    isolated: bool,
 ) -> None:
     """Follow PATH while a training writes it; print each new finding once.
 
@@ -62,6 +82,8 @@ def watch(
         click.echo(f"ppo-doctor: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
 
+    hook = Webhook(webhook) if webhook else None
+
     def emit(event: dict[str, Any]) -> None:
         if fmt == "jsonl":
             click.echo(json.dumps(finite_json(event)))
@@ -71,6 +93,9 @@ def watch(
                 click.echo(line)
         if exec_cmd and event["event"] == "finding":
             run_exec(exec_cmd, event)
+        text = webhook_text(event)
+        if hook is not None and text:
+            hook.send(text)
 
     watcher = Watcher(path, settings, emit, idle=idle)
     reason = "idle"
@@ -82,4 +107,7 @@ def watch(
             time.sleep(interval)
     except KeyboardInterrupt:
         reason = "interrupted"
-    sys.exit(watcher.finish(reason, settings.fail_on))
+    code = watcher.finish(reason, settings.fail_on)
+    if hook is not None:
+        hook.close()
+    sys.exit(code)

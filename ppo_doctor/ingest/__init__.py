@@ -24,6 +24,7 @@ from typing import Any, Callable
 from .. import plugins
 from ..errors import LogReadError, PPODoctorError
 from ..frame import RawRun, RawSeries, ReadIssue, RunFrame
+from ..canonical.frameworks import is_doctor_tag
 from ..canonical.metrics import build_run
 from ..run import Run
 from .base import read_head
@@ -238,10 +239,11 @@ def _split_sessions(items: list[tuple[str, str, list[RawRun]]]) -> list[list[tup
     Several runs written into one log folder (one ``SummaryWriter`` per launch, TensorBoard draws
     them over each other) each start at the first step of the first file (usually 0); a resumed run
     starts later, at its checkpoint's step, and stays one run (its overlap is reported as a
-    restart).  Other formats in the folder (a ``progress.csv`` rewritten by each launch) go with
+    restart).  The doctor's own event file (only ``ppo_doctor/`` tags, :func:`_doctor_only`) and
+    other formats in the folder (a ``progress.csv`` rewritten by each launch) go with
     the last session.  The event files are in name order, which is their creation time.
     """
-    tb = [it for it in items if it[0] == "tensorboard"]
+    tb = [it for it in items if it[0] == "tensorboard" and not _doctor_only(it[2])]
     if len(tb) < 2:
         return [items]
     sessions: list[list[tuple[str, str, list[RawRun]]]] = [[]]
@@ -255,8 +257,15 @@ def _split_sessions(items: list[tuple[str, str, list[RawRun]]]) -> list[list[tup
         if first is not None:
             origin = first if origin is None else origin
             reach = end if reach is None or len(sessions[-1]) == 1 else max(reach, end)
-    sessions[-1].extend(it for it in items if it[0] != "tensorboard")
+    sessions[-1].extend(it for it in items if not any(it is t for t in tb))
     return sessions
+
+
+def _doctor_only(raws: list[RawRun]) -> bool:
+    """Whether a file holds nothing but the doctor's own tags: the event file DoctorCallback writes
+    beside the trainer's (docs/live.md), whose first step is the first check's, is never a session."""
+    tags = [s.tag for r in raws for s in r.series] + [t.tag for r in raws for t in r.texts]
+    return bool(tags) and all(is_doctor_tag(t) for t in tags)
 
 
 def _step_span(raws: list[RawRun]) -> tuple[int | None, int]:

@@ -8,7 +8,8 @@ Every file is recognised by content (``ppo_doctor.ingest.sniff``), then files ar
   several runs in one folder and become one run each once read (``ingest._split_sessions``);
   a file that continues the steps is a resumed run and stays with it;
 * HF Trainer's ``runs/<Mon DD_HH-MM-SS>_<host>/`` and the hparams sub-run ``<run>/<float time>/``
-  belong to their parent run (docs/sources.md#trl-legacy-ppo-metrics,
+  belong to their parent run (the Trainer's ``output_dir``, also while it holds no log of its
+  own yet, so a training has one name from its first line) (docs/sources.md#trl-legacy-ppo-metrics,
   docs/sources.md#hf-trainer-logs);
 * ``checkpoint-N/trainer_state.json`` copies hold a prefix of the same history: only the newest is
   read (largest N, or the one in the output folder when its ``global_step`` is at least as large);
@@ -424,13 +425,17 @@ class _Walker:
             parent = groups.get(d.parent)
             if _HPARAMS_RUN.match(d.name) and _only_tb(groups[d]) and parent is not None and _has_tb(parent):
                 parent.files.extend(groups.pop(d).files)
+        # The output folder names the training from its first line: while it trains, a Trainer
+        # writes only runs/<date>_<host>/ (the output folder holds nothing yet, or checkpoints);
+        # trainer_state.json arrives at the end.  Naming the run after runs/<date>_<host>/ until
+        # then gave one training two names in ``watch`` (issue 41).
         by_output: dict[Path, list[Path]] = {}
         for d in groups:
-            if _HF_RUN.match(d.name) and d.parent.name == "runs" and d.parent.parent in groups:
+            if _HF_RUN.match(d.name) and d.parent.name == "runs" and self._within(d.parent.parent):
                 by_output.setdefault(d.parent.parent, []).append(d)
         for out_dir, runs in by_output.items():
-            if len(runs) == 1 and not groups[out_dir].unit:  # several trainings into one folder stay apart
-                groups[out_dir].files.extend(groups.pop(runs[0]).files)
+            if len(runs) == 1 and not groups.get(out_dir, _Group(root=out_dir)).unit:  # several trainings into one folder stay apart
+                groups.setdefault(out_dir, _Group(root=out_dir)).files.extend(groups.pop(runs[0]).files)
 
     def _mark_add_scalars(self, groups: dict[Path, _Group]) -> None:
         """Event-file folders below another event-file folder: possible add_scalars sub-runs."""

@@ -17,10 +17,17 @@
   whose reward is still flat at step 20 of 200 is not stopped.
 * ``stop_on`` (``"error"``, ``"warning"``, symptoms, rule codes or names, or a list of these;
   see :func:`ppo_doctor.monitor.matches`) sets ``control.should_training_stop`` and says why,
-  with the finding's top fix and the steps not spent; ``control.should_save`` too unless
+  with the finding's top fix and the steps not spent (at ``max_steps`` itself nothing is left to
+  stop: the finding is said, with no stop line); ``control.should_save`` too unless
   ``args.save_strategy`` is ``"no"`` (a user who saves nothing gets no checkpoint from us).
   The decision depends only on the logged numbers, which every rank of a distributed run
   logs alike, so all ranks stop together.
+* Where the user looks (:mod:`.reporting`, on the main process only): when ``args.report_to``
+  has ``tensorboard``, each alert is a text at its step (``ppo_doctor/alerts``) and every check
+  writes ``ppo_doctor/warnings`` / ``ppo_doctor/errors`` counts into the trainer's TensorBoard
+  folder; with ``wandb``, each alert is a ``wandb.alert``, the counts go into the run's history
+  and summary, with the stop and the verdict.  ``webhook=URL`` POSTs each new warning or error
+  and the stop as Slack/Discord JSON (:mod:`ppo_doctor.webhook`, never blocking training).
 * ``on_train_end`` writes ``ppo-doctor.json`` and ``ppo-doctor.html`` into ``args.output_dir``
   (on the main process only).
 * Settings come from ``config`` when given, else from ``[tool.ppo-doctor]`` / ``ppo-doctor.toml``
@@ -39,6 +46,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, cast
 
@@ -50,6 +58,8 @@ from ..ingest.readers.trainer_state import DOCTOR_ROW_KEY, SUMMARY_MARKERS
 from ..monitor import Monitor, StopOn, check_stop_on, describe, matches
 from ..report import RenderOptions, render
 from ..results import Finding
+from ..webhook import Webhook
+from .reporting import Sinks, alert_title, stop_message, trainer_sinks
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +120,7 @@ class DoctorCallback(TrainerCallback):
             the config file found from the working directory.
         write_reports: write ``ppo-doctor.json`` / ``ppo-doctor.html`` at train end.
         plots: draw the plots into the HTML report (needs matplotlib).
+        webhook: an http(s) URL to POST each new warning or error to (Slack/Discord JSON).
     """
 
     def __init__(
@@ -120,6 +131,7 @@ class DoctorCallback(TrainerCallback):
         config: Config | Mapping[str, Any] | None = None,
         write_reports: bool = True,
         plots: bool = True,
+        webhook: str | None = None,
     ) -> None:
         if check_every is not None and check_every < 1:
             raise ValueError(f"check_every must be >= 1, got {check_every}")
@@ -129,6 +141,9 @@ class DoctorCallback(TrainerCallback):
         self.config = resolve() if config is None else coerce(config)
         self.write_reports = write_reports
         self.plots = plots
+        self.webhook = Webhook(webhook) if webhook else None  # a bad URL raises here, before training
+        self.sinks = Sinks()
+        self._created = time.time()
         self.monitor: Monitor | None = None
         self.stopped_by: Finding | None = None
         self.alerts: list[Finding] = []
@@ -176,6 +191,8 @@ class DoctorCallback(TrainerCallback):
             warmup_steps=_warmup_steps(args, max_steps),
         )
         self._last_check_step = int(state.global_step or 0)
+        if state.is_world_process_zero:  # one message per training, not one per rank
+            self.sinks = trainer_sinks(getattr(args, "report_to", None) or [], str(args.output_dir or "."), self._created, self.webhook, run_id)
         plan = f" of {max_steps}" if max_steps > 0 else ""
         log.info("ppo-doctor: checking every %d steps%s%s", self._every, plan, f", stopping on {self.stop_on}" if self.stop_on else "")
 
@@ -201,43 +218,45 @@ class DoctorCallback(TrainerCallback):
             self.alerts.append(f)
             (log.error if f.severity == "error" else log.warning if f.severity == "warning" else log.info)("ppo-doctor at step %d: %s", step, text)
             _history(state).append({"step": step, LOG_KEY: text})
-        if control is None or self.stopped_by is not None:
-            return
+            self.sinks.alert(step, f.severity, alert_title(f), text)
+        self.sinks.check(step, self.monitor.last_findings)
+        max_steps = int(state.max_steps or 0)
+        if control is None or self.stopped_by is not None or 0 < max_steps <= step:
+            return  # at the plan's last step there is nothing left to stop: the finding is said, no stop line
         hit = next((f for f in new if matches(f, self.stop_on)), None)
         if hit is not None:
             self.stopped_by = hit
             control.should_training_stop = True
             if args is None or _saves(args):
                 control.should_save = True
-            why = stop_message(hit, step, int(state.max_steps or 0), self.monitor.last_causes, self.stop_on)
+            why = stop_message(hit, step, max_steps, self.monitor.last_causes, self.stop_on)
             log.error("ppo-doctor: %s", why)
             _history(state).append({"step": step, LOG_KEY: why})
+            self.sinks.alert(step, "error", "ppo-doctor: stopping training", why, stop=True)
 
     def _end(self, args: TrainingArguments, state: TrainerState) -> None:
         if self.monitor is None or not self.monitor.points:
+            self.sinks.finish("unknown", "nothing was logged")
             return
         # the run ended: what the last interval found, and warnings no later check can confirm
         self._check(state, None)
-        if not self.write_reports or not state.is_world_process_zero:
+        writes = self.write_reports and state.is_world_process_zero
+        if not (writes or self.sinks.sinks):
+            return
+        report = self.monitor.report()
+        rr = report.runs[0]
+        self.sinks.finish(rr.verdict, rr.verdict_reason)
+        if not writes:
             return
 
         out = Path(args.output_dir or ".")
         out.mkdir(parents=True, exist_ok=True)
-        report = self.monitor.report()
         options = RenderOptions(plots=self.plots)
         for name, fmt in ((REPORT_JSON, "json"), (REPORT_HTML, "html")):
             target = out / name
             target.write_text(render(report, fmt, options), encoding="utf-8")
             self.reports_written.append(target)
-        rr = report.runs[0]
         log.info("ppo-doctor: run %s is %s (%s); report in %s", rr.run.id, rr.verdict, rr.verdict_reason, out / REPORT_HTML)
-
-
-def stop_message(hit: Finding, step: int, max_steps: int, causes: Any, stop_on: StopOn) -> str:
-    """Why training stops: the finding (code, symptom, metric, onset, message), the fix to try
-    first, and the steps the stop saves ("stopped at step 40 of 200: 160 steps not spent")."""
-    where = f"at step {step}" + (f" of {max_steps}: {max_steps - step} steps not spent" if max_steps > step else "")
-    return f"stopping training {where} (stop_on={stop_on!r}); {describe(hit, causes)}"
 
 
 __all__ = ["DoctorCallback", "default_check_every", "stop_message"]

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..design import by_design
 from ...frame import RawRun, RawSeries, ReadIssue, RunFrame
-from ..frameworks import candidate_keys, framework_proof, guess_framework, strip_eval_prefix
+from ..frameworks import candidate_keys, framework_proof, guess_framework, is_doctor_tag, strip_eval_prefix
 from ..hparams import flatten_config, normalize_config
 from ..name_tokens import entropy_sign
 from ...run import MetricInfo, Run
@@ -56,7 +56,10 @@ def build_run(
     cfg_notes: list[str] = []
     series, totals = _split_totals(raw.series)
     flat = flatten_config({**totals, **raw.config}, cfg_notes)
-    tags = list(dict.fromkeys(s.tag for s in series))
+    all_tags = list(dict.fromkeys(s.tag for s in series))
+    # the doctor's own counts stay in the frame under their names, but never name a framework
+    # or a canonical metric (docs/live.md, "Where the alerts go")
+    tags = [t for t in all_tags if not is_doctor_tag(t)]
     framework = guess_framework(tags, flat)
 
     if framework == "trl_grpo":
@@ -107,9 +110,9 @@ def build_run(
         config=config,
         raw_config={k: _plain(v) for k, v in flat.items()},
         mapping=mapping,
-        unmapped=sorted(t for t in tags if t not in mapping),
+        unmapped=sorted(t for t in all_tags if t not in mapping),
         metric_info=result.info,
-        texts=list(raw.texts),
+        texts=[t for t in raw.texts if not is_doctor_tag(t.tag)],  # the doctor's alerts are not samples
         issues=issues,
         restarts=restarts,
         eval_frame=eval_frame,
