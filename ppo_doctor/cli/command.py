@@ -14,6 +14,7 @@ timeout, a file option that must not name a folder, a folder option that must no
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from typing import Callable, NamedTuple
@@ -78,7 +79,7 @@ def at_least(minimum: float, kind: Callable[[str], float] = int, *, strict: bool
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a valid {'integer' if kind is int else 'number'}") from None
-        if value < minimum or (strict and value == minimum):
+        if not minimum <= value < math.inf or (strict and value == minimum):  # NaN fails every comparison
             raise argparse.ArgumentTypeError(f"{text} is not in the range {bound}")
         return value
 
