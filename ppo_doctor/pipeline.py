@@ -408,11 +408,15 @@ def _connect(client_class: Any, schedule: Schedule) -> Any:
 
 
 def _wait_for_a_worker(client: Any, schedule: Schedule) -> None:
-    """Fail, instead of waiting forever, when the cluster has no worker within the timeout."""
+    """Fail, instead of waiting forever, when the cluster has no worker within the timeout; say
+    at once that it waits (a scheduler with no worker once kept ``sweep --dask`` silent for the
+    whole timeout, issue 39)."""
+    where = f"at {schedule.dask}" if schedule.dask else "started for this command"
+    if not client.scheduler_info().get("workers"):
+        log.warning("the Dask cluster %s has no worker yet: waiting up to %g s for one (dask-timeout)", where, schedule.dask_timeout)
     try:
         client.wait_for_workers(1, timeout=schedule.dask_timeout)
     except TimeoutError:
-        where = f"at {schedule.dask}" if schedule.dask else "started for this command"
         raise PPODoctorError(
             f"the Dask cluster {where} has no worker after {schedule.dask_timeout:g} s (dask-timeout): start workers or raise the timeout"
         ) from None

@@ -31,6 +31,33 @@ MAX_SAMPLES = 10_000
 MAX_RUN_CHARS = 2_000_000
 
 
+class Spread(list):
+    """A list that keeps an evenly spread part of the items offered to it, in their order, in
+    memory bounded by ``cap``: every ``stride``-th item is kept, and when ``2 * cap`` are held,
+    every other one is dropped and the stride doubles (the kept items stay those whose place is a
+    multiple of the stride).  A reader holds a run's text samples in one while it reads, so 10^6
+    samples never sit in memory at once (:func:`bound_texts` then keeps at most ``cap``)."""
+
+    def __init__(self, cap: int = MAX_SAMPLES) -> None:
+        super().__init__()
+        self.cap = cap
+        self.stride = 1
+        self.offered = 0
+
+    def offer(self, item: object) -> None:
+        if self.offered % self.stride == 0:
+            self.append(item)
+            if len(self) >= 2 * self.cap:
+                del self[1::2]
+                self.stride *= 2
+        self.offered += 1
+
+
+def cut_text(value: str) -> str:
+    """``value`` cut to :data:`MAX_SAMPLE_CHARS` characters."""
+    return value if len(value) <= MAX_SAMPLE_CHARS else value[:MAX_SAMPLE_CHARS]
+
+
 def bound_sample(sample: TextSample) -> tuple[TextSample, bool]:
     """``sample`` with its text and prompt cut to :data:`MAX_SAMPLE_CHARS`, and whether it was cut."""
     text, prompt = sample.text, sample.prompt
@@ -76,4 +103,4 @@ def bound_texts(samples: Sequence[TextSample]) -> tuple[list[TextSample], str]:
     return kept, "; ".join(notes)
 
 
-__all__ = ["MAX_RUN_CHARS", "MAX_SAMPLES", "MAX_SAMPLE_CHARS", "bound_sample", "bound_texts", "chars", "spread"]
+__all__ = ["MAX_RUN_CHARS", "MAX_SAMPLES", "MAX_SAMPLE_CHARS", "Spread", "bound_sample", "bound_texts", "chars", "cut_text", "spread"]

@@ -28,6 +28,7 @@ import numpy as np
 from ..records import record
 from ..lazy import pd
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
+from ..textbounds import MAX_SAMPLES, Spread, cut_text
 from ..canonical.frameworks import is_eval_key
 
 log = logging.getLogger(__name__)
@@ -112,7 +113,8 @@ class Columns:
     nulls: Counter = field(default_factory=Counter)
     non_numeric: Counter = field(default_factory=Counter)
     raw: dict[str, list[tuple[np.ndarray, list]]] = field(default_factory=dict)  # kept as objects
-    texts: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)
+    # per key, an evenly spread part of its texts, bounded as they are read (ppo_doctor.textbounds)
+    texts: dict[str, Spread] = field(default_factory=dict)
     too_deep: int = 0
     lines: np.ndarray | None = None  # int32 file line of each record (1-based), None: not known
 
@@ -235,7 +237,10 @@ def _convert(name: str, pos: np.ndarray, vals: tuple, cols: Columns, keep_raw: f
             sub_pos.append(p)
             sub_rec.append(v)
         elif leaf in TEXT_KEYS and (t is str or (t is list and v and all(type(x) is str for x in v))):
-            cols.texts.setdefault(name, []).append((p, v))
+            kept = cols.texts.get(name)
+            if kept is None:
+                kept = cols.texts[name] = Spread()
+            kept.offer((p, cut_text(v) if t is str else [cut_text(x) for x in v[:MAX_SAMPLES]]))
         elif t is str and v.strip().lower() in _NONFINITE_WORDS:
             # some loggers stringify non-finite floats ("nan", "Infinity")
             num_pos.append(p)
@@ -413,6 +418,10 @@ def build_raw_run(
         s = RawSeries(tag=key, steps=steps[pos], values=val, wall_time=None if wall is None else wall[pos], source=source, lines=lines)
         (run.eval_series if eval_all or is_eval_key(key) else run.series).append(s)
     run.texts = _texts(cols, steps, source, select)
+    left = sum(k.offered - len(k) for k in cols.texts.values())
+    if left:
+        offered = sum(k.offered for k in cols.texts.values())
+        run.issues.append(ReadIssue(source, f"{offered - left:,} of {offered:,} records' text samples kept while reading, evenly spread (at most {MAX_SAMPLES:,} a run are judged)", level="warning"))
     return run
 
 
