@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .canonical.hparams import scalar_float
+from .detect.order_stats import median
 from .results import Cost, RunReport
 from .verdict import decisive
 from .run import Run
@@ -45,7 +46,7 @@ STEP_TIME_METRICS = ("progress/step_time", "timing_s/step")
 # The wall-time plausibility check (:func:`plausible_wall`): the points a time is compared with
 # (a median of 5 ignores up to 2 glitched neighbours), how many typical gaps away from them it may
 # lie, and a floor in seconds so that a run logged every millisecond keeps an ordinary hiccup.
-WALL_WINDOW = 5
+WALL_WINDOW = 5  # odd: its middle is one of its points
 WALL_TOLERANCE = 1000.0
 WALL_FLOOR_S = 3600.0
 # The most devices a run's config may name: the largest published training runs used about 10^4
@@ -135,10 +136,11 @@ def plausible_wall(steps: np.ndarray, wall: np.ndarray) -> np.ndarray:
     w = wall[order]
     half = WALL_WINDOW // 2
     padded = np.concatenate([np.full(half, w[0]), w, np.full(half, w[-1])])
-    local = np.median(np.lib.stride_tricks.sliding_window_view(padded, WALL_WINDOW), axis=1)
+    # the middle of each window of an odd size (np.median would import numpy.ma: order_stats)
+    local = np.partition(np.lib.stride_tricks.sliding_window_view(padded, WALL_WINDOW), half, axis=1)[:, half]
     gaps = np.abs(np.diff(w))
     gaps = gaps[gaps > 0]
-    typical = float(np.median(gaps)) if len(gaps) else 0.0
+    typical = float(median(gaps)) if len(gaps) else 0.0
     far = np.abs(w - local) > max(WALL_TOLERANCE * typical, WALL_FLOOR_S)
     ok[order[far]] = False
     return ok
