@@ -199,7 +199,7 @@ def _float(value: Real) -> float | None:
         return float(value)
     except OverflowError:
         try:
-            return math.inf if value > 0 else -math.inf
+            return math.inf if value > 0 else -math.inf  # type: ignore[operator]  # every Real orders against 0
         except Exception:  # noqa: BLE001 - a user's number type: the value is dropped, never the step
             return None
     except Exception:  # noqa: BLE001 - idem
