@@ -142,6 +142,20 @@ def read(path):
     return "not a list of runs"
 '''
 
+NAN_STEPS_READER = '''
+from ppo_doctor.frame import RawRun, RawSeries
+
+NAME = "nanlog"
+
+
+def sniff(path, head):
+    return path.suffix == ".nanlog"
+
+
+def read(path):
+    return [RawRun(series=[RawSeries(tag="reward", steps=[0.0, float("nan"), 1e30], values=[1.0, 2.0, 3.0], source=str(path))])]
+'''
+
 EVIL_FORMATS = '''
 import time
 
@@ -174,6 +188,15 @@ def test_a_plugin_rule_or_reader_that_lies_is_named_and_the_rest_of_the_report_s
     assert any("train.acmelog" in e.path and "the acmelog reader returned str, not a list of RawRun (a plugin reader: module evil_reader)" in e.message
                for e in rep.errors), rep.errors
     assert rr.run.frame.has("loss/total")
+
+
+def test_a_plugin_readers_step_past_int64_costs_its_file_with_a_message(tmp_path, fresh_plugins):
+    fresh_plugins(make_site(tmp_path, {"nan_reader": NAN_STEPS_READER}, {plugins.READERS: {"nanlog": "nan_reader"}}))
+    run = good_run(tmp_path / "run")
+    (run / "train.nanlog").write_text("x")
+    rep = analyze(run, {})
+    assert any("train.nanlog" in e.path and "step nan is not an integer within int64" in e.message for e in rep.errors), rep.errors
+    assert rep.runs[0].run.frame.has("loss/total")
 
 
 def test_a_plugin_rule_that_never_returns_is_stopped_in_a_worker_thread_too(tmp_path, fresh_plugins):
