@@ -12,7 +12,13 @@ the run's id relative to that folder.
 A run is *right* when the verdict equals the label, every ``must`` symptom is present and no
 ``never`` symptom is, symptoms counted from severity ``warning`` up as
 :meth:`ppo_doctor.results.RunReport.symptoms_at_or_above` counts them.  A *false alarm* is any such
-symptom on a run labelled healthy.  Per symptom, a detection is a true positive on a run whose
+training symptom on a run labelled healthy (log-quality warnings are about the log, never decide a
+verdict, and are counted apart).
+
+``--loro`` scores leave-one-repository-out: each repository's runs are analysed with the
+population limits (:mod:`benchmarks.population`) measured without that repository's runs, so no
+threshold a run is judged by was chosen with it; without it the shipped limits are used (the
+*seen* figure).  Per symptom, a detection is a true positive on a run whose
 ``must`` names it, a false positive on a run whose ``never`` names it or that is labelled healthy,
 and counts neither way elsewhere (a side effect the label neither requires nor forbids), as the
 scenario scorecard counts allowed side effects (``docs/scorecard.md``).
@@ -31,7 +37,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"  # the real logs beside the checkout, as the tests find them
@@ -108,8 +114,13 @@ class Outcome:
 
     @property
     def false_alarms(self) -> list[str]:
-        """Every symptom on a run labelled healthy."""
-        return list(self.symptoms) if self.label.verdict == "healthy" else []
+        """Every training symptom on a run labelled healthy (a log-quality warning is about the
+        log, never decides a verdict, and is counted apart: :attr:`log_warnings`)."""
+        return [s for s in self.symptoms if s != "log_quality"] if self.label.verdict == "healthy" else []
+
+    @property
+    def log_warnings(self) -> bool:
+        return "log_quality" in self.symptoms
 
     @property
     def right(self) -> bool:
@@ -236,8 +247,11 @@ def validate(labels: Sequence[Label], known: Sequence[KnownMiss] = ()) -> list[s
     return problems
 
 
-def score_labels(labels: Iterable[Label], shared: Path = SHARED) -> list[Outcome]:
-    """Analyse each labelled folder once (default settings) and match its labelled runs by id."""
+def score_labels(
+    labels: Iterable[Label], shared: Path = SHARED, config_for: Callable[[str], Mapping[str, Any] | None] | None = None
+) -> list[Outcome]:
+    """Analyse each labelled folder once and match its labelled runs by id; ``config_for(folder)``
+    gives the settings a folder is analysed with (default settings when None)."""
     from ppo_doctor.analyze import analyze
 
     by_folder: dict[str, list[Label]] = {}
@@ -245,7 +259,7 @@ def score_labels(labels: Iterable[Label], shared: Path = SHARED) -> list[Outcome
         by_folder.setdefault(lab.folder, []).append(lab)
     outcomes = []
     for folder, labs in by_folder.items():
-        report = analyze(str(shared / folder))
+        report = analyze(str(shared / folder), config_for(folder) if config_for is not None else None)
         runs = {rr.run.id: rr for rr in report.runs}
         for lab in labs:
             rr = runs.get(lab.run)
@@ -266,10 +280,55 @@ def _counts(severity: str) -> bool:
 
 
 def score(labels_path: Path = LABELS, shared: Path = SHARED) -> Card:
-    """The card of the labels file scored against the logs under ``shared``."""
+    """The card of the labels file scored against the logs under ``shared``, with the shipped
+    population limits (the runs it was measured on included: the *seen* figure)."""
     labels, known, _ = load_labels(labels_path)
     t0 = time.perf_counter()
     outcomes = score_labels(labels, shared)
+    return Card(outcomes, known, time.perf_counter() - t0)
+
+
+# Each rule parameter that the reference population sets, by the sign that sets it
+# (ppo_doctor.rules.population; the rules read the same limits from population.json).
+POPULATION_PARAMS = {
+    "kl_ref_seq": ("kl-above-band", "seq_runaway"),
+    "kl_ref_token": ("kl-above-band", "token_runaway"),
+    "kl_old": ("approx-kl-high", "runaway_kl"),
+    "clipfrac": ("clipfrac-high", "runaway_clipfrac"),
+}
+
+
+def population_config(table: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
+    """Rule settings with every population-derived limit taken from ``table``; a sign the table
+    is too thin for gets the rule's documented fallback (the ``limit`` default with no file)."""
+    from ppo_doctor.rules import population
+    from ppo_doctor.rules.registry import get
+
+    rules: dict[str, dict[str, float]] = {}
+    for sign, (rule, param) in POPULATION_PARAMS.items():
+        entry = table.get(sign, {})
+        rules.setdefault(rule, {})[param] = float(entry.get("limit", population.FALLBACKS[sign]))
+    assert all(get(r) is not None for r in rules), "a population parameter names an unknown rule"
+    return {"rules": rules}
+
+
+def score_held_out(labels_path: Path = LABELS, shared: Path = SHARED) -> Card:
+    """Leave-one-repository-out: each repository's runs analysed with the population limits
+    measured on the healthy runs of every *other* repository (:mod:`benchmarks.population`), so
+    that no threshold a run is judged by was chosen with it."""
+    from benchmarks.population import samples
+    from ppo_doctor.rules import population
+
+    labels, known, _ = load_labels(labels_path)
+    t0 = time.perf_counter()
+    measured = samples(labels, shared)
+    repo_of = {lab.folder: lab.repository or lab.folder for lab in labels}
+
+    def config_for(folder: str) -> dict[str, Any]:
+        held_out = repo_of[folder]
+        return population_config(population.table(s for lab, s in measured if s.repository != held_out))
+
+    outcomes = score_labels(labels, shared, config_for)
     return Card(outcomes, known, time.perf_counter() - t0)
 
 
@@ -289,7 +348,8 @@ def render(card: Card) -> str:
         f"- right: **{card.right}/{card.total}** ({_pct(card.right, card.total)}): verdict equal to the label,"
         " every required symptom present, no forbidden one (symptoms from severity warning up)",
         f"- false alarms on healthy-labelled runs: {len(card.false_alarm_runs)}/{len(card.healthy)} runs"
-        f" ({sum(len(o.false_alarms) for o in card.false_alarm_runs)} symptoms)",
+        f" ({sum(len(o.false_alarms) for o in card.false_alarm_runs)} training symptoms; log-quality warnings,"
+        f" which never decide a verdict, on {sum(o.log_warnings for o in card.healthy)} more)",
         f"- runs: {card.total} from {len(repos)} repositories ({len({lab.folder for lab in labels})} folders);"
         f" healthy {counts['healthy']}, unhealthy {counts['unhealthy']} ({_pct(counts['unhealthy'], card.total)}),"
         f" unknown {counts['unknown']}",
@@ -340,6 +400,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labels", type=Path, default=LABELS)
     parser.add_argument("--shared", type=Path, default=SHARED, help="the folder holding corpus/ and realruns/")
+    parser.add_argument(
+        "--loro", action="store_true", help="leave-one-repository-out: population limits measured without each scored repository"
+    )
     args = parser.parse_args(argv)
     if not args.shared.is_dir():
         print(f"{args.shared} is absent: nothing to score", file=sys.stderr)
@@ -349,7 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return 2
-    print(render(score(args.labels, args.shared)), end="")
+    print(render(score_held_out(args.labels, args.shared) if args.loro else score(args.labels, args.shared)), end="")
     return 0
 
 

@@ -45,6 +45,13 @@ SYMPTOMS = (
 OBSERVES = ("metrics", "texts")
 
 SEVERITIES = ("info", "warning", "error")
+
+# What a finding rests on (docs/architecture.md#contracts, "outcome before sign"): an *outcome*
+# (what the run's author cares about got worse or stopped improving, or numbers broke), a
+# *runaway* (a quantity still accelerating, beyond every healthy run of the reference population,
+# or non-finite), or a *sign* (a diagnostic past a line, alone).  Only the first two may warn: a
+# sign is an info note.  ``log`` is what log-quality findings rest on (the log, not the training).
+BASES = ("outcome", "runaway", "sign", "log")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 
 
@@ -73,7 +80,8 @@ class Finding:
     metric against when it has one (PD101's KL band), which plots draw as a reference line;
     ``reads`` the metrics its rule reads (``Rule.requires``, one tuple per "any of" group), so
     a plot shades the incident on them too without asking the rule registry.  None of the
-    three is part of the JSON report.
+    three is part of the JSON report.  ``basis`` says what the finding rests on (:data:`BASES`):
+    only an outcome or a runaway may make it a warning or an error.
     """
 
     code: str
@@ -92,6 +100,7 @@ class Finding:
     observes: str = "metrics"
     band: float | None = None
     reads: tuple[tuple[str, ...], ...] = ()
+    basis: str = "sign"
 
     def __post_init__(self) -> None:
         if self.symptom not in SYMPTOMS:
@@ -100,6 +109,8 @@ class Finding:
             raise ValueError(f"unknown severity {self.severity!r}")
         if self.observes not in OBSERVES:
             raise ValueError(f"unknown kind of observation {self.observes!r}")
+        if self.basis not in BASES:
+            raise ValueError(f"unknown basis {self.basis!r}")
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -115,6 +126,7 @@ class Finding:
             "message": self.message,
             "observed": {k: _jsonable(v) for k, v in self.observed.items()},
             "evidence": list(self.evidence),
+            "basis": self.basis,
         }
         return d
 
@@ -308,6 +320,7 @@ class RunReport:
             "path": run.path,
             "format": run.format,
             "framework": run.framework,
+            "framework_proof": run.framework_proof,
             "steps": 0 if rng is None else int(rng[1]),
             "step_range": None if rng is None else [int(rng[0]), int(rng[1])],
             "points": len(run.frame),

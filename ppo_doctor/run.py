@@ -55,6 +55,9 @@ class Run:
     frame: RunFrame
     files: list[str] = field(default_factory=list)
     framework: str = "unknown"
+    # what proves the framework (its config, a file layout only that trainer writes); "" when only
+    # its metric names point at it: a guess, said as "looks like" (canonical.frameworks.framework_proof)
+    framework_proof: str = ""
     config: dict[str, Any] = field(default_factory=dict)  # canonical hyper-parameters
     raw_config: dict[str, Any] = field(default_factory=dict)  # everything found, flattened
     mapping: dict[str, str] = field(default_factory=dict)  # raw tag -> canonical metric

@@ -84,7 +84,9 @@ def verdict_for(run: Run, findings: list[Finding], not_applicable: list[NotAppli
     verdict, reason = _verdict(run, findings, not_applicable)
     stand = run.standing
     if stand.partial:
-        reason += f"; partial run: {stand.describe()}, an absence of progress is judged once it reaches its plan"
+        # beside a symptom the run already shows, the plan left is no reason to wait
+        pending = "" if verdict == "unhealthy" else ", an absence of progress is judged once it reaches its plan"
+        reason += f"; partial run: {stand.describe()}{pending}"
     elif stand.live and stand.planned is None and stand.done is not None:
         reason += f"; live: {stand.describe()}"
     return verdict, reason
@@ -111,7 +113,7 @@ def _verdict(run: Run, findings: list[Finding], not_applicable: list[NotApplicab
     missing = _missing_families(run)
     points = core_points(run)
     critic_free = run.by_design.get("critic", "")
-    if not (bad and bad[0].severity == "error"):
+    if not bad:
         if len(missing) == len(JUDGING_FAMILIES):
             if critic_free:
                 return "unknown", (

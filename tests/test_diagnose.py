@@ -255,7 +255,7 @@ def exploited_reward(kl_coef: float, texts: bool):
     return Example(
         series={
             "reward/score": saturating(n, 0.5, 4.9, sd=0.1, seed=1),
-            "kl/ref": saturating(n, 0.5, 25.0, sd=0.5, seed=2),
+            "kl/ref": saturating(n, 0.5, 40.0, sd=0.5, seed=2),
             "policy/entropy": decay(n, 1.56, 0.14, sd=0.02, seed=3),
             "kl/old": np.abs(flat(n, 5e-4, 1e-4, seed=5)),
             "policy/clipfrac": np.abs(flat(n, 2e-3, 5e-4, seed=6)),
@@ -304,8 +304,11 @@ def test_samples_are_an_independent_kind_of_evidence():
 def test_small_logged_updates_weigh_against_a_high_looking_learning_rate():
     f = [finding("kl_blowup", KL_BLOWUP)]
     config = {"kl_coef": 0.2, "num_ppo_epochs": 4, "learning_rate": 2e-4}
+    # measured small updates (noisy, not one exact value: a constant column while the reward
+    # moves is a placeholder, ppo_doctor.view.placeholder)
+    rng = np.random.default_rng(0)
     small = {"objective/kl": np.linspace(0, 30, 50), "objective/scores": np.linspace(0, 3, 50), "loss/value_avg": np.ones(50),
-             "policy/approxkl_avg": np.full(50, 1e-3), "policy/clipfrac_avg": np.full(50, 5e-3)}
+             "policy/approxkl_avg": 1e-3 * (1 + 0.1 * rng.random(50)), "policy/clipfrac_avg": 5e-3 * (1 + 0.1 * rng.random(50))}
     ranked = rank_causes(f, make_run(small, config))
     assert ids(ranked)[0] == "kl-coef-too-low"
     # a clip fraction that is exactly 0 throughout is what one update per batch logs: no evidence

@@ -33,14 +33,26 @@ def sweep_run(corpus_dir, name):
     return example_run(ex, run_id=name)
 
 
-@pytest.mark.parametrize("name", ["beta0.05_seed42", "beta0.05_seed123", "beta0.1_seed42", "beta0.1_seed456"])
+@pytest.mark.parametrize("name", ["beta0.05_seed42", "beta0.05_seed123"])
 def test_low_beta_runs_are_kl_blowups(corpus_dir, name):
+    # beta 0.05: the KL holds 35-46 nats, more than 3x TRL's whole healthy range: a runaway
     run = sweep_run(corpus_dir, name)
     findings, na = run_rules(run)
     blowup = [f for f in findings if f.code == "PD101"]
-    assert blowup and blowup[0].severity == "error"
-    assert blowup[0].start_step <= blowup[0].threshold_step <= 40  # the KL escapes early in these runs
+    assert blowup and blowup[0].severity == "error" and blowup[0].basis == "runaway"
+    assert blowup[0].start_step == blowup[0].threshold_step <= 40  # the KL escapes early in these runs
     assert any(f.code == "PD202" for f in findings)  # reward rising while the KL runs away
+    assert verdict_for(run, findings, na)[0] == "unhealthy"
+
+
+@pytest.mark.parametrize("name", ["beta0.1_seed42", "beta0.1_seed456"])
+def test_a_kl_settled_above_its_band_while_the_reward_climbs_is_a_sign_and_the_reward_a_hack(corpus_dir, name):
+    # beta 0.1: the KL settles at 1.5-2.5x the band (a sign, an info note) while the score climbs
+    # past what the constrained runs reach for that KL: the reward-hacking rule says so
+    run = sweep_run(corpus_dir, name)
+    findings, na = run_rules(run)
+    assert [f.severity for f in findings if f.code == "PD101"] == ["info"]
+    assert any(f.code == "PD202" and f.severity != "info" for f in findings)
     assert verdict_for(run, findings, na)[0] == "unhealthy"
 
 

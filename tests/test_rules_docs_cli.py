@@ -65,4 +65,4 @@ def test_explain_cites_only_what_a_user_has():
         assert "TRL Training FAQ <https://huggingface.co/docs/trl/how_to_train>" in out
         assert "Troubleshooting PPO Training Instability" in out
     out = run_cli(["explain", "PD101"]).output
-    assert "(docs/sources.md#kl-band, docs/sources.md#guides)." in " ".join(out.split())
+    assert "(docs/sources.md#kl-band, docs/sources.md#guides); the healthy population (docs/population.md)." in " ".join(out.split())

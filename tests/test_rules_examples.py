@@ -16,8 +16,9 @@ from ppo_doctor.rules.registry import CAUSE_IDS, all_rules
 RULES = all_rules()
 IDS = [r.code for r in RULES]
 DOC_SECTIONS = ("**What it detects.**", "**Why it matters.**", "**Known false positives.**", "**Source.**")
-# hundreds digit -> symptoms of that family (PD7xx also holds length, whose explosion is hacking;
-# PD203's reward spread collapsing after the reward fell is a policy collapse)
+# hundreds digit -> symptoms of that family (PD7xx also holds length, whose explosion is hacking,
+# and rising entropy, updates that push the policy apart; PD203's reward spread collapsing after
+# the reward fell is a policy collapse)
 FAMILY = {
     "1": {"kl_blowup", "negative_kl"},
     "2": {"reward_spike", "reward_hacking", "reward_collapse", "stagnation", "entropy_collapse"},
@@ -25,7 +26,7 @@ FAMILY = {
     "4": {"value_instability"},
     "5": {"oscillation"},
     "6": {"nan", "gradient_explosion"},
-    "7": {"entropy_collapse", "reward_hacking"},
+    "7": {"entropy_collapse", "reward_hacking", "unstable_updates"},
     "8": {"unstable_updates"},
     "9": {"log_quality", "reward_hacking", "entropy_collapse"},
 }

@@ -274,7 +274,7 @@ def test_entropy_collapse_at_a_reward_ceiling_far_from_the_reference_is_a_collap
 
     (found,) = fire(EntropyCollapse, ceiling_and_collapsed_entropy(kl_end=5.5))
     assert found.severity == "error"
-    assert any("left its reference" in e for e in found.evidence)
+    assert any("ran away from its reference" in e for e in found.evidence) and found.basis == "runaway"
     assert not any("solved its task" in e for e in found.evidence)
 
 

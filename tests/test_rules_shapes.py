@@ -22,6 +22,7 @@ class ValueClipfracHigh(SustainedRule[Input]):
     code = "PD899"
     name = "value-clipfrac-high"
     symptom = "value_instability"
+    basis = "outcome"  # the shape is under test here, not the sign gate (tests/test_outcome_before_sign.py)
     requires = ("value/clipfrac",)
     params = {"max_share": 0.3, "error_share": 0.6, "min_points": 5}
     message = "value clip fraction above {max_share:g} {since} (median {median:num}, peak {peak:num})"

@@ -29,6 +29,11 @@ def codes_of(run, *codes):
     return {c for c, _ in fired(run, *codes)}
 
 
+def stuck(n: int):
+    """A reward that never improves: the outcome that lets a sign rule warn (outcome before sign)."""
+    return flat(n, 0.2, 0.05, seed=77)
+
+
 # -- value loss judged against the reward scale (SB3 rewards x100) -------------------------------
 @pytest.mark.parametrize("scale", [1.0, 100.0])
 def test_value_loss_scales_with_rewards_squared_without_findings(scale):
@@ -144,7 +149,7 @@ def test_reward_spread_collapse_when_flat_or_falling():
 # -- clipping every step by a modest factor is clipping at work ---------------------------------------
 @pytest.mark.parametrize("level,expect", [(0.8, set()), (3.3, {("PD603", "info")}), (88.0, {("PD603", "warning")})])
 def test_clip_saturation_is_a_warning_only_at_explosion_level(level, expect):
-    run = example_run(Example(series={"grad/norm": np.abs(flat(120, level, level / 10, seed=41))}, config={"max_grad_norm": 1.0}))
+    run = example_run(Example(series={"grad/norm": np.abs(flat(120, level, level / 10, seed=41)), "reward/score": stuck(120)}, config={"max_grad_norm": 1.0}))
     assert fired(run, "PD603") == expect
 
 
@@ -154,15 +159,15 @@ def test_sb3_entropy_loss_sign_is_undone():
     info = {"loss/entropy": {"sign": -1}}
     steady = example_run(Example(series={"loss/entropy": -saturating(n, 1.9, 1.5, sd=0.01)}, framework="sb3", metric_info=info))
     assert codes_of(steady, "PD701") == set()
-    collapse = example_run(Example(series={"loss/entropy": -decay(n, 1.9, 0.02, sd=0.001)}, framework="sb3", metric_info=info))
+    collapse = example_run(Example(series={"loss/entropy": -decay(n, 1.9, 0.02, sd=0.001), "reward/score": stuck(n)}, framework="sb3", metric_info=info))
     assert fired(collapse, "PD701") == {("PD701", "warning")}  # classic RL: warning at most
     # without the mapping's sign record, an SB3 run's loss/entropy is still read as -entropy
-    bare = example_run(Example(series={"loss/entropy": -decay(n, 1.9, 0.02, sd=0.001)}, framework="sb3"))
+    bare = example_run(Example(series={"loss/entropy": -decay(n, 1.9, 0.02, sd=0.001), "reward/score": stuck(n)}, framework="sb3"))
     assert codes_of(bare, "PD701") == {"PD701"}
 
 
 def test_llm_entropy_collapse_is_an_error():
-    run = example_run(Example(series={"policy/entropy": decay(200, 2.0, 0.01, sd=0.001)}, framework="trl"))
+    run = example_run(Example(series={"policy/entropy": decay(200, 2.0, 0.01, sd=0.001), "reward/score": stuck(200)}, framework="trl"))
     assert fired(run, "PD701") == {("PD701", "error")}
 
 
@@ -177,10 +182,14 @@ def test_llm_entropy_collapse_is_an_error():
     ],
 )
 def test_zero_clipfrac_is_config_aware(config, expect):
-    # several updates per batch and an approx KL of 0 as well: the step changes nothing
-    series = {"policy/clipfrac": flat(80, 0.0), "kl/old": flat(80, 0.0), "reward/score": saturating(80, 0, 1, sd=0.05)}
+    # several updates per batch and an approx KL of 0 as well, and a reward that never moves:
+    # the step changes nothing
+    series = {"policy/clipfrac": flat(80, 0.0), "kl/old": flat(80, 0.0), "reward/score": stuck(80)}
     run = example_run(Example(series=series, config=config))
     assert codes_of(run, "PD304", "PD802") == expect
+    # the same zeros while the reward rises are placeholders, not measurements (PD906)
+    rising = example_run(Example(series={**series, "reward/score": saturating(80, 0, 1, sd=0.05)}, config=config))
+    assert codes_of(rising, "PD304", "PD802") == set() and codes_of(rising, "PD906") == {"PD906"}
     # a zero clip fraction alone, while the reward rises, is small updates, not a frozen step
     alone = example_run(Example(series={"policy/clipfrac": flat(80, 0.0), "reward/score": saturating(80, 0, 1, sd=0.05)}, config=config))
     assert codes_of(alone, "PD304", "PD802") == set()
@@ -257,7 +266,7 @@ def test_seq_sum_kl_reports_per_token_value_when_length_is_logged():
 
 
 def test_kl_high_from_the_first_step():
-    run = example_run(Example(series={"kl/ref": flat(80, 30.0, 3.0)}, metric_info=SEQ_K1))
+    run = example_run(Example(series={"kl/ref": flat(80, 30.0, 3.0), "reward/score": stuck(80)}, metric_info=SEQ_K1))
     assert ("PD102", "error") in fired(run, "PD102")
     f = run_rules(run, coerce({"select": ["PD102"]}))[0][0]
     assert f.causes["policy-not-from-sft"] == 1.0 and f.start_step == 0
@@ -466,7 +475,7 @@ def test_kl_collapse_that_comes_back_is_an_error_a_mild_excursion_a_note():
     got = {name: fired(example_run(Example(series={"kl/ref": kl}, metric_info=SEQ_K1)), "PD101") for name, kl in (("collapse", collapse), ("mild", mild))}
     assert got == {"collapse": {("PD101", "error")}, "mild": {("PD101", "info")}}
     f = run_rules(example_run(Example(series={"kl/ref": collapse}, metric_info=SEQ_K1)), coerce({"select": ["PD101"]}))[0][0]
-    assert any("collapsed" in e for e in f.evidence)
+    assert any("ran away" in e for e in f.evidence) and f.basis == "runaway"
 
 
 def test_reward_scale_whose_square_underflows_is_no_scale():
@@ -516,9 +525,14 @@ def test_grad_norm_a_few_times_a_silent_first_stretch_is_no_explosion():
     # pre-clip norms of 2-7x the clip value are clipping at work
     clipped = example_run(Example(series={"grad/norm": with_points(np.abs(flat(n, 0.8, 0.1, seed=84)), {100: 7.0, 180: 4.0})}, config={"max_grad_norm": 1.0}))
     assert fired(clipped, "PD602") == set()
-    # orders of magnitude above the typical norm is an explosion, clipping or not
-    huge = example_run(Example(series={"grad/norm": with_points(np.abs(flat(n, 0.8, 0.1, seed=85)), {150: 500.0})}, config={"max_grad_norm": 1.0}))
+    # orders of magnitude above the typical norm is an explosion, clipping or not, once the reward
+    # breaks after it; a spike that clipping absorbed while the reward holds is a sign (a note)
+    spike = with_points(np.abs(flat(n, 0.8, 0.1, seed=85)), {150: 500.0})
+    broke = np.r_[saturating(150, 0.1, 0.9, sd=0.02, seed=86), flat(n - 150, 0.1, 0.02, seed=87)]
+    huge = example_run(Example(series={"grad/norm": spike, "reward/score": broke}, config={"max_grad_norm": 1.0}))
     assert fired(huge, "PD602") == {("PD602", "error")}
+    held = example_run(Example(series={"grad/norm": spike, "reward/score": saturating(n, 0.1, 0.9, sd=0.02, seed=86)}, config={"max_grad_norm": 1.0}))
+    assert fired(held, "PD602") == {("PD602", "info")}
 
 
 def test_a_single_kl_spike_is_not_drift_or_hacking():
@@ -620,7 +634,7 @@ def test_isolated_value_loss_spikes_are_a_note_recurring_ones_a_symptom():
     base = decay(150, 1.0, 0.2, sd=0.02, seed=27)
     one = example_run(Example(series={"loss/value": with_points(base, {70: 15.0})}))
     assert fired(one, "PD402") == {("PD402", "info")}
-    many = example_run(Example(series={"loss/value": with_points(base, {30: 12.0, 70: 15.0, 110: 40.0, 130: 20.0})}))
+    many = example_run(Example(series={"loss/value": with_points(base, {30: 12.0, 70: 15.0, 110: 40.0, 130: 20.0}), "reward/score": stuck(150)}))
     assert fired(many, "PD402") == {("PD402", "warning")}
 
 
@@ -738,9 +752,11 @@ def test_grpo_two_iterations_with_a_zero_clip_fraction_is_not_stagnation():
     run = example_run(Example(series=series, config={"ppo_epochs": 2, "lr": 1e-6}, framework="trl_grpo",
                               metric_info={"kl/ref": {"estimator": "k3", "reduction": "token_mean"}}))
     assert fired(run, "PD304") == set()
-    stuck = example_run(Example(series={**series, "kl/ref": flat(n, 0.0001, 0.00001, seed=128)}, config={"ppo_epochs": 2, "lr": 1e-6}, framework="trl_grpo",
+    # nothing moves, the reward included: the update changes nothing
+    frozen = {**series, "kl/ref": flat(n, 0.0001, 0.00001, seed=128), "policy/entropy": np.full(n, 0.5), "reward/score": stuck(n)}
+    still = example_run(Example(series=frozen, config={"ppo_epochs": 2, "lr": 1e-6}, framework="trl_grpo",
                                 metric_info={"kl/ref": {"estimator": "k3", "reduction": "token_mean"}}))
-    assert {c for c, _ in fired(stuck, "PD304")} == {"PD304"}
+    assert {c for c, _ in fired(still, "PD304")} == {"PD304"}
 
 
 def test_value_loss_far_above_a_near_perfect_trough_is_not_divergence_when_small():

@@ -69,8 +69,12 @@ CRITIC_FREE_FRAMEWORKS = {
 }
 
 
-def by_design(framework: str, config: dict[str, Any], has: Callable[[str], bool]) -> dict[str, str]:
-    """``{"critic": why, "kl": why}`` for what the run lacks by design (either key may be absent)."""
+def by_design(framework: str, config: dict[str, Any], has: Callable[[str], bool], proven: bool = True) -> dict[str, str]:
+    """``{"critic": why, "kl": why}`` for what the run lacks by design (either key may be absent).
+
+    ``proven``: the log proves the framework (``Run.framework_proof``).  A framework guessed from
+    metric names alone is said as "looks like", and its defaults are not assumed: a TRL-named
+    log without ``beta`` in its config is not said to have run with TRL's default beta = 0."""
     out: dict[str, str] = {}
     if not any(has(m) for m in VALUE_METRICS):
         est = config.get("adv_estimator")
@@ -78,12 +82,17 @@ def by_design(framework: str, config: dict[str, Any], has: Callable[[str], bool]
         if est in CRITIC_FREE_ESTIMATORS:
             out["critic"] = f"critic-free (advantage estimator {est}, no value function)"
         elif est is None and framework in CRITIC_FREE_FRAMEWORKS:
-            out["critic"] = f"critic-free ({CRITIC_FREE_FRAMEWORKS[framework]} has no value function)"
+            name = CRITIC_FREE_FRAMEWORKS[framework]
+            out["critic"] = (
+                f"critic-free ({name} has no value function)"
+                if proven
+                else f"critic-free (looks like {name} from its metric names, which has no value function; no value metric is logged)"
+            )
     if not has("kl/ref"):
         beta = scalar_float(config.get("kl_coef"))
         if beta == 0:
             out["kl"] = "KL off by configuration (KL coefficient 0: no KL is computed)"
-        elif beta is None and framework == "trl_grpo":
+        elif beta is None and framework == "trl_grpo" and proven:
             out["kl"] = "KL off by configuration (GRPOTrainer logs kl whenever beta != 0: this run used beta = 0, TRL's default)"
     return out
 

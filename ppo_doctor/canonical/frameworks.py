@@ -305,6 +305,19 @@ def guess_framework(tags: Iterable[str], flat_config: dict[str, Any] | None = No
     return best
 
 
+def framework_proof(framework: str, flat_config: dict[str, Any], fmt: str) -> str:
+    """What in the log proves ``framework`` (its config keys, or a file layout only that trainer
+    writes), or "" when only its metric names point at it: then the framework is a guess, said as
+    "looks like ...", and none of its defaults is assumed (issue 37: a home-made GRPO loop that
+    logs TRL's names is not TRL)."""
+    hits = [m for m in CONFIG_MARKERS.get(framework, {}) if _config_hit(m, list(flat_config))]
+    if hits:
+        return "its config (" + ", ".join(sorted(hits)[:3]) + ")"
+    if framework.startswith("trl") and "trainer_state" in fmt.split("+"):
+        return "the Hugging Face Trainer's trainer_state.json with TRL's metric names"
+    return ""
+
+
 # -- evaluation series ------------------------------------------------------------------------------
 # Keys of evaluation rows, kept apart from training series by every reader of key-value logs
 # (JSONL, CSV, W&B, MLflow, live monitors): HF Trainer's rewrite_logs (``eval/``, ``test/``) and

@@ -100,6 +100,23 @@ CAUSES: tuple[Cause, ...] = (
         ("kl_coef", "adaptive_kl", "target_kl"),
         ((0, "kl_coef", "raise", 0.2, 0.2, "any"),),
         domains=LLM_DOMAINS,
+        variants=(
+            (
+                "grpo",
+                # GRPO puts the KL in the loss with a fixed coefficient: TRL GRPOConfig calls it
+                # `beta` (no `kl_coef`, no adaptive controller), veRL `actor.kl_loss_coef`
+                Variant(
+                    fixes=(
+                        "Raise the KL coefficient of the loss: TRL GRPOConfig `beta` (0 by default since TRL 0.19; "
+                        "DeepSeekMath used 0.04), veRL `actor_rollout_ref.actor.use_kl_loss=True` with "
+                        "`actor.kl_loss_coef`, OpenRLHF `--init_kl_coef` with `--use_kl_loss`.",
+                        "Keep the per-token KL to the reference inside what runs that learn well reach "
+                        "(docs/population.md); stop or roll back to a checkpoint when it keeps climbing.",
+                    ),
+                    fix_ranges=(),
+                ),
+            ),
+        ),
     ),
     Cause(
         "adaptive-kl-target-too-high",
@@ -400,6 +417,23 @@ CAUSES: tuple[Cause, ...] = (
         "guide 000 cause 2 fix 'modify the reward function (repetition or length penalties)'",
         ("kl_coef",),
         domains=LLM_DOMAINS,
+        variants=(
+            (
+                "grpo",
+                # TRL GRPOConfig has no `missing_eos_penalty` (a PPO/RLOO option): a GRPO run
+                # shapes its reward through its reward functions and their weights
+                Variant(
+                    fixes=(
+                        "Add a length or repetition penalty as a reward function of its own, and weigh it against the "
+                        "task reward (TRL GRPOConfig `reward_weights`); do not let an easy component dominate.",
+                        "Give truncated completions no reward signal (TRL GRPOConfig `mask_truncated_completions=True`) "
+                        "and set `max_completion_length` to what the task needs.",
+                        "Raise the KL coefficient of the loss (TRL GRPOConfig `beta`).",
+                        "Inspect the samples around the onset step to confirm the exploit.",
+                    ),
+                ),
+            ),
+        ),
     ),
     Cause(
         "value-lr-mistuned",
@@ -731,6 +765,119 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "FAQ 003 'check the generations' (truncation from bad settings)",
         ("max_new_tokens",),
+        domains=LLM_DOMAINS,
+        variants=(
+            (
+                "grpo",
+                Variant(
+                    fixes=(
+                        "Raise the completion length cap (TRL GRPOConfig `max_completion_length`, veRL "
+                        "`data.max_response_length`), or leave truncated completions out of the loss (TRL GRPOConfig "
+                        "`mask_truncated_completions=True`, as DAPO's overlong filtering does).",
+                        "Check EOS and pad handling and the post-processing of generations.",
+                    ),
+                ),
+            ),
+        ),
+    ),
+    Cause(
+        "clip-higher-too-wide",
+        "Upper clip bound (clip-higher) too wide for the learning rate",
+        "Clip-higher (DAPO) raises the upper bound of the PPO ratio, epsilon_high, above the lower one so that "
+        "unlikely tokens with a positive advantage can gain probability and the entropy does not collapse. "
+        "Set wide, together with a high learning rate, each update lifts many unlikely tokens at once: the "
+        "entropy climbs instead of settling, the text dissolves into noise and the reward stalls or falls.",
+        (
+            "Bring the upper clip bound back toward DAPO's 0.28 (TRL `epsilon_high`, veRL "
+            "`actor_rollout_ref.actor.clip_ratio_high`), or to the lower bound (TRL `epsilon`, veRL `clip_ratio_low`, "
+            "0.2) to switch clip-higher off.",
+            "Lower the policy learning rate with it: DAPO pairs epsilon_high 0.28 with a learning rate of 1e-6.",
+            "Watch the token entropy (TRL `entropy`, veRL `actor/entropy`): with clip-higher it should stay about level, "
+            "not climb for the whole run.",
+        ),
+        "DAPO (Yu et al. 2025, arXiv:2503.14476) section 3.1 clip-higher; TRL `GRPOConfig.epsilon_high` (grpo_config.py); "
+        "veRL `actor.clip_ratio_high` (verl/trainer/config/actor/actor.yaml); verl-project/verl#2738",
+        ("cliprange", "lr"),
+        domains=LLM_DOMAINS,
+    ),
+    Cause(
+        "entropy-bonus-too-high",
+        "Entropy bonus too large",
+        "An entropy bonus adds coef x entropy to the objective. Large against the reward's advantages, it pays the "
+        "policy for spreading its probability more than for solving the task: the entropy climbs for the whole "
+        "run while the reward stalls, and an LLM's samples turn into random tokens.",
+        (
+            "Lower the entropy coefficient (TRL `entropy_coef`, default 0.0; veRL `actor_rollout_ref.actor.entropy_coeff`, "
+            "default 0; OpenRLHF `--entropy_loss_coef`; SB3 and CleanRL `ent_coef`, about 0.01 at most) or drop it.",
+            "Use a bonus that applies only below an entropy target (TRL `use_adaptive_entropy` with `entropy_target`, "
+            "Skywork-OR1), so it cannot push the entropy up once the policy explores enough.",
+        ),
+        "TRL `GRPOConfig.entropy_coef` / `use_adaptive_entropy` (grpo_config.py, Skywork-OR1 arXiv:2505.22312); veRL "
+        "`actor.entropy_coeff` (actor.yaml); Mnih et al. 2016 (A3C) entropy regularisation",
+        ("entropy_coef",),
+        variants=(
+            (
+                "classic",
+                Variant(
+                    explanation="An entropy bonus adds ent_coef x entropy to the PPO loss. Large against the advantages, it "
+                    "pays the agent for acting at random more than for the return: the entropy climbs toward that of a "
+                    "uniform policy while the return stalls.",
+                    fixes=(
+                        "Lower the entropy bonus ({ent_coef}) to about 0.01 (CleanRL `ppo.py`, baselines' Atari setting) "
+                        "or 0.0 for continuous control (SB3's and CleanRL's default there).",
+                    ),
+                ),
+            ),
+        ),
+    ),
+    Cause(
+        "sampler-trainer-mismatch",
+        "The inference engine and the trainer disagree on the policy's probabilities",
+        "The rollouts are sampled by an inference engine (vLLM, SGLang) with its own kernels, precision and "
+        "sometimes stale or differently loaded weights, while the loss uses the trainer's log-probabilities of the "
+        "same tokens. When the two differ the update is off-policy without saying so; the gap tends to grow as the "
+        "policy sharpens and precedes many sudden collapses of long GRPO runs.",
+        (
+            "Correct for the gap with truncated importance sampling: TRL `vllm_importance_sampling_correction=True` "
+            "(its default) with `vllm_importance_sampling_clip_max` (formerly `vllm_importance_sampling_cap`, default 3.0) "
+            "and `vllm_importance_sampling_mode`; veRL `algorithm.rollout_correction.rollout_is=token` (or `sequence`) "
+            "with `rollout_is_threshold=2.0`; OpenRLHF `--enable_vllm_is_correction` with `--vllm_is_truncated_threshold`.",
+            "Drop the worst mismatched samples instead of reweighting them: veRL `algorithm.rollout_correction.rollout_rs` "
+            "with `rollout_rs_threshold`, TRL `vllm_importance_sampling_mode=\"sequence_mask\"`, OpenRLHF "
+            "`--vllm_is_correction_type icepop`.",
+            "Make the two compute the same numbers: the same dtype in the sampler and the trainer (FP16 on both removes "
+            "most of the gap, Qi et al. 2025), the weights synced to the sampler after every update, no quantised or "
+            "differently patched sampler model.",
+            "Measure the gap: veRL `actor_rollout_ref.rollout.calculate_log_probs=True` logs `rollout_corr/*`; TRL logs "
+            "`sampling/sampling_logp_difference/*` whenever `use_vllm` and the correction are on.",
+        ),
+        "TRL `GRPOConfig.vllm_importance_sampling_*` (grpo_config.py, grpo_trainer.py); veRL "
+        "`algorithm.rollout_correction` (docs/algo/rollout_corr.md, rollout_correction.yaml); OpenRLHF "
+        "`--enable_vllm_is_correction`; Yao et al. 2025 (truncated importance sampling); Qi et al. 2025 "
+        "(arXiv:2510.26788); areal-project/AReaL#1290, huggingface/trl#4772",
+        (),
+        domains=LLM_DOMAINS,
+    ),
+    Cause(
+        "reward-weights-unbalanced",
+        "An easy reward component outweighs the task's",
+        "With several reward functions the policy maximises their weighted sum. A component that is easy to earn "
+        "(format, length, a judge's style score) and weighted as much as or more than the one that measures the task "
+        "saturates first: the total keeps rising while correctness stalls or falls, and every group's advantages "
+        "reward the format, not the answer.",
+        (
+            "Lower the easy component's weight against the task's (TRL `reward_weights`, in the order of "
+            "`reward_funcs`; e.g. format 0.1-0.2 against correctness 1.0), or weight the task component most.",
+            "Gate the easy component on the task: pay the format only when the answer is right, or subtract it when "
+            "the answer is wrong, so it cannot be earned alone.",
+            "Normalise each component within its group before summing (TRL "
+            "`multi_objective_aggregation=\"normalize_then_sum\"`, GDPO) so that a saturated component stops "
+            "contributing advantage.",
+            "Judge the run on the task component (TRL `rewards/<name>/mean`) or a held-out evaluation, not on the total.",
+        ),
+        "huggingface/open-r1#255; TRL `GRPOConfig.reward_weights` and `multi_objective_aggregation` (grpo_config.py, "
+        "GDPO arXiv:2601.05242); Skalse et al. 2022 (arXiv:2209.13085) reward hacking",
+        (),
         domains=LLM_DOMAINS,
     ),
     # -- classic RL only ------------------------------------------------------------------------

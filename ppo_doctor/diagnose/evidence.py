@@ -27,6 +27,7 @@ import numpy as np
 from ..detect import early_late, held_at_max, median
 from ..canonical.hparams import temperature_regime
 from ..canonical.metrics import NONNEGATIVE_ESTIMATORS
+from ..view.clip_higher import DAPO_CLIP_HIGH, LARGE_ENTROPY_BONUS, clip_bounds
 from ..run import Run
 from ..view import RunView
 
@@ -140,6 +141,30 @@ def ent_coef_too_low(v: RunView) -> list[Evidence]:
     if c >= 0.01:
         return [Evidence(-0.5, f"entropy_coef = {_fmt(c)} is the usual 0.01 or more")]
     return []
+
+
+def entropy_bonus_too_high(v: RunView) -> list[Evidence]:
+    """An entropy bonus pays for spreading probability: none cannot raise the entropy; TRL and veRL
+    default to 0, SB3 and CleanRL use at most about 0.01, so above 0.05 it is large anywhere."""
+    c = v.cfg_float("entropy_coef")
+    if c is None:
+        return []
+    if c <= 0:
+        return [Evidence(-1.0, f"entropy_coef = {_fmt(c)}: no entropy bonus")]
+    if c > LARGE_ENTROPY_BONUS:
+        return [Evidence(0.8, f"entropy_coef = {_fmt(c)}: a large entropy bonus (TRL and veRL default to 0, classic PPO uses <= 0.01)")]
+    return [Evidence(0.2, f"entropy_coef = {_fmt(c)}: an entropy bonus is on")]
+
+
+def clip_higher_too_wide(v: RunView) -> list[Evidence]:
+    b = clip_bounds(v.run)
+    if b is None:
+        return []
+    if b.high <= b.low:
+        return [Evidence(-1.0, f"no clip-higher: the upper clip bound {_fmt(b.high)} is not above the lower {_fmt(b.low)}")]
+    if b.high > DAPO_CLIP_HIGH:
+        return [Evidence(0.8, f"{b.key} = {_fmt(b.high)} is above DAPO's {_fmt(DAPO_CLIP_HIGH)} (lower bound {_fmt(b.low)})")]
+    return [Evidence(0.2, f"clip-higher is on: {b.key} = {_fmt(b.high)} over {_fmt(b.low)}")]
 
 
 def adaptive_kl_target_too_high(v: RunView) -> list[Evidence]:
@@ -517,6 +542,8 @@ def response_truncation(v: RunView) -> list[Evidence]:
 EVIDENCE: dict[str, Callable[[RunView], list[Evidence]]] = {
     "kl-coef-too-low": kl_coef_too_low,
     "ent-coef-too-low": ent_coef_too_low,
+    "entropy-bonus-too-high": entropy_bonus_too_high,
+    "clip-higher-too-wide": clip_higher_too_wide,
     "adaptive-kl-target-too-high": adaptive_kl_target_too_high,
     "lr-too-high": lr_too_high,
     "lr-too-low": lr_too_low,

@@ -17,6 +17,16 @@ A rule module defines one subclass of :class:`Rule` with:
   note until the run has had a fair chance (:meth:`ppo_doctor.standing.Standing.fair`: the
   ``fair_share`` parameter of its plan behind it, past warm-up; a trend rule gets that parameter,
   so ``[rules.<name>] fair_share`` overrides it; by default the whole plan);
+* ``basis``: what a warning of the rule rests on (the verdict contract, "outcome before sign",
+  docs/architecture.md#contracts): ``"outcome"`` when its condition is itself something the
+  run's author cares about getting worse (the reward stalls, falls or collapses, text
+  degenerates, the critic fails to track returns, numbers break); ``"runaway"`` when it is a
+  quantity growing without bound; ``"sign"`` when it is a diagnostic past a line (a KL over a
+  band, a clip fraction, a pre-clip gradient spike, a falling entropy): the engine then keeps a
+  warning or an error only when the rule marked the finding a runaway (``basis="runaway"``) or
+  the reward got worse or stopped improving after its onset (:func:`.outcome.judge_sign`), and
+  makes it an info note saying what to ``watch`` otherwise; ``"log"`` for log-quality rules.
+  A rule (a plugin's too) that does not say is a sign;
 * ``message``: a ``str.format`` template filled from params, the finding's metric,
   ``Finding.observed``, the finding's steps and ``fmt``; ``{x:num}`` formats a number (:mod:`.messages`), and a template
   that cannot be filled raises (a broken message is a bug of the rule);
@@ -36,12 +46,13 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Iterator, M
 
 import numpy as np
 from ..records import record
-from ..results import Finding
+from ..results import BASES, Finding
 from ..run import Run
 from ..standing import FAIR_SHARE, Standing
 from ..view import RunView
 from .inputs import Input, resolve
 from .messages import render
+from .outcome import judge_sign
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,7 +94,7 @@ class RuleContext:
     @cached_property
     def req(self) -> tuple[Input, ...]:
         """Each ``requires`` entry resolved once, in order (:func:`.inputs.resolve`)."""
-        return resolve(self.run, self.requires)
+        return resolve(self.run, self.requires, self.view.placeholders)
 
     def params_of(self, rule_name: str, default: Mapping[str, Any]) -> dict[str, Any]:
         """The resolved parameters of the rule called ``rule_name`` (``default`` when no engine
@@ -140,11 +151,16 @@ class Rule:
     # "event" or "trend" (module docstring); a trend rule's share of the plan before it may warn
     evidence: ClassVar[str] = "event"
     fair_share: ClassVar[float] = FAIR_SHARE
+    # what a warning rests on (module docstring) and, for a sign, what its info note says to watch
+    basis: ClassVar[str] = "sign"
+    watch: ClassVar[str] = "the reward: this matters if it stalls or falls"
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         if cls.evidence not in EVIDENCE:
             raise TypeError(f"{cls.__name__}.evidence must be one of {EVIDENCE}, got {cls.evidence!r}")
+        if cls.basis not in BASES:
+            raise TypeError(f"{cls.__name__}.basis must be one of {BASES}, got {cls.basis!r}")
         if cls.evidence == "trend" and "fair_share" not in cls.params:
             cls.params = {**cls.params, "fair_share": cls.fair_share}
 
@@ -153,6 +169,18 @@ class Rule:
     def summary(cls) -> str:
         doc = (cls.__doc__ or "").strip()
         return doc.splitlines()[0] if doc else ""
+
+    @classmethod
+    def unmeasured(cls, run: Run, placeholders: Iterable[str]) -> list[str]:
+        """The ``requires`` groups the run logs only as placeholders (:mod:`ppo_doctor.view.placeholder`),
+        as "<metric> (a constant placeholder, not measured)": the rule has nothing to read."""
+        skip = set(placeholders)
+        out = []
+        for req in cls.requires:
+            present = [m for m in ((req,) if isinstance(req, str) else tuple(req)) if run.frame.has(m)]
+            if present and all(m in skip for m in present):
+                out.append(f"{requirement_text(tuple(present))} (a constant placeholder, not measured)")
+        return out
 
     @classmethod
     def missing(cls, run: Run) -> list[str]:
@@ -188,6 +216,7 @@ class Rule:
             observed=observed,
             causes=kw.pop("causes", dict(self.causes)),
             observes=self.observes,
+            basis=kw.pop("basis", self.basis),
             reads=tuple((req,) if isinstance(req, str) else tuple(req) for req in self.requires),
             **kw,
         )
@@ -211,7 +240,10 @@ class Rule:
         """The rule's findings on ``run`` with ``overrides`` over its ``params``; ``view`` is the
         run's shared view (one per analysis), ``resolver`` gives other rules' resolved params."""
         params = {**self.params, **(overrides or {})}
-        findings = self.evaluate(RuleContext(run=run, params=params, requires=self.requires, view=view or RunView(run), resolver=resolver))
+        ctx = RuleContext(run=run, params=params, requires=self.requires, view=view or RunView(run), resolver=resolver)
+        findings: Iterable[Finding] = self.evaluate(ctx)
+        if self.basis == "sign":
+            findings = [judge_sign(ctx, f, self.watch) for f in findings]
         if self.evidence == "trend":
             standing = run.standing
             share = float(params["fair_share"])

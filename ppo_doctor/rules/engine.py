@@ -84,7 +84,7 @@ def run_rules(run: Run, config: Config | None = None) -> tuple[list[Finding], li
     for rule_cls in registry.select(cfg.select, cfg.ignore):
         if rule_cls.code in skipped:
             continue
-        missing = rule_cls.missing(run)
+        missing = rule_cls.missing(run) or rule_cls.unmeasured(run, view.placeholders)
         if missing:
             not_applicable.append(NotApplicable(rule_cls.code, rule_cls.name, missing, _by_design(run, missing)))
             continue

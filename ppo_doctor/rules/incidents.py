@@ -43,12 +43,13 @@ def incident(
 ) -> Finding:
     """A finding for an incident that starts at ``span`` (indices into ``steps``/``values``).
 
-    ``threshold_step`` is the span's first step; ``start_step`` its onset (where the series
-    departed from its baseline, estimated on the prefix; never after the threshold step);
-    messages name both through ``{since}``, so the message and the onset agree;
-    ``peak_step`` and ``end_step`` default to the span's.  ``log_scale``: estimate the onset
-    on log10 of a positive series (norms and losses blow up multiplicatively, and on a linear
-    scale a geometric run-up looks flat until its last few points).
+    ``start_step`` and ``threshold_step`` are the span's first step: the headline step of a
+    finding is where its condition first holds (docs/architecture.md#contracts), so that the
+    failure cost counts from there.  Where the series departed from its baseline before that
+    (estimated on the prefix) is context: messages name it through ``{since}``.  ``peak_step``
+    and ``end_step`` default to the span's.  ``log_scale``: estimate the departure on log10 of a
+    positive series (norms and losses blow up multiplicatively, and on a linear scale a
+    geometric run-up looks flat until its last few points).
     """
     series = values
     if log_scale:
@@ -56,15 +57,14 @@ def incident(
             series = np.log10(np.where(values > 0, values, np.nan))
     on = onset(steps, series, span.start_idx, direction)
     threshold_step = span.start_step
-    start = min(on.step, threshold_step)
-    # messages say "{since}" so that the step they name agrees with the finding's onset
-    since = f"from step {threshold_step}" if start == threshold_step else f"from step {threshold_step} (departing from its baseline at step {start})"
+    drift = min(on.step, threshold_step)
+    since = f"from step {threshold_step}" if drift == threshold_step else f"from step {threshold_step} (drifting from its baseline since step {drift})"
     kw["fmt"] = {"since": since, **kw.get("fmt", {})}
     return rule.finding(
         ctx,
         metric=metric,
         observed=observed,
-        start_step=int(start),
+        start_step=int(threshold_step),
         threshold_step=int(threshold_step),
         peak_step=int(span.peak_step if peak_step is None else peak_step),
         end_step=int(span.end_step if end_step is None else end_step),

@@ -9,6 +9,7 @@ rules compare.  A rule no longer re-lists its metrics or repeats the filtering.
 from __future__ import annotations
 
 from functools import cached_property
+from typing import Iterable
 
 import numpy as np
 
@@ -54,13 +55,15 @@ class Input:
         return self._early_late[2]
 
 
-def resolve(run: Run, requires: tuple[str | tuple[str, ...], ...]) -> tuple[Input, ...]:
+def resolve(run: Run, requires: tuple[str | tuple[str, ...], ...], unmeasured: Iterable[str] = ()) -> tuple[Input, ...]:
     """Each entry of ``requires`` as an :class:`Input`: the first metric of its group the run
-    has (the engine runs a rule only when every group has one)."""
+    has and measured (``unmeasured``: placeholders, :mod:`ppo_doctor.view.placeholder`); the
+    engine runs a rule only when every group has one."""
+    skip = set(unmeasured)
     out = []
     for req in requires:
         group = (req,) if isinstance(req, str) else tuple(req)
-        metric = next((m for m in group if run.frame.has(m)), None)
+        metric = next((m for m in group if run.frame.has(m) and m not in skip), None)
         if metric is None:
             raise LookupError(f"no metric of {'|'.join(group)} in the run")
         out.append(Input(metric, *finite_series(run, metric)))

@@ -12,8 +12,11 @@ from .clipping import unclipped_causes
 from .examples import ramp, saturating
 from .incidents import sustain_window
 from ..detect import early_late
+from . import population
 from .messages import fmt_num
+from .outcome import still_growing
 from .shapes import Stretch, SustainedRule
+
 
 
 # A KL above the band before any update: policy and reference differ from the start (PD102),
@@ -33,44 +36,53 @@ def _no_penalty(ctx: RuleContext) -> bool:
 
 
 class KLAboveBand(SustainedRule[KLView]):
-    """KL to the reference model stays above its healthy band.
+    """KL to the reference model runs away from its band, or stays above it while the run suffers.
 
-    **What it detects.** The policy-vs-reference KL (``kl/ref``) is above its healthy band for
-    a sustained stretch (60 % of a window of 5 % of the run, 3..20 points).  The band depends on
+    **What it detects.** The policy-vs-reference KL (``kl/ref``) above its healthy band for a
+    sustained stretch (60 % of a window of 5 % of the run, 3..20 points).  The band depends on
     what was logged: TRL's ``objective/kl`` is a sum over the response, healthy between 0 and
     10 nats; token-mean KLs (OpenRLHF, veRL, GRPO) are judged against 0.3 nats per token.
-    trlx's square-root KL is squared first.  Error when the KL ends the run at least
-    ``error_factor`` times the band, or ends above it while still rising (on a partial or live run,
-    :mod:`ppo_doctor.standing`, only when the KL coefficient is under 0.01: with a working penalty
-    the rise of a prefix can still turn around), or stayed above
-    ``collapse_factor`` (5) times the band for a sustained stretch at any time (a collapse the
-    run partly recovered from still leaves a damaged policy: the sample lr-x100 run peaks at 12x
-    and its responses shrink to 2 tokens); warning when it ends the run just above the band;
-    an info note when it went moderately above the band and came back inside it by the end (the
-    corpus KL sweep's beta 0.2 runs peak at 1.5x and end at 0.95x: their author calls them
-    stable, and an excursion the controller corrected is not a blow-up).
+    trlx's square-root KL is squared first.  Above the band alone is a *sign*: GRPO runs that
+    learn well level off at 0.5-1.1 nats per token, PPO runs with a working penalty at 9-12 nats
+    per sequence.  It is a **runaway** (error) when the KL stays, for a sustained stretch, beyond
+    what every healthy run of the reference population reaches (``token_runaway`` /
+    ``seq_runaway``, from ``rules/population.json``: docs/population.md; where the population is
+    thin, 3x the sequence band and 5x the token band), and a runaway warning when it is still climbing at its last points
+    without levelling off (:func:`.outcome.still_growing`; on a partial or live run only when the
+    KL coefficient is under 0.01, since a working penalty can still turn a prefix around).
+    Otherwise a warning or error needs an *outcome*: the reward stalls, collapses or falls after
+    the KL left its band (:func:`.outcome.judge_sign`); without one it is an info note.
 
     **Why it matters.** "Policy collapse": the policy drifts far from the SFT model, text turns
-    incoherent, and the reward model is being exploited.  KL is, with mean reward, the first
-    metric the guides tell you to watch.  When the KL is already above the band at the first
-    logged points (PD102), no training pushed it there, so a weak KL penalty or aggressive
-    updates cannot be why: the finding then points at the policy's initialisation instead.
+    incoherent, and the reward model is being exploited; the guide describes a KL that "rises
+    sharply and stays high", not one that settles above a number.  When the KL is already above
+    the band at the first logged points (PD102), no training pushed it there, so a weak KL
+    penalty or aggressive updates cannot be why: the finding then points at the initialisation.
 
     **Known false positives.** A run that logs a sequence-summed KL without saying so and has
     very long responses; a log whose reduction is unknown is judged against the lenient
-    sequence band.  Raise ``seq_band`` / ``token_band`` for a deliberately loose KL budget.
+    sequence band.  Raise ``seq_runaway`` / ``token_runaway`` for a deliberately loose KL budget.
 
     **Source.** TRL Training FAQ ("keep the KL between 0 and 10"); PTT's KL cap 0.3 for token-mean
     KLs; the troubleshooting guide's "policy collapse (KL too high)" (docs/sources.md#kl-band,
-    docs/sources.md#guides).
+    docs/sources.md#guides); the healthy population (docs/population.md).
     """
 
     code = "PD101"
     name = "kl-above-band"
     symptom = "kl_blowup"
     severity = "error"
+    basis = "sign"
+    watch = "the reward and the generated text: a KL that keeps climbing while the reward stalls, or incoherent samples, is a blow-up"
     requires = ("kl/ref",)
-    params = {"seq_band": SEQ_KL_BAND, "token_band": TOKEN_KL_BAND, "error_factor": 1.5, "collapse_factor": 5.0, "min_points": 5}
+    params = {
+        "seq_band": SEQ_KL_BAND,
+        "token_band": TOKEN_KL_BAND,
+        "error_factor": 1.5,
+        "seq_runaway": population.runaway_limit("kl_ref_seq"),
+        "token_runaway": population.runaway_limit("kl_ref_token"),
+        "min_points": 5,
+    }
     causes = {
         "kl-coef-too-low": 0.9,
         "lr-too-high": 0.6,
@@ -80,7 +92,7 @@ class KLAboveBand(SustainedRule[KLView]):
     }
     message = (
         "KL to the reference above its healthy band ({band:num} {unit}) {since}: "
-        "peak value {peak:num} at step {peak_step}, {late:num} at the end of the run"
+        "peak value {peak:num} at step {peak_step}, {late:num} over the last points"
     )
 
     def points(self, ctx: RuleContext) -> KLView | None:
@@ -95,28 +107,27 @@ class KLAboveBand(SustainedRule[KLView]):
         s, v, band = view.steps, view.values, view.band
         k, w = sustain_window(ctx.planned_points(len(v)))
         _, late, _ = early_late(v)
-        half = len(v) // 2
-        late_slope, _ = theil_sen(s[half:], v[half:])
-        still_rising = late_slope * float(s[-1] - s[half]) > 0.25 * band if len(v) - half >= 3 else False
-        # "still rising at the end" is a trend: on a run short of its plan the end is not the
+        limit = float(p["token_runaway"] if view.reduction == "token_mean" else p["seq_runaway"])
+        # "still climbing at the end" is a trend: on a run short of its plan the end is not the
         # end (the KL sweep's beta 0.2 runs rise to 1.3x the band by step 29 of 200, then their
-        # penalty brings them back), so there it makes an error only when no KL penalty can pull
+        # penalty brings them back), so there it is a runaway only when no KL penalty can pull
         # the policy back (beta ~0: nothing in the objective opposes the drift)
-        still_rising = still_rising and (not ctx.run.standing.partial or _no_penalty(ctx))
-        collapse = sustained_spans(s, v > p["collapse_factor"] * band, k, w, values=v)
-        severe = late >= p["error_factor"] * band or (late > band and still_rising) or bool(collapse)
-        observed = {"band": band, "peak": st.worst.peak_value, "late": late}
+        growing = late > band and still_growing(s, v) and (not ctx.run.standing.partial or _no_penalty(ctx))
+        beyond = sustained_spans(s, v > limit, k, w, values=v)
+        observed = {"band": band, "peak": st.worst.peak_value, "late": late, "runaway_limit": limit}
         tok = per_token_kl(ctx.view, view)
         evidence = [f"KL measured in {view.unit}" + (f" ({view.note})" if view.note else "")]
-        if collapse:
-            c = collapse[0]
+        if beyond:
+            c = beyond[0]
             evidence.append(
-                f"above {fmt_num(p['collapse_factor'] * band)} ({fmt_num(p['collapse_factor'])}x the band) over steps "
-                f"{c.start_step}-{c.end_step}: the policy collapsed there, even if the KL came back later"
+                f"above {fmt_num(limit)} over steps {c.start_step}-{c.end_step}, beyond every healthy run of the reference"
+                " population (docs/population.md): the policy ran away there, even if the KL came back later"
             )
+        elif growing:
+            evidence.append("still climbing at the last points without levelling off")
         if tok is not None:
             observed["late_per_token"] = tok
-            evidence.append(f"about {fmt_num(tok)} nats per token at the end (KL / response length)")
+            evidence.append(f"about {fmt_num(tok)} nats per token over the last points (KL / response length)")
         # an unclipped exploded gradient moves the policy away from the reference as it moves it
         # away from the old policy (the same update, applied whole)
         causes, unclipped = unclipped_causes(ctx, self.causes)
@@ -125,8 +136,11 @@ class KLAboveBand(SustainedRule[KLView]):
         if first > band:
             evidence.append(f"already above the band at the first {n_first} logged point(s) (at least {fmt_num(first)})")
             causes = FROM_START_CAUSES
-        severity = "error" if severe else ("warning" if late > band else "info")
-        yield self.incident(ctx, st, observed=observed, severity=severity, evidence=evidence, causes=causes, band=band, fmt={"unit": view.unit})
+        if beyond or growing:
+            severity, basis = ("error" if beyond else "warning"), "runaway"
+        else:
+            severity, basis = ("error" if late >= p["error_factor"] * band else "warning" if late > band else "info"), "sign"
+        yield self.incident(ctx, st, observed=observed, severity=severity, basis=basis, evidence=evidence, causes=causes, band=band, fmt={"unit": view.unit})
 
     @classmethod
     def bad_example(cls):

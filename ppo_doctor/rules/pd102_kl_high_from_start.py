@@ -39,6 +39,8 @@ class KLHighFromStart(Rule):
     name = "kl-high-from-start"
     symptom = "kl_blowup"
     severity = "error"
+    basis = "sign"
+    watch = "the reward: a policy that starts away from its reference matters if it does not learn"
     requires = ("kl/ref",)
     params = {"seq_band": SEQ_KL_BAND, "token_band": TOKEN_KL_BAND, "first_points": 3, "min_points": 3}
     causes = {"policy-not-from-sft": 1.0, "implementation-bug": 0.4}

@@ -37,6 +37,7 @@ class KLCoefRunaway(Rule):
     name = "kl-coef-runaway"
     symptom = "kl_blowup"
     severity = "warning"
+    basis = "runaway"
     evidence = "trend"
     requires = ("kl/coef",)
     params = {"growth": 5.0, "min_points": 10}

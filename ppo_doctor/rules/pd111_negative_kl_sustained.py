@@ -64,6 +64,7 @@ class NegativeKLSustained(SustainedRule[KLView]):
     name = "negative-kl-sustained"
     symptom = "negative_kl"
     severity = "error"
+    basis = "outcome"
     requires = ("kl/ref",)
     params = {"seq_tol": 1.0, "token_tol": 0.01, "min_points": 5}
     causes = {"generation-settings": 1.0, "implementation-bug": 0.3, "policy-not-from-sft": 0.2, "reward-model-flawed": 0.2}

@@ -36,6 +36,7 @@ class NegativeKLImpossible(Rule):
     name = "negative-kl-impossible"
     symptom = "negative_kl"
     severity = "error"
+    basis = "outcome"
     requires = ("kl/ref",)
     params = {"abs_tol": 1e-9, "rel_tol": 1e-6, "min_count": 3}
     causes = {"implementation-bug": 1.0}

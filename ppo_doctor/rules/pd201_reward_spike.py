@@ -82,6 +82,8 @@ class RewardSpike(Rule):
     name = "reward-spike"
     symptom = "reward_spike"
     severity = "warning"
+    basis = "sign"
+    watch = "the reward after the spikes: a spike the run absorbs is noise of the scorer, one it does not recover from is damage"
     requires = (("reward/score", "reward/total"),)
     params = {"z": 8.0, "range_frac": 0.25, "level_frac": 0.1, "direction": "up", "min_points": 20}
     causes = {"reward-model-flawed": 0.6, "reward-not-clipped": 0.6, "reward-not-normalized": 0.5, "lr-too-high": 0.2}
@@ -134,6 +136,9 @@ class RewardSpike(Rule):
             peak_step=worst.peak_step,
             end_step=found[-1].end_step,
             severity="error" if far else "warning",
+            # far beyond the plausible range (the guides' "reward surge") is a runaway of the
+            # scorer; a spike within it is a sign, kept only when the reward suffers after it
+            basis="runaway" if far else "sign",
             evidence=[f"other points lie in [{fmt_num(p1)}, {fmt_num(p99)}]"]
             + (["reward/std is ~0 at the spike: every sample of that batch got the same score"] if causes else []),
             **extra,

@@ -75,6 +75,7 @@ class RewardHacking(Rule):
     name = "reward-hacking"
     symptom = "reward_hacking"
     severity = "error"
+    basis = "outcome"
     evidence = "trend"
     requires = (("reward/score", "reward/total"), "kl/ref")
     params = {"seq_band": SEQ_KL_BAND, "token_band": TOKEN_KL_BAND, "ratio": 3.0, "min_reward_rise": 3.0, "min_points": 20}

@@ -67,6 +67,8 @@ class RewardStdCollapse(Rule):
     name = "reward-std-collapse"
     symptom = "reward_hacking"
     severity = "warning"
+    basis = "sign"
+    watch = "the reward and the samples: a reward spread that vanishes matters if the reward stalls"
     evidence = "trend"
     requires = ("reward/std",)
     params = {"drop": 0.1, "min_change": 3.0, "min_points": 20}

@@ -7,7 +7,8 @@ from typing import Iterator
 import numpy as np
 
 from ..results import Finding
-from .base import Example, Rule, RuleContext
+from ..standing import FAIR_SHARE
+from .base import Example, Rule, RuleContext, watched
 from .examples import flat, saturating
 from .messages import fmt_num
 from .reward_progress import COLLAPSE_DEFAULTS, collapsed, phase_starts
@@ -42,10 +43,13 @@ class RewardCollapse(Rule):
     (the reward's meaning changed) without a visible new training call; a reward that is
     re-scaled mid-run.
 
-    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
-    stopped early) the finding is an info note saying what is watched, until ``fair_share``
-    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
-    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
+    **Evidence.** A decisive fall is an event, judged when it holds (issue 41: a reward whose
+    sign flips at step 80 of 160 and stays negative is not left to run to its end): the run lost
+    at least ``error_drop`` of its gain (or, started at its best, fell by at least ``drop`` of
+    the peak's magnitude), by at least ``decisive`` noise standard errors of a window median, and
+    stayed down for at least a window.  Any other fall is a trend: on a run short of its plan
+    (live, or stopped early) an info note saying what is watched, until ``fair_share`` of the
+    plan (default 1.0: all of it) is behind the run, past warm-up (:mod:`ppo_doctor.standing`).
 
     **Source.** Engstrom et al. 2020 "Implementation Matters" (LR annealing); Huang et al. 2022
     "The 37 implementation details of PPO"; Dohare et al. 2023 "Overcoming policy collapse in
@@ -56,9 +60,17 @@ class RewardCollapse(Rule):
     name = "reward-collapse"
     symptom = "reward_collapse"
     severity = "warning"
-    evidence = "trend"
+    basis = "outcome"
+    evidence = "event"  # a decisive fall; any other is a trend, watched in evaluate
     requires = (("reward/score", "reward/total"),)
-    params = {"min_gain": COLLAPSE_DEFAULTS["min_gain"], "drop": COLLAPSE_DEFAULTS["drop"], "error_drop": 0.8, "min_points": COLLAPSE_DEFAULTS["min_points"]}
+    params = {
+        "min_gain": COLLAPSE_DEFAULTS["min_gain"],
+        "drop": COLLAPSE_DEFAULTS["drop"],
+        "error_drop": 0.8,
+        "decisive": 10.0,
+        "fair_share": FAIR_SHARE,
+        "min_points": COLLAPSE_DEFAULTS["min_points"],
+    }
     causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.6, "no-lr-annealing": 0.6, "value-undertrained": 0.4, "kl-coef-too-low": 0.3}
     message = (
         "reward {rise}, then fell below {mark:num} at step {threshold_step} and stayed down, ending at {late:num} ({lost})"
@@ -79,7 +91,7 @@ class RewardCollapse(Rule):
         else:
             rise = f"stood at its peak level of {fmt_num(pd.peak)} from the start (the median of its first {pd.window} points)"
             lost = f"{pd.fall / max(abs(pd.peak), abs(pd.late)):.0%} of that level lost"
-        yield self.finding(
+        finding = self.finding(
             ctx,
             metric=ctx.req[0].metric,
             observed={"first": pd.first, "peak": pd.peak, "late": pd.late, "lost_share": pd.lost_share},
@@ -98,6 +110,15 @@ class RewardCollapse(Rule):
             ],
             fmt={"rise": rise, "mark": pd.mark, "lost": lost},
         )
+        # a decisive fall that has held for a window is judged when it holds; any other waits for
+        # a fair share of the plan (a prefix's dip can still recover)
+        far = not rose or pd.lost_share >= p["error_drop"]
+        held = pd.fall_idx is not None and pd.fall_idx < len(s) - pd.window
+        decisive = far and held and pd.fall >= p["decisive"] * max(pd.noise_se, 1e-12)
+        standing = ctx.run.standing
+        if not decisive and not standing.fair(float(p["fair_share"])):
+            finding = watched(finding, standing, float(p["fair_share"]))
+        yield finding
 
     @classmethod
     def bad_example(cls) -> Example:

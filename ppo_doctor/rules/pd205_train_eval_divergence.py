@@ -73,6 +73,7 @@ class TrainEvalDivergence(Rule):
     name = "train-eval-divergence"
     symptom = "reward_hacking"
     severity = "warning"
+    basis = "outcome"
     evidence = "trend"
     requires = (("reward/score", "reward/total"),)
     requires_eval = (("reward/score", "reward/total"),)

@@ -55,6 +55,7 @@ class RewardHackingKLOff(Rule):
     name = "reward-hacking-kl-off"
     symptom = "reward_hacking"
     severity = "error"
+    basis = "outcome"
     requires = (("reward/score", "reward/total"),)
     params = {"spread": 3.0, "growth": 1.5, "min_points": 20}
     causes = {"reward-hacking-length": 0.9, "reward-model-flawed": 0.8, "kl-coef-too-low": 0.6}

@@ -10,7 +10,8 @@ from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 from .messages import fmt_num
 from .movement import no_movement_evidence
-from .reward_progress import COLLAPSE_DEFAULTS, collapsed, trend_arrays
+from .outcome import task_improved
+from .reward_progress import COLLAPSE_DEFAULTS, LEARNING_RISE, collapsed, trend_arrays
 
 
 def reached_ceiling(v: np.ndarray, window: int, limit: float) -> bool:
@@ -37,6 +38,26 @@ def _ends_at_floor(v: np.ndarray, window: int) -> bool:
     return float(median(v[-window:])) <= lo + 0.01 * (hi - lo)
 
 
+# A log whose first step lies past this share of its last one, and past several logging intervals,
+# continues a training that began before it (a resumed run, a second stage).
+CONTINUATION_SHARE = 0.1
+CONTINUATION_INTERVALS = 3
+
+
+def continuation(s: np.ndarray) -> str | None:
+    """Why the log continues a training that began before it, or None: its first step lies past
+    :data:`CONTINUATION_SHARE` of its last and :data:`CONTINUATION_INTERVALS` logging intervals
+    (SB3 logs its first rollout at n_steps x n_envs, a small share of a run).  Such a log's first
+    window is not where the policy started, so a flat reward may be a level it reached before."""
+    if len(s) < 2:
+        return None
+    interval = float(median(np.diff(s)))
+    first, last = int(s[0]), int(s[-1])
+    if first > CONTINUATION_SHARE * last and first > CONTINUATION_INTERVALS * interval:
+        return "a continuation: the reward may hold a level reached before the log began"
+    return None
+
+
 class RewardNotImproving(Rule):
     """The mean reward does not improve over the whole run.
 
@@ -55,7 +76,12 @@ class RewardNotImproving(Rule):
     error (no learning over the whole run), without it a warning.  Not reported when the reward
     reached its plateau inside the first window (its first point is far below the first
     window, and it ends at the top of its range: a task solved early), nor when it rose and then
-    fell back (PD204 reward-collapse).  With a sampling temperature far from 1 in the config
+    fell back (PD204 reward-collapse).  When the held-out evaluation reward or a task metric
+    (accuracy, success, pass rate: :func:`.outcome.task_improved`) rises clearly over the run,
+    the task improves whatever the training reward shows: an info note; so is a flat reward on a
+    log that continues a training begun before it (:func:`continuation`: its first step lies past
+    10 % of its last and 3 logging intervals), which may hold a level reached before the log
+    began.  A fall within ``LEARNING_RISE`` noise standard errors is a flat reward wobbling.  With a sampling temperature far from 1 in the config
     (``hparams.temperature_regime``: at most 0.3 or at least 2), the generation settings join
     the causes.
 
@@ -80,6 +106,7 @@ class RewardNotImproving(Rule):
     name = "reward-not-improving"
     symptom = "stagnation"
     severity = "warning"
+    basis = "outcome"
     evidence = "trend"
     requires = (("reward/score", "reward/total"),)
     params = {"min_rise": 2.0, "min_points": 20}
@@ -97,7 +124,9 @@ class RewardNotImproving(Rule):
         limit = p["min_rise"] * max(se, 1e-12)
         if t.change >= limit or t.fitted_change >= limit:
             return  # improving
-        fell = t.change <= -limit
+        # a fall is another problem only when it is significant (the rules' LEARNING_RISE noise
+        # standard errors): a sag within that is a flat reward wobbling
+        fell = t.change <= -LEARNING_RISE * max(se, 1e-12)
         if fell and not (_never_rose(s, v, limit) and _ends_at_floor(v, t.window)):
             return  # it rose then fell (PD204), or sagged from where it began: another problem
         if reached_ceiling(v, t.window, limit):
@@ -107,6 +136,8 @@ class RewardNotImproving(Rule):
         if collapsed(ctx, metric, rc["min_gain"], rc["drop"], rc["min_points"]) is not None:
             return  # it did improve, then lost it: PD204 reward-collapse
         evidence = no_movement_evidence(ctx)
+        task = task_improved(ctx)
+        resumed = continuation(s)
         causes = dict(self.causes)
         if evidence:
             causes.update({"lr-too-low": 0.9, "weak-learning-signal": 0.5})
@@ -125,11 +156,16 @@ class RewardNotImproving(Rule):
             end_step=int(s[-1]),
             evidence=evidence,
             causes=causes,
-            # no learning over the whole run, and the policy visibly not moving: the run is wasted
-            severity="error" if evidence else "warning",
+            # no learning over the whole run, and the policy visibly not moving: the run is wasted;
+            # but a task the author measures apart from the training reward that improves is
+            # learning (the training reward is then noise or a proxy): a note
+            severity="info" if task or resumed else "error" if evidence else "warning",
             fmt={
                 "n": len(v),
-                "why": ("; it only fell" if fell else "") + ("; the policy is barely moving" if evidence else ""),
+                "why": ("; it only fell" if fell else "")
+                + ("; the policy is barely moving" if evidence and not task else "")
+                + (f"; but {task}: the task improves" if task else "")
+                + (f"; the log begins at step {int(s[0])}, {resumed}" if resumed and not task else ""),
             },
         )
 

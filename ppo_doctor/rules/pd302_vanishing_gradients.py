@@ -47,6 +47,8 @@ class VanishingGradients(Rule):
     name = "vanishing-gradients"
     symptom = "stagnation"
     severity = "warning"
+    basis = "sign"
+    watch = "the reward: small gradients matter only if it stops improving"
     evidence = "trend"
     requires = (("grad/norm", "grad/norm_critic"),)
     params = {"factor": 0.01, "after_reward_factor": 0.1, "min_points": 10}

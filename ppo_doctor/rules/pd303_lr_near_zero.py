@@ -41,6 +41,7 @@ class LRNearZero(Rule):
     name = "lr-near-zero"
     symptom = "stagnation"
     severity = "error"
+    basis = "outcome"
     requires = ()
     params = {"min_lr": 1e-8}
     causes = {"lr-too-low": 1.0}

@@ -54,6 +54,8 @@ class PolicyNotUpdating(Rule):
     name = "policy-not-updating"
     symptom = "stagnation"
     severity = "warning"
+    basis = "sign"
+    watch = "the reward: an update that does not move the policy matters if it does not improve"
     evidence = "trend"
     requires = (("policy/clipfrac", "kl/old"),)
     params = {"share": 0.9, "kl_floor": 1e-9, "min_points": 10, "frozen_points": 100}

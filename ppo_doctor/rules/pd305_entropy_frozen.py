@@ -34,6 +34,10 @@ class EntropyFrozen(Rule):
     finding is a symptom only while the reward suffers (``reward_progress.reward_suffers``:
     collapsed from its best, or no clear rise); otherwise, or without a reward, an info note.
 
+    **Outcome or sign.** An entropy frozen at ln(k) on a discrete policy is an outcome: the
+    policy never left its uniform initialisation, so it learned nothing whatever the reward did.
+    Any other frozen entropy is a sign, kept as a warning only while the reward suffers.
+
     **Why it matters.** Learning changes the policy, and any change moves its entropy.  A frozen
     entropy means the updates do not reach the policy (learning rate 0, frozen parameters, a
     loss that is detached or multiplied by 0, or advantages that are all zero): stagnation.
@@ -56,6 +60,8 @@ class EntropyFrozen(Rule):
     name = "entropy-frozen"
     symptom = "stagnation"
     severity = "warning"
+    basis = "sign"
+    watch = "the reward: a frozen entropy matters if the reward is stuck"
     evidence = "trend"
     requires = (("policy/entropy", "loss/entropy"),)
     params = {"tolerance": 1e-4, "share": 0.9, "min_points": 20}
@@ -96,6 +102,9 @@ class EntropyFrozen(Rule):
             end_step=spans[-1].end_step,
             evidence=evidence,
             severity=severity,
+            # a policy uniform over its actions on every point provably never changed: whatever
+            # the reward did, it did by chance (an outcome, not a sign to weigh against it)
+            basis="outcome" if k else "sign",
             fmt={"n": len(v), "uniform": f" (= ln {k}, a uniform policy)" if k else "", "frozen": "the action std" if continuous else "the policy"},
         )
 

@@ -8,7 +8,8 @@ import numpy as np
 
 from ..detect import finite_xy, median, summarize
 from ..results import Finding
-from .base import Example, RuleContext
+from ..standing import FAIR_SHARE
+from .base import Example, RuleContext, watched
 from .examples import flat, saturating
 from .inputs import Input
 from .messages import fmt_num
@@ -59,7 +60,13 @@ class DegenerateGroups(SustainedRule[Input]):
 
     Warning (stagnation) when the groups agree at the bottom and the reward does not rise from
     the stretch's start to the end of the run (``LEARNING_RISE`` noise standard errors): most of
-    every batch teaches nothing and the run is not learning.  An info note otherwise: at the
+    every batch teaches nothing and the run is not learning.  That is a trend, judged once the
+    run has had a fair chance (``fair_share`` of its plan), except when (nearly) every group
+    agrees (the median share at least ``nearly_all``) anywhere but at the reward's top, for at
+    least ``event_points`` logged points, with the reward not rising (or a reward that holds one
+    value on every step, wherever it sits): then the run gets (nearly) no gradient at all, the
+    steps left in its plan cannot help it, and it is judged where it stands: an error, its budget
+    wasted (an event: a live run is stopped there, issue 41).  An info note otherwise: at the
     top the policy has solved most of its prompts (a saturated task, not a broken run, as
     ``diagnose.evidence.weak_learning_signal`` reads it), and a reward that still rises is
     learning from the groups that differ; the wasted share and the fixes are worth knowing.
@@ -74,10 +81,11 @@ class DegenerateGroups(SustainedRule[Input]):
     in the middle (the mean then places them wrongly, or cannot place them); a trainer that
     already filters degenerate groups before the update logs the share before filtering.
 
-    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
-    stopped early) the finding is an info note saying what is watched, until ``fair_share``
-    of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
-    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
+    **Evidence.** No gradient at all (above) is an event, judged where the run stands.  Any
+    other finding is a trend: on a run short of its plan (live, or stopped early) an info note
+    saying what is watched, until ``fair_share`` of the plan (default 1.0: all of it) is behind
+    the run, past warm-up; a live run with no known plan is judged when it ends
+    (:mod:`ppo_doctor.standing`).
 
     **Source.** DAPO (Yu et al. 2025, arXiv:2503.14476) §3.2 dynamic sampling; DeepSeekMath (Shao
     et al. 2024) group-relative advantages; TRL ``GRPOTrainer`` ``frac_reward_zero_std``
@@ -88,9 +96,10 @@ class DegenerateGroups(SustainedRule[Input]):
     name = "degenerate-groups"
     symptom = "stagnation"
     severity = "warning"
-    evidence = "trend"
+    basis = "outcome"
+    evidence = "event"  # an event when nearly all groups agree; a trend otherwise (report)
     requires = ("reward/zero_std_frac",)
-    params = {"most": 0.5, "min_points": 10}
+    params = {"most": 0.5, "nearly_all": 0.9, "event_points": 10, "fair_share": FAIR_SHARE, "min_points": 10}
     causes = {"prompts-too-hard": 0.9, "weak-learning-signal": 0.6}
     message = (
         "{median:.0%} of each batch's prompt groups (median) had identical rewards, zero advantage, {since} "
@@ -102,9 +111,14 @@ class DegenerateGroups(SustainedRule[Input]):
     def report(self, ctx: RuleContext, st: Stretch[Input]) -> Iterator[Finding]:
         share = st.median
         reward = reward_arrays(ctx, ctx.params["min_points"])
-        side, evidence, rising = "", [], False
+        side, evidence, rising, constant = "", [], False, False
         if reward is not None:
             metric, rs, rv = reward
+            # one value on every step: no group ever differed, whatever that value is (a reward at
+            # its top from the first step is a broken or trivial reward, not a task learned)
+            constant = bool(np.all(rv == rv[0]))
+            if constant:
+                evidence.append(f"{metric} is {fmt_num(float(rv[0]))} on every logged step: the reward never varied")
             inside = np.zeros(len(rs), dtype=bool)
             for sp in st.spans:
                 inside |= (rs >= sp.start_step) & (rs <= sp.end_step)
@@ -129,17 +143,32 @@ class DegenerateGroups(SustainedRule[Input]):
         else:
             where = "the log cannot tell whether they agree at the reward's top (too easy) or its bottom (too hard)"
             causes = {"prompts-too-easy": 0.5, "prompts-too-hard": 0.5}
+        p = ctx.params
         covered = sum(sp.end_idx - sp.start_idx + 1 for sp in st.spans) / len(st.points.values)
-        evidence.insert(0, f"above {ctx.params['most']:g} for {covered:.0%} of the logged points")
-        yield self.incident(
+        evidence.insert(0, f"above {p['most']:g} for {covered:.0%} of the logged points")
+        nearly_all = sum(sp.end_idx - sp.start_idx + 1 for sp in st.spans if float(median(st.points.values[sp.start_idx : sp.end_idx + 1])) >= p["nearly_all"])
+        no_gradient = share >= p["nearly_all"] and nearly_all >= p["event_points"] and (side != "top" or constant) and not rising
+        if no_gradient:
+            evidence.append(
+                f"{nearly_all} logged points with at least {p['nearly_all']:.0%} of the groups in agreement: (nearly) no gradient,"
+                " so the steps left in the plan cannot help"
+            )
+        finding = self.incident(
             ctx,
             st,
-            severity="warning" if side == "bottom" and not rising else "info",
+            # no gradient at all: the run's budget is wasted from here on (an error, which a live
+            # callback stops on); most groups wasted at the bottom: a warning
+            severity="error" if no_gradient else "warning" if side == "bottom" and not rising else "info",
             causes=causes,
             evidence=evidence,
             end_step=int(st.points.steps[-1]) if st.last.end_idx == len(st.points.values) - 1 else st.last.end_step,
             fmt={"where": where},
         )
+        # short of nearly all, an absence of progress is a trend: judged on a fair share of the plan
+        standing = ctx.run.standing
+        if not no_gradient and not standing.fair(float(p["fair_share"])):
+            finding = watched(finding, standing, float(p["fair_share"]))
+        yield finding
 
     @classmethod
     def bad_example(cls) -> Example:

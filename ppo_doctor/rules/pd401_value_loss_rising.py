@@ -56,6 +56,8 @@ class ValueLossRising(Rule):
     name = "value-loss-rising"
     symptom = "value_instability"
     severity = "warning"
+    basis = "sign"
+    watch = "the reward and explained variance: a rising value loss matters if the critic stops tracking returns"
     evidence = "trend"
     requires = ("loss/value",)
     params = {"factor": 4.0, "trough_floor": 0.01, "min_share": 0.1, "min_points": 20}

@@ -50,6 +50,8 @@ class ValueLossSpikes(Rule):
     name = "value-loss-spikes"
     symptom = "value_instability"
     severity = "warning"
+    basis = "sign"
+    watch = "the reward and explained variance: value-loss spikes matter if the critic stops tracking returns"
     requires = ("loss/value",)
     params = {"factor": 10.0, "z": 6.0, "min_share": 0.1, "min_recurring": 3, "min_points": 20}
     causes = {"reward-not-clipped": 0.7, "reward-not-normalized": 0.6, "value-lr-mistuned": 0.6, "reward-model-flawed": 0.3}

@@ -55,6 +55,7 @@ class ExplainedVarianceNegative(SustainedRule[Input]):
     name = "explained-variance-negative"
     symptom = "value_instability"
     severity = "warning"
+    basis = "outcome"
     evidence = "trend"
     requires = ("value/explained_var",)
     params = {"warmup": 0.1, "margin": 0.05, "error_below": -1.0, "min_points": 10}

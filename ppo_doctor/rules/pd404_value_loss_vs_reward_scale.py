@@ -51,6 +51,8 @@ class ValueLossVsRewardScale(Rule):
     name = "value-loss-vs-reward-scale"
     symptom = "value_instability"
     severity = "warning"
+    basis = "sign"
+    watch = "the reward: a value loss out of scale with the reward matters if learning stalls"
     evidence = "trend"
     requires = ("loss/value", ("reward/score", "reward/total", "return/mean"))
     params = {"max_ratio": 1.0, "ev_margin": 0.05, "min_points": 20}

@@ -67,6 +67,7 @@ class CriticNotLearning(Rule):
     name = "critic-not-learning"
     symptom = "value_instability"
     severity = "warning"
+    basis = "outcome"
     evidence = "trend"
     requires = ("loss/value", ("value/explained_var", "reward/std"))
     params = {"ev_max": 0.1, "min_points": 20}

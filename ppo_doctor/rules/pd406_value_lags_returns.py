@@ -49,6 +49,7 @@ class ValueLagsReturns(Rule):
     name = "value-lags-returns"
     symptom = "value_instability"
     severity = "warning"
+    basis = "outcome"
     evidence = "trend"
     requires = ("value/mean", "return/mean", "reward/std")
     params = {"bias_max": 1.0, "rel_min": 0.1, "min_points": 20}

@@ -45,6 +45,7 @@ class RewardOscillation(OscillationRule[Input]):
     name = "reward-oscillation"
     symptom = "oscillation"
     severity = "warning"
+    basis = "outcome"
     evidence = "trend"
     requires = (("reward/score", "reward/total"),)
     causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.5, "batch-too-large": 0.3, "value-lr-mistuned": 0.3}

@@ -37,6 +37,8 @@ class KLOscillation(OscillationRule[KLView]):
     name = "kl-oscillation"
     symptom = "oscillation"
     severity = "warning"
+    basis = "sign"
+    watch = "the reward: a swinging KL matters if the reward stalls or swings with it"
     evidence = "trend"
     requires = ("kl/ref",)
     causes = {"lr-too-high": 0.7, "too-many-ppo-epochs": 0.5, "kl-coef-too-low": 0.3, "batch-too-large": 0.3}

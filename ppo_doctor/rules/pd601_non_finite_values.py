@@ -62,6 +62,7 @@ class NonFiniteValues(Rule):
     name = "non-finite-values"
     symptom = "nan"
     severity = "error"
+    basis = "outcome"
     requires = ()
     params = {"isolated_share": 0.01, "min_prefix": 10}
     causes = NAN_CAUSES

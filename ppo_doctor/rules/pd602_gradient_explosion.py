@@ -13,6 +13,7 @@ from .examples import flat, with_points
 from .inputs import Input
 from ..detect import early_late
 from .messages import fmt_num
+from .outcome import still_growing
 from .shapes import Stretch, stretch_incident
 
 CRITIC_CAUSES = {"value-lr-mistuned": 0.8, "reward-not-normalized": 0.5, "reward-not-clipped": 0.4, "no-grad-clipping": 0.4}
@@ -28,19 +29,37 @@ def clipping_evidence(view: RunView) -> tuple[list[str], float]:
     return [f"config: max_grad_norm={mgn:g} (the logged norm is measured before clipping)"], 0.1
 
 
+def _some_group_learned(ctx, steps: np.ndarray) -> np.ndarray:
+    """Per step, whether at least one prompt group had a reward spread (GRPO's
+    ``reward/zero_std_frac`` below 1; True where it is not logged).  A step whose groups all
+    agreed has no advantage: its gradient is the KL term's alone, orders of magnitude below a
+    policy gradient, and no level to measure one against."""
+    if not ctx.has("reward/zero_std_frac"):
+        return np.ones(len(steps), dtype=bool)
+    zs, zv = ctx.finite("reward/zero_std_frac")
+    degenerate = dict(zip(zs.tolist(), (zv >= 1.0 - 1e-9).tolist()))
+    return np.array([not degenerate.get(int(st), False) for st in steps], dtype=bool)
+
+
 class GradientExplosion(Rule):
     """Gradient norms far above their typical level.
 
     **What it detects.** ``grad/norm`` (policy) and ``grad/norm_critic`` (critic) points at
     least ``factor`` (10) times the run's typical norm: the larger of the median of the first
-    10 % and the median of the whole run (the first steps of a GRPO run whose groups all get
-    equal rewards carry no gradient, so their norms near 0 are no baseline).  With clipping
+    10 % and the median of the whole run, over the steps that carried a policy gradient (a GRPO
+    step whose groups all got equal rewards, ``reward/zero_std_frac`` = 1, has zero advantage:
+    its norm is 0, or the KL term's alone, and no baseline).  With clipping
     configured (``max_grad_norm`` > 0) the limit is also at least ``factor`` times the clip
     value: HF Trainer and TRL log the norm before clipping, and a pre-clip norm a few times
     the clip value is clipping at work.  Error when the peak reaches ``error_factor`` (100x, orders of
     magnitude) or the excess is sustained (3 of any 5 consecutive points) with clipping off;
     warning when sustained, or isolated with clipping off; an info note for isolated spikes
-    that the configured clipping cut down.  Non-finite norms are PD601's.
+    that the configured clipping cut down.  Non-finite norms are PD601's.  A spike is a *sign*:
+    it stays a warning or an error only when the reward breaks after it (outcome before sign),
+    or as a **runaway**: with clipping off, a norm ``error_factor`` times its level for a
+    sustained stretch, or still climbing at the last points; with clipping on, a norm
+    ``error_factor`` times its level that is still climbing at the end or is followed by the run
+    ending in non-finite values (the loss itself diverging: clipping bounds the step, not that).
 
     **Why it matters.** Gradient-norm spikes precede loss, reward and KL spikes (OLMo 2; Spike
     No More); the policy takes steps far larger than intended.  Causes: learning rate too high,
@@ -59,6 +78,8 @@ class GradientExplosion(Rule):
     name = "gradient-explosion"
     symptom = "gradient_explosion"
     severity = "error"
+    basis = "sign"
+    watch = "the reward and NaN: spikes that clipping absorbs matter only if the reward breaks after them"
     requires = (("grad/norm", "grad/norm_critic"),)
     params = {"factor": EXPLODE_FACTOR, "error_factor": 100.0, "min_points": 10}
     causes = {"lr-too-high": 0.7, "no-grad-clipping": 0.5, "reward-not-normalized": 0.4, "reward-not-clipped": 0.3, "implementation-bug": 0.2}
@@ -72,10 +93,17 @@ class GradientExplosion(Rule):
             s, v = ctx.finite(metric)
             if len(v) < p["min_points"]:
                 continue
-            early, _, _ = early_late(v)
-            # the run's typical norm: the first steps alone can sit near 0 when they carry no
-            # learning signal (GRPO groups whose rewards are all equal give no gradient)
-            base = max(early, float(median(v)))
+            # the run's typical norm, from the steps that carried a gradient: a GRPO step whose
+            # groups all got equal rewards has zero advantage and a norm of exactly 0, which is no
+            # level to measure an explosion against
+            nonzero = v > 0
+            carried = v[nonzero & _some_group_learned(ctx, s)]
+            if len(carried) < p["min_points"]:
+                carried = v[nonzero]  # too few steps with a group that learned to set a level
+            if len(carried) < p["min_points"]:
+                continue
+            early, _, _ = early_late(carried)
+            base = max(early, float(median(carried)))
             if not base > 0:
                 continue
             limit = p["factor"] * base
@@ -97,12 +125,24 @@ class GradientExplosion(Rule):
                 severity = "warning"
             else:
                 severity = "info"  # isolated spikes the configured clipping cut down
+            # nothing bounds the update and the norm is orders of magnitude up for a sustained
+            # stretch, or still climbing at the last points: a runaway; otherwise a sign, kept
+            # as a warning only when the reward breaks after it (outcome before sign)
+            huge = bool(sustained_mask(v > p["error_factor"] * base, 3, 5).any())
+            climbing = over[-1] and still_growing(s, np.log10(np.maximum(v, 1e-300)))
+            # a norm orders of magnitude up and still climbing at the end, or ending the run in
+            # non-finite values, is the loss itself diverging: clipping bounds the step, not that
+            ends_broken = ctx.run.standing.diverged is not None
+            runaway = (unclipped and (huge or climbing)) or (huge and climbing) or (ratio >= p["error_factor"] and ends_broken)
+            basis = "runaway" if runaway else "sign"
             evidence, no_clip = clipping_evidence(ctx.view)
             causes = dict(CRITIC_CAUSES if metric == "grad/norm_critic" else self.causes)
             causes["no-grad-clipping"] = no_clip if metric == "grad/norm" else min(no_clip, causes["no-grad-clipping"])
             evidence.append(f"{int(over.sum())} of {len(v)} points over {fmt_num(limit)}" + ("; sustained" if sustained else ""))
             observed = {"baseline": base, "peak": st.worst.peak_value, "ratio": ratio, "count": int(over.sum())}
-            yield stretch_incident(self, ctx, st, observed=observed, log_scale=True, severity=severity, causes=causes, evidence=evidence, fmt={"limit": limit})
+            yield stretch_incident(
+                self, ctx, st, observed=observed, log_scale=True, severity=severity, basis=basis, causes=causes, evidence=evidence, fmt={"limit": limit}
+            )
 
     @classmethod
     def bad_example(cls):

@@ -43,6 +43,8 @@ class GradClipSaturated(Rule):
     name = "grad-clip-saturated"
     symptom = "gradient_explosion"
     severity = "warning"
+    basis = "sign"
+    watch = "the reward: a gradient always at the clip matters if learning stalls"
     evidence = "trend"
     requires = ("grad/norm",)
     params = {"share": 0.9, "ratio": 3.0, "warn_ratio": 10.0, "min_points": 20}

@@ -52,6 +52,7 @@ class MetricStops(Rule):
     name = "metric-stops"
     symptom = "nan"
     severity = "error"
+    basis = "outcome"
     requires = ()
     params = {"min_points": 10, "min_missing": 3}
     causes = NAN_CAUSES

@@ -9,6 +9,7 @@ import numpy as np
 from ..results import Finding
 from ..view import EntropyView
 from ..view.actions import late_action_std
+from . import population
 from .base import Example, RuleContext
 from .examples import decay, saturating
 from ..detect import early_late
@@ -72,6 +73,8 @@ class EntropyCollapse(SustainedRule[EntropyView]):
     name = "entropy-collapse"
     symptom = "entropy_collapse"
     severity = "warning"
+    basis = "sign"
+    watch = "the reward: a falling entropy is confidence while the reward improves, a collapse if it stalls"
     evidence = "trend"
     requires = (("policy/entropy", "loss/entropy"),)
     params = {"drop": 0.6, "error_drop": 0.9, "floor": 0.05, "abs_drop": 4.6, "min_points": 20}
@@ -111,7 +114,12 @@ class EntropyCollapse(SustainedRule[EntropyView]):
             evidence += why
         observed = {"first": first, "late": late, "drop": drop, "min": float(np.min(view.values))}
         severity = "info" if done or converging else ("error" if severe else "warning")
-        yield self.incident(ctx, st, observed=observed, end_step=int(view.steps[-1]), severity=severity, evidence=evidence, fmt={"change": change})
+        # a reward at its ceiling bought by running away from the reference is a runaway, judged
+        # as such; any other falling entropy is a sign, a collapse only while the reward suffers
+        basis = "runaway" if away else "sign"
+        yield self.incident(
+            ctx, st, observed=observed, end_step=int(view.steps[-1]), severity=severity, basis=basis, evidence=evidence, fmt={"change": change}
+        )
 
     @staticmethod
     def _drop(ctx: RuleContext, view: EntropyView) -> tuple[float, float, str] | None:
@@ -160,15 +168,18 @@ def _gaussian_converging(ctx: RuleContext) -> tuple[bool, list[str]]:
 
 
 def _far_from_reference(ctx: RuleContext) -> str | None:
-    """Evidence text when ``kl/ref``'s last window (its median) is above its healthy band."""
+    """Evidence text when ``kl/ref``'s last window (its median) is beyond what every healthy run
+    of the reference population reaches (PD101's runaway limit, as configured)."""
     view = ctx.view.kl
     if view is None or len(view.values) < 3:
         return None
     _, late, _ = early_late(view.values)
-    if not late > view.band:
+    kl = ctx.params_of("kl-above-band", {"seq_runaway": population.runaway_limit("kl_ref_seq"), "token_runaway": population.runaway_limit("kl_ref_token")})
+    limit = float(kl["token_runaway"] if view.reduction == "token_mean" else kl["seq_runaway"])
+    if not late > limit:
         return None
     return (
         f"the reward ends at the top of its range, but the KL to the reference ends at {fmt_num(late)} {view.unit}, "
-        f"above its band ({fmt_num(view.band)}): the policy left its reference to get there, a collapse, not a solved task"
+        f"beyond every healthy run ({fmt_num(limit)}): the policy ran away from its reference to get there, a collapse, not a solved task"
     )
 

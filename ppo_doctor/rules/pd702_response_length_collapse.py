@@ -49,6 +49,7 @@ class ResponseLengthCollapse(SustainedRule[Input]):
     name = "response-length-collapse"
     symptom = "entropy_collapse"
     severity = "warning"
+    basis = "outcome"
     evidence = "trend"
     requires = ("len/response_mean",)
     params = {"ratio": 0.5, "empty": 1.0, "eos_only": 3.0, "min_points": 20}

@@ -41,6 +41,8 @@ class ResponseLengthExplosion(Rule):
     name = "response-length-explosion"
     symptom = "reward_hacking"
     severity = "warning"
+    basis = "sign"
+    watch = "the reward and the truncation rate: longer answers matter if the reward stops improving"
     evidence = "trend"
     requires = (("len/response_mean", "len/response_clip_ratio"),)
     params = {"growth": 2.0, "clip_share": 0.5, "min_points": 20}

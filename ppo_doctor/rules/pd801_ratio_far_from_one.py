@@ -37,6 +37,8 @@ class RatioFarFromOne(Rule):
     name = "ratio-far-from-one"
     symptom = "unstable_updates"
     severity = "warning"
+    basis = "sign"
+    watch = "the reward: over-large updates matter if it stalls or falls"
     requires = ("policy/ratio_mean",)
     params = {"low": 0.5, "high": 2.0, "ratio_threshold": 10.0, "min_points": 5}
     causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.8, "batch-too-large": 0.3, "implementation-bug": 0.2}

@@ -10,7 +10,10 @@ from ..results import Finding
 from .base import Example, RuleContext
 from .clipping import unclipped_causes
 from .examples import flat, saturating
+from . import population
 from .inputs import Input
+from .messages import fmt_num
+from .outcome import still_growing
 from .shapes import Stretch, SustainedRule
 
 
@@ -18,7 +21,12 @@ class ClipfracHigh(SustainedRule[Input]):
     """A large share of tokens hits the PPO clip, update after update.
 
     **What it detects.** ``policy/clipfrac`` above ``max_clipfrac`` (0.3) for a sustained
-    stretch (60 % of a window of 5 % of the run).  Error above ``error_clipfrac`` (0.6).
+    stretch (60 % of a window of 5 % of the run).  Above the line alone is a *sign*: a warning
+    needs the reward to stall or fall after it (:func:`.outcome.judge_sign`).  It is a **runaway**
+    when the stretches' median also goes beyond what every healthy run of the reference
+    population reaches (``runaway_clipfrac``, docs/population.md) while still climbing at its
+    last points (a share cannot go an order of magnitude beyond).  Error above
+    ``error_clipfrac`` (0.6).
 
     **Why it matters.** The clip fraction is the share of tokens whose ratio left [1-eps, 1+eps]
     during the update; when a third or more are clipped every step the optimiser is pushing
@@ -38,8 +46,10 @@ class ClipfracHigh(SustainedRule[Input]):
     name = "clipfrac-high"
     symptom = "unstable_updates"
     severity = "warning"
+    basis = "sign"
+    watch = "the reward: heavy clipping matters if it stalls or falls"
     requires = ("policy/clipfrac",)
-    params = {"max_clipfrac": 0.3, "error_clipfrac": 0.6, "min_points": 5}
+    params = {"max_clipfrac": 0.3, "error_clipfrac": 0.6, "runaway_clipfrac": population.runaway_limit("clipfrac"), "min_points": 5}
     causes = {"lr-too-high": 0.7, "too-many-ppo-epochs": 0.7, "batch-too-large": 0.2}
     message = "clip fraction stays above {max_clipfrac:g} {since} (median {median:num} there, peak value {peak:num})"
 
@@ -51,7 +61,12 @@ class ClipfracHigh(SustainedRule[Input]):
         epochs = ctx.view.cfg_int("ppo_epochs")
         if epochs is not None:
             evidence.insert(0, f"config: ppo_epochs={epochs}")
-        yield self.incident(ctx, st, causes=causes, evidence=evidence)
+        runaway = max(float(ctx.params["runaway_clipfrac"]), st.level)
+        basis = "sign"
+        if st.median > runaway and still_growing(st.points.steps, st.points.values):
+            basis = "runaway"
+            evidence.append(f"median {fmt_num(st.median)} is beyond every healthy run of the reference population ({fmt_num(runaway)}, docs/population.md)")
+        yield self.incident(ctx, st, causes=causes, evidence=evidence, basis=basis)
 
     @classmethod
     def bad_example(cls):

@@ -39,6 +39,8 @@ class ZeroedLosses(Rule):
     name = "zeroed-losses"
     symptom = "unstable_updates"
     severity = "warning"
+    basis = "sign"
+    watch = "the reward: zeroed losses matter if it stops improving"
     requires = (LOSSES,)
     params = {"max_share": 0.5, "error_share": 0.2, "min_points": 10}
     causes = {"lr-too-high": 0.6, "too-many-ppo-epochs": 0.6, "batch-too-large": 0.3}

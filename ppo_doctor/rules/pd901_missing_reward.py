@@ -46,6 +46,7 @@ class MissingReward(Rule):
     name = "missing-reward"
     symptom = "log_quality"
     severity = "warning"
+    basis = "log"
     requires = ()
     params = {}
     causes = {}

@@ -31,6 +31,7 @@ class MissingKL(Rule):
     name = "missing-kl"
     symptom = "log_quality"
     severity = "warning"
+    basis = "log"
     requires = ()
     params = {}
     causes = {}
@@ -43,8 +44,11 @@ class MissingKL(Rule):
         beta = ctx.view.cfg_float("kl_coef", "beta")
         if beta == 0:
             severity, why = "info", f": KL coefficient is 0 ({'GRPO ' if ctx.view.is_grpo else ''}beta=0), so no KL is computed by design"
-        elif ctx.view.is_grpo and beta is None:
+        elif ctx.view.is_grpo and beta is None and ctx.run.framework_proof:
             severity, why = "info", ": GRPO logs no KL when beta=0 (TRL's default since 0.19)"
+        elif ctx.view.is_grpo and beta is None:
+            # a guess from metric names: TRL's default is not this run's setting
+            severity, why = "info", ": the log looks like GRPO from its metric names, and TRL's GRPOTrainer logs none when beta=0; whether this run's KL term was off the log does not say"
         elif ctx.has("reward/kl_penalty"):
             severity, why = "info", ": only the KL penalty term (reward/kl_penalty) is logged; KL health judged only through it"
         elif not ctx.view.is_llm_rl:

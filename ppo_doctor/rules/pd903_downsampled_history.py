@@ -47,6 +47,7 @@ class DownsampledHistory(Rule):
     name = "downsampled-history"
     symptom = "log_quality"
     severity = "warning"
+    basis = "log"
     requires = ()
     params = {"gap_cv": 0.1}
     causes = {}

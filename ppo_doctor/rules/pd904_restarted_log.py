@@ -31,6 +31,7 @@ class RestartedLog(Rule):
     name = "restarted-log"
     symptom = "log_quality"
     severity = "warning"
+    basis = "log"
     requires = ()
     params = {}
     causes = {}

@@ -27,6 +27,7 @@ class ShortRun(Rule):
     name = "short-run"
     symptom = "log_quality"
     severity = "info"
+    basis = "log"
     requires = ()
     params = {"min_points": 20}
     causes = {}

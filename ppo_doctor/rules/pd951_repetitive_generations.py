@@ -45,6 +45,7 @@ class RepetitiveGenerations(TextSampleRule):
     name = "repetitive-generations"
     symptom = "reward_hacking"
     severity = "warning"
+    basis = "outcome"
     evidence = "trend"
     requires = ()
     params = {"max_repetition": 0.5, "min_increase": 0.2}

@@ -36,6 +36,7 @@ class IdenticalGenerations(TextSampleRule):
     name = "identical-generations"
     symptom = "entropy_collapse"
     severity = "warning"
+    basis = "outcome"
     evidence = "trend"
     requires = ()
     params = {"max_share": 0.5, "min_samples": 4}

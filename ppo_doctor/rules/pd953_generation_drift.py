@@ -44,6 +44,7 @@ class GenerationDrift(TextSampleRule):
     name = "generation-drift"
     symptom = "reward_hacking"
     severity = "warning"
+    basis = "outcome"
     evidence = "trend"
     requires = ()
     params = {"max_unusual": 0.1, "max_js": 0.6}

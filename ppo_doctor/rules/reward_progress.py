@@ -10,12 +10,15 @@ continuing step axis can change what the reward measures (:func:`phase_starts`).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..detect import PeakDrop, TrendSummary, even_in_steps, finite_xy, median, peak_drop, percentile, quantum, summarize
-from .base import RuleContext
 from .messages import fmt_num
+
+if TYPE_CHECKING:
+    from .base import RuleContext
 
 # How many noise standard errors of a window median the reward must rise by for "the policy
 # learns well" (PD203 and PD202 use 3 for a significant reward change).
@@ -122,20 +125,28 @@ def collapsed(ctx: RuleContext, metric: str, min_gain: float, drop: float, min_p
     """``(steps, PeakDrop)`` when ``metric`` fell far below an established peak level for good:
     after climbing significantly, it lost at least ``drop`` of that gain; or, when its first
     window already sat at the peak (a rise inside the first window, or a run started at its
-    best), it fell significantly by at least ``drop`` of the peak's magnitude.  None otherwise
+    best), it fell significantly by at least ``drop`` of the peak's magnitude.  A fall still
+    under way at the last points is judged on them (:func:`_falling_at_the_end`): a decisive fall
+    at the edge of a log is a collapse, not "too late to tell".  None otherwise
     (PD204 reports it; PD301 does not call such a reward "not improving": it did improve once, or
     started high)."""
     s, v = trend_arrays(ctx, metric)
     if len(v) < min_points:
         return None
     pd = peak_drop(s, v)
-    if pd is None or pd.fall_idx is None or pd.recovered:
+    if pd is None or pd.recovered:
         return None
     # a move of one or two of the series' smallest steps is a count of rare events (one more
     # success among the 100 episodes of a rolling mean), not a level the policy reached or lost
     floor = max(min_gain * max(pd.noise_se, 1e-12), MIN_QUANTA * quantum(v))
-    before_the_end = pd.fall_idx < len(v) - pd.window  # it fell, then stayed down for a window at least
-    if not (before_the_end and pd.fall >= floor):
+    before_the_end = pd.fall_idx is not None and pd.fall_idx < len(v) - pd.window  # it fell, then stayed down for a window
+    if not before_the_end:
+        # a fall still under way at the last points: judged on them (a window of the end would
+        # average the fall with the level before it), a collapse when they sit below the mark
+        pd = _falling_at_the_end(v, pd)
+        if pd is None:
+            return None
+    if not pd.fall >= floor:
         return None
     if pd.gain >= floor:
         far = pd.lost_share >= drop
@@ -144,6 +155,25 @@ def collapsed(ctx: RuleContext, metric: str, min_gain: float, drop: float, min_p
         # reward at 1.0 that ends at 0 collapses and one that ends at 0.99 does not
         far = pd.fall >= drop * max(abs(pd.peak), abs(pd.late))
     return (s, pd) if far else None
+
+
+def _falling_at_the_end(v: np.ndarray, pd: PeakDrop) -> PeakDrop | None:
+    """``pd`` judged on the last :data:`EDGE_POINTS` (at least a third of a window): their median as
+    the late level and the first point below the halfway mark after the peak as the fall, when
+    that median is the lowest level since the peak and below the mark; else None."""
+    k = max(EDGE_POINTS, pd.window // 3)
+    if len(v) - pd.peak_idx <= k:
+        return None
+    tail = float(median(v[-k:]))
+    after_peak = v[pd.peak_idx : len(v) - k]
+    if not (tail < pd.mark and tail < float(np.min(after_peak))):
+        return None
+    below = np.flatnonzero(v[pd.peak_idx :] < pd.mark)
+    return pd._replace(late=tail, fall_idx=int(pd.peak_idx + below[0]))
+
+
+# Points at the end of a series that judge a fall still under way (a third of a window, at least this).
+EDGE_POINTS = 3
 
 
 # The reward's level before the policy learned anything: the median of its first points (a

@@ -28,6 +28,7 @@ from .actions import ActionSpace, action_space
 from .entropy import EntropyView, entropy_view
 from .returns import ReturnsView, returns_view
 from .kl import SEQ_KL_BAND, TOKEN_KL_BAND, KLView, first_kl, kl_view, per_token_kl
+from .placeholder import placeholders
 from .series import finite_series, metric_sign
 
 if TYPE_CHECKING:
@@ -138,8 +139,14 @@ class RunView:
         return kl_coefficient(self.run)
 
     # -- its series --------------------------------------------------------------------
+    @cached_property
+    def placeholders(self) -> dict[str, float]:
+        """Metrics written as one exact value on every point while the reward moves: not
+        measured (:mod:`.placeholder`), so :meth:`has` says they are absent."""
+        return placeholders(self.run)
+
     def has(self, metric: str) -> bool:
-        return self.run.frame.has(metric)
+        return self.run.frame.has(metric) and metric not in self.placeholders
 
     def arrays(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
         """Steps and raw values of ``metric`` (NaN/Inf kept)."""

@@ -307,6 +307,7 @@ _VERL = (
     _a("train/num_gen_batches", "progress/gen_batches", note="DAPO recipe (algorithm.filter_groups): 1 when no group was filtered"),
     # algorithm.rollout_correction (rollout_corr_helper.py): trainer vs rollout-engine mismatch
     _a("rollout_corr/kl", "mismatch/kl", estimator="k1", reduction=_TOK, note="rollout vs training policy at the same weights, not the ref-KL"),
+    _a("rollout_corr/k3_kl", "mismatch/k3_kl", estimator="k3", reduction=_TOK, note="the same KL by the k3 estimator (>= 0)"),
     _a("rollout_corr/rollout_is_mean", "mismatch/is_ratio_mean"),
     _a("rollout_corr/rollout_is_min", "mismatch/is_ratio_min"),
     _a("rollout_corr/rollout_is_max", "mismatch/is_ratio_max"),

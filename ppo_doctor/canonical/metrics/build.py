@@ -12,7 +12,7 @@ import numpy as np
 
 from ..design import by_design
 from ...frame import RawRun, RawSeries, ReadIssue, RunFrame
-from ..frameworks import candidate_keys, guess_framework, strip_eval_prefix
+from ..frameworks import candidate_keys, framework_proof, guess_framework, strip_eval_prefix
 from ..hparams import flatten_config, normalize_config
 from ..name_tokens import entropy_sign
 from ...run import MetricInfo, Run
@@ -69,6 +69,7 @@ def build_run(
             cfg_notes.append(f"{kl_tag} goes below 0 ({low:.3g}), impossible for GRPO's k3 estimator: read as RLOO (k1)")
 
     config = normalize_config(flat, framework)
+    proof = framework_proof(framework, flat, fmt)
     counts: dict[str, int] = {}
     for s in series:
         counts[s.tag] = counts.get(s.tag, 0) + len(s)
@@ -117,7 +118,8 @@ def build_run(
         issues=issues,
         restarts=restarts,
         eval_frame=eval_frame,
-        by_design=by_design(framework, config, frame.has),
+        framework_proof=proof,
+        by_design=by_design(framework, config, frame.has, proven=bool(proof)),
         planned_steps=planned,
         planned_from=planned_from,
         warmup_steps=warmup,

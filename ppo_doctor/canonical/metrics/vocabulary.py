@@ -56,6 +56,7 @@ CANONICAL: dict[str, str] = {
     "progress/gen_batches": "generation batches drawn to fill one training batch (DAPO dynamic sampling: grows as all-equal-reward groups are filtered out)",
     "progress/step_time": "seconds per training step (bookkeeping)",
     "mismatch/kl": "KL between the inference engine's and the trainer's token distributions (off-policy mismatch), not the ref-KL",
+    "mismatch/k3_kl": "the same KL by the k3 estimator (never negative)",
     "mismatch/logp_diff_mean": "mean |logp| difference between the inference engine (vLLM) and the trainer at the same weights: numerical mismatch, not a KL",
     "mismatch/logp_diff_max": "largest such difference",
     "mismatch/is_ratio_mean": "mean truncated importance-sampling ratio trainer/inference engine",

@@ -1,0 +1,198 @@
+"""Outcome before sign: what happened to the run after a sign appeared.
+
+The verdict contract (docs/architecture.md#contracts) lets a finding warn only when it rests on
+an *outcome* (what the run's author cares about got worse or stopped improving) or on a
+*runaway*.  A rule whose condition is a *sign* (``Rule.basis = "sign"``: a KL over a band, a clip
+fraction, a pre-clip gradient spike, a falling entropy) hands its finding to :func:`judge_sign`,
+which keeps its severity when the outcome after the sign's onset is bad, and makes it an info
+note with the reward's own story otherwise.
+
+Degenerate text (late samples that repeat themselves, or are near-identical across prompts, far
+more than early ones: :func:`text_degenerated`) is a bad outcome whatever the reward does.
+Otherwise the outcome is read from the reward the run was trained on (``reward/score``, else
+``reward/total``: for classic RL the episode return), and from what the author reports beside it:
+the held-out evaluation reward and task metrics (accuracy, success, pass rate; :func:`task_improved`).
+It is bad when
+
+* the reward suffers over the run (:func:`.reward_progress.reward_suffers`: it collapsed from an
+  established level, or it is stuck with no clear rise over its first points), or
+* it fell after the sign's onset: the last window sits :data:`FALL_NOISE` noise standard errors
+  below the best window the reward held from the onset on, and by at least :data:`MIN_FALL_SHARE`
+  of the run's reward range (a move the author would see on the curve, not noise).
+
+The guides describe symptoms this way: a KL that "rises sharply *and stays high*" with incoherent
+text, a reward that "plateaus while the policy stops improving" (docs/sources.md#outcome-before-sign).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..detect import finite_xy, median, percentile, summarize
+from ..results import Finding
+from .messages import fmt_num
+from .reward_progress import LEARNING_RISE, reward_suffers, trend_arrays
+from .textstats import mean, near_duplicate_share, repetition, split_early_late
+
+if TYPE_CHECKING:
+    from .base import RuleContext
+
+# A fall must cover this share of the run's reward range (5th to 95th percentile) to be an outcome,
+# and this many noise standard errors of a window median (more than the 3 of a plain change: the
+# best of many windows sits above the level by chance).
+MIN_FALL_SHARE = 0.2
+FALL_NOISE = 4.0
+# Points the reward needs after a sign's onset before a fall after it can be judged.
+MIN_POINTS_AFTER = 10
+# Points a reward needs before its outcome is judged at all (the verdict's own minimum).
+MIN_REWARD_POINTS = 20
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Whether the run's objective got worse or stopped improving, and the evidence in words."""
+
+    bad: bool
+    text: str
+
+
+def _fell_after(ctx: RuleContext, metric: str, step: int) -> str | None:
+    """Evidence when the reward's last window sits clearly below the best window it held from
+    ``step`` on (the level at the onset, or a peak reached after it), else None."""
+    s, v = trend_arrays(ctx, metric)
+    after = s >= step
+    if int(after.sum()) < MIN_POINTS_AFTER:
+        return None
+    t = summarize(s[after], v[after])
+    tail = v[after]
+    w = max(1, t.window)
+    windows = [float(median(tail[i : i + w])) for i in range(0, len(tail) - 2 * w + 1)] or [t.first]
+    best = max(windows)
+    at = int(s[after][int(np.argmax(windows))])
+    se = t.noise * math.sqrt(2.0 / w)
+    spread = float(percentile(v, 95) - percentile(v, 5))
+    drop = best - t.last
+    if drop >= FALL_NOISE * se and drop >= MIN_FALL_SHARE * spread:
+        return f"the reward fell from {fmt_num(best)} (around step {at}) to {fmt_num(t.last)} at the last points"
+    return None
+
+
+# What a task metric is called when it measures the task itself (accuracy, success, a pass rate),
+# as opposed to a shaping term (format, length): the held-out evaluation and these are what the
+# run's author reports.
+TASK_NAME = re.compile(r"(^|[/_.])(acc|accuracy|correct|correctness|success|success_rate|pass_rate|solved?|solve_rate|win_rate|final_ans)($|[/_.])", re.I)
+# Points a task series needs before its rise is judged (evaluations are logged sparsely).
+MIN_TASK_POINTS = 8
+
+
+def _task_series(ctx: RuleContext) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """The held-out evaluation reward and every task metric (:data:`TASK_NAME`) the run logs,
+    training or evaluation, as ``(name, steps, finite values)``."""
+    out = []
+    for frame, prefix in ((ctx.run.eval_frame, "evaluation "), (ctx.run.frame, "")):
+        if frame is None:
+            continue
+        for metric in frame.metrics:
+            is_eval_reward = prefix and metric in ("reward/score", "reward/total")
+            if not (is_eval_reward or (TASK_NAME.search(metric) and "format" not in metric.lower())):
+                continue
+            s, v = finite_xy(*frame.arrays(metric))
+            if len(v) >= MIN_TASK_POINTS:
+                out.append((prefix + metric, s, v))
+    return out
+
+
+def task_improved(ctx: RuleContext) -> str | None:
+    """Evidence when the held-out evaluation or a task metric rose clearly over the run
+    (:data:`.reward_progress.LEARNING_RISE` noise standard errors of a window median), else None:
+    the task the author cares about improved even where the training reward looks flat."""
+    for name, s, v in _task_series(ctx):
+        t = summarize(s, v)
+        if t.change > 0 and t.change_in_noise >= LEARNING_RISE:
+            return f"{name} rose {fmt_num(t.first)} -> {fmt_num(t.last)}"
+    return None
+
+
+# PD951's and PD952's defaults: late samples that repeat their 3-grams, or are near-identical
+# across prompts, far more than early ones are degenerate text (the guides' "incoherent text").
+REPETITIVE = {"max_repetition": 0.5, "min_increase": 0.2}
+IDENTICAL = {"max_share": 0.5, "min_samples": 4}
+
+
+def text_degenerated(ctx: RuleContext) -> str | None:
+    """Evidence when the run's late text samples degenerated (PD951 / PD952's tests, with their
+    configured parameters), else None: an outcome whatever the reward says (a reward that rises
+    on "! ! ! !" is being gamed)."""
+    if not ctx.run.texts:
+        return None
+    early, late = split_early_late(ctx.run.texts)
+    rep = ctx.params_of("repetitive-generations", REPETITIVE)
+    late_rep = mean([repetition(t.text) for t in late])
+    early_rep = mean([repetition(t.text) for t in early]) if early != late else 0.0
+    if late_rep >= rep["max_repetition"] and late_rep - early_rep >= rep["min_increase"]:
+        return f"the late text samples repeat themselves ({late_rep:.0%} repeated 3-grams, early {early_rep:.0%})"
+    same = ctx.params_of("identical-generations", IDENTICAL)
+    prompts = {t.prompt for t in late}
+    if len(late) >= same["min_samples"] and not (len(prompts) == 1 and None not in prompts):
+        share = near_duplicate_share([t.text for t in late])
+        early_share = near_duplicate_share([t.text for t in early]) if early != late else 0.0
+        if share >= same["max_share"] and share > early_share:
+            return f"{share:.0%} of the late text samples are near-identical across prompts (early {early_share:.0%})"
+    return None
+
+
+def outcome_after(ctx: RuleContext, step: int | None) -> Outcome:
+    """The run's outcome from ``step`` on (the whole run when None)."""
+    degenerate = text_degenerated(ctx)
+    if degenerate is not None:
+        return Outcome(True, degenerate)
+    metric = ctx.first_present("reward/score", "reward/total")
+    if metric is None or len(ctx.finite(metric)[1]) < MIN_REWARD_POINTS:
+        return Outcome(False, "no reward logged with enough points to see an outcome")
+    suffers = reward_suffers(ctx, MIN_REWARD_POINTS)
+    if suffers is not None and suffers[0]:
+        task = task_improved(ctx)
+        if task is not None:
+            return Outcome(False, f"{suffers[1]}, but {task}")
+        return Outcome(True, suffers[1])
+    fell = _fell_after(ctx, metric, int(step) if step is not None else int(ctx.finite(metric)[0][0]))
+    if fell is not None:
+        return Outcome(True, fell)
+    return Outcome(False, suffers[1] if suffers is not None else "the reward did not fall")
+
+
+def judge_sign(ctx: RuleContext, finding: Finding, watch: str) -> Finding:
+    """A sign rule's warning or error kept when it is a runaway or the outcome after its onset is
+    bad (the evidence says which); otherwise an info note that gives the reward's story and what
+    to ``watch``.  Info findings and runaways pass through."""
+    if finding.severity == "info" or finding.basis in ("runaway", "outcome"):
+        return finding
+    out = outcome_after(ctx, finding.start_step)
+    if out.bad:
+        return replace(finding, basis="outcome", evidence=[*finding.evidence, f"outcome: {out.text}"])
+    return replace(
+        finding,
+        severity="info",
+        basis="sign",
+        message=f"{finding.message} (a sign, not an outcome: {out.text}; watch {watch})",
+    )
+
+
+def still_growing(steps: np.ndarray, values: np.ndarray, min_points: int = 12) -> bool:
+    """The series is still climbing at its last points without levelling off: the Theil-Sen rise
+    over its last quarter is significant (3 noise standard errors of a window median) and at
+    least half the rise over the quarter before it.  A quantity that levels off is not a runaway."""
+    n = len(values)
+    if n < min_points:
+        return False
+    q = n // 4
+    last = summarize(steps[-q:], values[-q:])
+    before = summarize(steps[-2 * q : -q], values[-2 * q : -q])
+    if not (last.fitted_change > 0 and last.change > 0 and last.change_in_noise >= LEARNING_RISE):
+        return False
+    return last.fitted_change >= 0.5 * max(before.fitted_change, 0.0)

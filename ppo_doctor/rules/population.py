@@ -1,0 +1,128 @@
+"""What healthy runs reach: the reference population a sign is judged against when the run's
+config says nothing.
+
+A *sign* (a KL to the reference over its band, an approx KL per update, a clip fraction) is a
+runaway when its sustained level goes beyond what every healthy run of the population reaches
+(docs/architecture.md#contracts).  The population is the set of public runs labelled healthy
+from their curves (``tests/data/real_labels.json``, logs under ``../shared``); for each run and
+sign, :func:`measure` takes the 90th percentile of the series (a level the run holds, not one
+noisy point), and :func:`table` the largest of them per sign, never below the documented band
+the rule starts from, as the sign's runaway limit.  The rules take these limits as the defaults of
+their ``*_runaway`` parameters (a config overrides them), and fall back to a documented multiple
+of their band where the population is too thin.  ``benchmarks/population.py`` measures the population and
+writes ``population.json`` beside this module (the table is in docs/population.md);
+``benchmarks/real_scorecard.py --loro`` rebuilds it without each held-out repository.
+
+The approx KL is measured in units of its clip range: with the ratio held in [1-eps, 1+eps], the
+per-token KL of an update is of order eps^2/2, so a run with ``clip_range`` 0.4 moves four times as
+far per update as one with 0.2 by design (SB3 PPO docs; Schulman et al. 2017, eq. 7).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from ..detect import percentile
+from ..view import SEQ_KL_BAND, TOKEN_KL_BAND, RunView
+
+DATA = Path(__file__).with_name("population.json")
+# The clip range approx KLs are expressed in (SB3's, CleanRL's and TRL's default).
+REFERENCE_CLIP = 0.2
+# The documented levels each sign starts from (docs/sources.md): a population limit is never below.
+FLOORS = {
+    "kl_ref_token": TOKEN_KL_BAND,
+    "kl_ref_seq": SEQ_KL_BAND,
+    "kl_old": 0.05,
+    "clipfrac": 0.3,
+}
+# Fewer healthy runs than this, or from fewer repositories, and a sign's population is too thin
+# to set a limit: the rule's documented fallback applies.
+MIN_RUNS, MIN_REPOSITORIES = 3, 2
+LEVEL_PERCENTILE = 90
+MIN_POINTS = 10
+
+
+def clip_scale(view: RunView) -> float:
+    """(clip range / :data:`REFERENCE_CLIP`)^2 when the config sets a clip range, else 1."""
+    eps = view.cfg_float("cliprange")
+    return (eps / REFERENCE_CLIP) ** 2 if eps is not None and 0 < eps < 10 else 1.0
+
+
+def measure(view: RunView) -> dict[str, float]:
+    """The sustained level (90th percentile) of each sign the run logs."""
+    out: dict[str, float] = {}
+    kl = view.kl
+    if kl is not None and len(kl.values) >= MIN_POINTS:
+        key = "kl_ref_token" if kl.reduction == "token_mean" else "kl_ref_seq"
+        out[key] = float(percentile(kl.values, LEVEL_PERCENTILE))
+    for metric, key, scale in (("kl/old", "kl_old", clip_scale(view)), ("policy/clipfrac", "clipfrac", 1.0)):
+        if view.has(metric):
+            _, v = view.finite(metric)
+            if len(v) >= MIN_POINTS:
+                out[key] = float(percentile(np.abs(v), LEVEL_PERCENTILE)) / scale
+    return out
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One healthy run's measured levels, with the repository it comes from and what it is."""
+
+    repository: str
+    levels: Mapping[str, float]
+    domain: str = "unknown"
+    framework: str = "unknown"
+
+
+def table(samples: Iterable[Sample]) -> dict[str, dict[str, float]]:
+    """Per sign: runs, repositories, p50 / p90 / max of the runs' levels, and the limit
+    (the max, never below the sign's floor; absent when the population is too thin)."""
+    by_key: dict[str, list[tuple[str, float]]] = {}
+    for s in samples:
+        for key, level in s.levels.items():
+            by_key.setdefault(key, []).append((s.repository, level))
+    out: dict[str, dict[str, float]] = {}
+    for key, rows in sorted(by_key.items()):
+        levels = np.array([lv for _, lv in rows])
+        repos = len({r for r, _ in rows})
+        entry = {
+            "runs": len(rows),
+            "repositories": repos,
+            "p50": float(percentile(levels, 50)),
+            "p90": float(percentile(levels, 90)),
+            "max": float(levels.max()),
+        }
+        if len(rows) >= MIN_RUNS and repos >= MIN_REPOSITORIES:
+            entry["limit"] = max(entry["max"], FLOORS[key])
+        out[key] = entry
+    return out
+
+
+@lru_cache(maxsize=1)
+def _shipped() -> dict[str, dict[str, float]]:
+    return dict(json.loads(DATA.read_text(encoding="utf-8"))["signs"]) if DATA.is_file() else {}
+
+
+def limit(sign: str, fallback: float) -> float:
+    """The shipped population limit of ``sign`` (``fallback`` when the population is thin)."""
+    entry = _shipped().get(sign, {})
+    return float(entry.get("limit", fallback))
+
+
+# Where the healthy population is too thin to say what every healthy run reaches, a KL to the
+# reference this many times its band is a runaway.  TRL's 0-10 nats per sequence is the whole
+# healthy range its FAQ gives, so 3x is far outside it; 0.3 nats per token is a tight heuristic
+# (PTT) that GRPO runs learning well exceed 2-4x (TRL GRPOTrainer levelling off at 0.5-1.1,
+# issue 37), so a token-mean KL gets 5x.
+FALLBACK_FACTORS = {"kl_ref_seq": 3.0, "kl_ref_token": 5.0, "kl_old": 1.0, "clipfrac": 1.0}
+FALLBACKS = {sign: FALLBACK_FACTORS[sign] * FLOORS[sign] for sign in FLOORS}
+
+
+def runaway_limit(sign: str) -> float:
+    """The default runaway limit of ``sign``: the population's, else its documented fallback."""
+    return limit(sign, FALLBACKS[sign])

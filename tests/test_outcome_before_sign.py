@@ -1,0 +1,237 @@
+"""Outcome before sign (issue 37): a warning rests on an outcome or a runaway, a sign alone is a note.
+
+Each test builds its run at test time (synthetic series, or log files in ``tmp_path`` read by the
+real readers) and checks one part of the contract: the engine's sign gate, runaways, placeholders,
+the verdict, onsets, framework guesses, collapses at the edge, degenerate groups judged where
+they stand, gradient baselines, task metrics as the outcome, and the population limits.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ppo_doctor
+from ppo_doctor.config import coerce
+from ppo_doctor.results import Finding
+from ppo_doctor.rules import population
+from ppo_doctor.rules.base import Example, Rule
+from ppo_doctor.rules.engine import run_rules
+from ppo_doctor.rules.examples import example_run, flat, ramp, saturating
+from ppo_doctor.verdict import verdict_for
+
+N = 200
+TOKEN_K3 = {"kl/ref": {"estimator": "k3", "reduction": "token_mean"}}
+
+
+def findings(run, *codes):
+    found, _ = run_rules(run, coerce({"select": list(codes)}))
+    return found
+
+
+def one(run, code) -> Finding:
+    (f,) = [f for f in findings(run, code) if f.code == code]
+    return f
+
+
+def rising(n=N):
+    return saturating(n, 0.1, 0.9, sd=0.02, seed=1)
+
+
+def stuck(n=N):
+    return flat(n, 0.2, 0.05, seed=2)
+
+
+# -- the engine's gate ----------------------------------------------------------------------------
+def test_a_sign_while_the_reward_rises_is_a_note_that_says_what_to_watch():
+    clip = saturating(N, 0.05, 0.45, sd=0.02, seed=3)
+    f = one(example_run(Example(series={"policy/clipfrac": clip, "reward/score": rising()}, framework="sb3")), "PD802")
+    assert f.severity == "info" and f.basis == "sign"
+    assert "a sign, not an outcome" in f.message and "watch" in f.message
+
+
+def test_the_same_sign_while_the_reward_is_stuck_is_a_warning_resting_on_the_outcome():
+    clip = saturating(N, 0.05, 0.45, sd=0.02, seed=3)
+    f = one(example_run(Example(series={"policy/clipfrac": clip, "reward/score": stuck()}, framework="sb3")), "PD802")
+    assert f.severity == "warning" and f.basis == "outcome"
+    assert any(e.startswith("outcome: ") for e in f.evidence)
+
+
+def test_a_sign_followed_by_a_fall_of_the_reward_is_kept():
+    reward = np.r_[saturating(120, 0.1, 0.9, sd=0.02, seed=4), np.linspace(0.9, 0.3, 80)]
+    approx = np.r_[flat(100, 0.01, 0.002, seed=5), flat(100, 0.2, 0.01, seed=6)]
+    f = one(example_run(Example(series={"kl/old": approx, "reward/score": reward}, framework="sb3")), "PD803")
+    assert f.severity != "info" and f.basis == "outcome"
+    assert any("fell" in e for e in f.evidence)
+
+
+def test_a_sign_without_any_reward_is_a_note():
+    clip = saturating(N, 0.05, 0.45, sd=0.02, seed=3)
+    f = one(example_run(Example(series={"policy/clipfrac": clip}, framework="sb3")), "PD802")
+    assert f.severity == "info" and "no reward logged" in f.message
+
+
+def test_a_held_out_evaluation_that_rises_is_the_outcome_whatever_the_training_reward():
+    steps = np.arange(0, N, 10)
+    ev = (steps, np.linspace(0.3, 0.7, len(steps)) + np.random.default_rng(7).normal(0, 0.01, len(steps)))
+    run = example_run(Example(series={"reward/score": stuck()}, eval_series={"reward/score": ev}, framework="trl_grpo"))
+    f = one(run, "PD301")
+    assert f.severity == "info" and "evaluation reward/score rose" in f.message
+
+
+def test_every_builtin_rule_states_its_basis_and_a_rule_that_does_not_is_a_sign():
+    from ppo_doctor.rules.registry import builtin_rules
+
+    assert all("basis" in vars(r) for r in builtin_rules()), [r.code for r in builtin_rules() if "basis" not in vars(r)]
+
+    class Quiet(Rule):
+        code, name, symptom = "PD998", "quiet", "stagnation"
+
+    assert Quiet.basis == "sign"
+    with pytest.raises(TypeError, match="basis"):
+        type("Bad", (Rule,), {"code": "PD997", "basis": "hunch"})
+
+
+# -- runaways -------------------------------------------------------------------------------------
+def test_a_token_kl_that_levels_off_above_the_band_while_the_reward_rises_is_a_note():
+    # TRL GRPOTrainer runs that learn level off at 0.5-1.1 nats per token (issue 37)
+    kl = saturating(N, 0.0, 0.9, sd=0.03, seed=8)
+    f = one(example_run(Example(series={"kl/ref": kl, "reward/score": rising()}, framework="trl_grpo", metric_info=TOKEN_K3)), "PD101")
+    assert f.severity == "info" and f.basis == "sign"
+
+
+def test_a_kl_beyond_every_healthy_run_is_a_runaway_even_while_the_reward_rises():
+    kl = saturating(N, 0.0, 6.0, sd=0.1, seed=9)
+    f = one(example_run(Example(series={"kl/ref": kl, "reward/score": rising()}, framework="trl_grpo", metric_info=TOKEN_K3)), "PD101")
+    assert f.severity == "error" and f.basis == "runaway"
+    assert f.observed["runaway_limit"] == population.runaway_limit("kl_ref_token")
+
+
+def test_a_kl_still_climbing_at_the_end_is_a_runaway_warning():
+    kl = np.r_[flat(100, 0.1, 0.01, seed=10), np.geomspace(0.35, 1.4, 100)]
+    f = one(example_run(Example(series={"kl/ref": kl, "reward/score": rising()}, framework="trl_grpo", metric_info=TOKEN_K3, config={"beta": 0.04})), "PD101")
+    assert f.severity == "warning" and f.basis == "runaway"
+
+
+def test_population_limits_can_be_set_by_configuration():
+    kl = saturating(N, 0.0, 6.0, sd=0.1, seed=9)
+    run = example_run(Example(series={"kl/ref": kl, "reward/score": rising()}, framework="trl_grpo", metric_info=TOKEN_K3))
+    found, _ = run_rules(run, coerce({"select": ["PD101"], "rules": {"kl-above-band": {"token_runaway": 50.0}}}))
+    assert [f.severity for f in found] == ["info"]
+
+
+# -- placeholders ---------------------------------------------------------------------------------
+def test_a_constant_column_while_the_reward_moves_is_not_measured():
+    run = example_run(Example(series={"kl/old": np.zeros(N), "policy/entropy": np.zeros(N), "reward/score": rising()}, framework="unknown"))
+    found, na = run_rules(run)
+    assert not [f for f in found if f.severity != "info" and f.symptom != "log_quality"]
+    (note,) = [f for f in found if f.code == "PD906"]
+    assert "not measured" in note.message and note.severity == "info"
+    pd304 = next(x for x in na if x.code == "PD304")
+    assert "constant placeholder" in pd304.missing[0]
+
+
+def test_a_uniform_policy_entropy_is_a_measurement_not_a_placeholder():
+    run = example_run(Example(series={"policy/entropy": np.full(N, np.log(7)), "reward/score": rising()}, framework="unknown"))
+    assert not [f for f in findings(run, "PD906")]
+    assert one(run, "PD305").basis == "outcome"
+
+
+# -- verdict and onsets -------------------------------------------------------------------------------
+def test_unknown_never_stands_above_a_warning():
+    run = example_run(Example(series={"reward/score": np.r_[flat(10, 1.0, 0.01, seed=11), flat(8, 0.0, 0.01, seed=12)]}))
+    warning = Finding(code="PD999", name="x", symptom="reward_collapse", severity="warning", metric="reward/score", message="m")
+    assert verdict_for(run, [warning], [])[0] == "unhealthy"
+
+
+def test_the_headline_step_is_where_the_condition_first_holds():
+    kl = np.r_[flat(50, 2.0, 0.2, seed=13), np.linspace(2.0, 30.0, 50), flat(100, 35.0, 1.0, seed=14)]
+    run = example_run(Example(series={"kl/ref": kl, "reward/score": stuck()}, metric_info={"kl/ref": {"estimator": "k1", "reduction": "seq_sum"}}))
+    f = one(run, "PD101")
+    assert f.start_step == f.threshold_step and f.start_step > 50
+    assert "drifting from its baseline since step" in f.message
+
+
+# -- edges ------------------------------------------------------------------------------------------
+def test_a_decisive_fall_under_way_at_the_last_points_is_a_collapse():
+    reward = np.r_[saturating(140, -300.0, 80.0, sd=4.0, seed=15), flat(45, 80.0, 4.0, seed=16), np.linspace(60.0, -140.0, 15)]
+    f = one(example_run(Example(series={"reward/score": reward}, framework="sb3")), "PD204")
+    assert f.severity != "info" and f.symptom == "reward_collapse"
+
+
+def test_nearly_all_degenerate_groups_are_judged_where_the_run_stands():
+    n = 60
+    run = example_run(
+        Example(
+            series={"reward/zero_std_frac": np.clip(flat(n, 0.98, 0.01, seed=17), 0, 1), "reward/score": np.abs(flat(n, 0.01, 0.005, seed=18))},
+            framework="trl_grpo",
+        )
+    )
+    run.planned_steps = 400  # 60 of 400 planned steps: a trend would wait, this cannot improve
+    f = one(run, "PD306")
+    assert f.severity == "error" and "steps left in the plan cannot help" in " ".join(f.evidence)
+
+
+def test_a_norm_measured_against_zero_advantage_steps_is_no_explosion():
+    n = 100
+    g = np.zeros(n)
+    zs = np.ones(n)
+    learned = np.arange(5, n, 9)
+    g[learned] = np.abs(flat(len(learned), 0.12, 0.03, seed=19))
+    zs[learned] = 0.75
+    g[~np.isin(np.arange(n), learned)] = 1e-3  # the KL term's gradient alone
+    run = example_run(Example(series={"grad/norm": g, "reward/zero_std_frac": zs, "reward/score": np.abs(flat(n, 0.02, 0.01, seed=20))}, framework="trl_grpo"))
+    assert not [f for f in findings(run, "PD602") if f.severity != "info"]
+
+
+# -- guesses ----------------------------------------------------------------------------------------
+def _grpo_jsonl(path: Path, config: dict | None = None) -> Path:
+    rng = np.random.default_rng(21)
+    rows = [{"step": i + 1, "reward": float(0.2 + 0.003 * i + rng.normal(0, 0.02)), "reward_std": 0.3, "frac_reward_zero_std": 0.2,
+             "completion_length": 40.0, "entropy": float(0.6 - 0.001 * i), "loss": 0.01, "learning_rate": 1e-6} for i in range(60)]
+    path.mkdir(parents=True)
+    (path / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    if config is not None:
+        (path / "config.json").write_text(json.dumps(config))
+    return path
+
+
+def test_a_framework_guessed_from_metric_names_is_said_as_a_guess(tmp_path):
+    (run,) = ppo_doctor.load_runs(_grpo_jsonl(tmp_path / "home-made"))
+    assert run.framework == "trl_grpo" and run.framework_proof == ""
+    assert "looks like" in run.by_design.get("critic", "")
+    assert "TRL's default" not in " ".join(run.by_design.values())
+    report = ppo_doctor.analyze(str(tmp_path / "home-made"))
+    assert report.runs[0].to_dict()["framework_proof"] == ""
+
+
+# -- the population ---------------------------------------------------------------------------------
+def test_a_thin_population_sets_no_limit_and_the_fallback_applies():
+    thin = population.table([population.Sample("a", {"kl_ref_token": 0.4}), population.Sample("a", {"kl_ref_token": 0.5})])
+    assert "limit" not in thin["kl_ref_token"] and thin["kl_ref_token"]["runs"] == 2
+    broad = population.table(population.Sample(r, {"clipfrac": x}) for r, x in (("a", 0.1), ("b", 0.2), ("c", 0.25)))
+    assert broad["clipfrac"]["limit"] == pytest.approx(max(0.25, population.FLOORS["clipfrac"]))
+
+
+def test_leave_one_repository_out_settings_come_from_the_table():
+    from benchmarks.real_scorecard import population_config
+
+    cfg = population_config({"clipfrac": {"limit": 0.7}})
+    assert cfg["rules"]["clipfrac-high"]["runaway_clipfrac"] == 0.7
+    assert cfg["rules"]["kl-above-band"]["token_runaway"] == population.FALLBACKS["kl_ref_token"]
+    coerce(cfg)  # every parameter it sets exists
+
+
+def test_the_shipped_population_matches_the_labelled_runs():
+    from benchmarks.population import samples
+    from benchmarks.real_scorecard import SHARED, load_labels
+
+    if not (SHARED / "realruns").is_dir():
+        pytest.skip("../shared is absent")
+    labels, _, _ = load_labels()
+    table = population.table(s for _, s in samples(labels))
+    shipped = json.loads(population.DATA.read_text())["signs"]
+    assert {k: v.get("limit") for k, v in table.items()} == pytest.approx({k: v.get("limit") for k, v in shipped.items()})
