@@ -101,11 +101,16 @@ def run_rules(run: Run, config: Config | None = None) -> tuple[list[Finding], li
 
 
 def _evaluate(rule_cls: type[Rule], run: Run, params: dict[str, Any], view: RunView, resolver: Any) -> list[Finding]:
-    """Every finding of one rule on ``run``, each checked (:func:`_checked`)."""
+    """Every finding of one rule on ``run``, each checked (:func:`_checked`) as the rule's own
+    ``evaluate`` yields it: ``Rule.run`` then judges them (a sign alone, a trend before its fair
+    share), which reads their fields, so a malformed finding is caught before it is read."""
+    rule = rule_cls()
+    own = rule.evaluate
+    rule.evaluate = lambda ctx: (_checked(f, rule_cls) for f in own(ctx))  # type: ignore[method-assign]
     # extreme logged values (1e300, Inf) overflow in intermediate sums; the detectors
     # treat the resulting Inf/NaN explicitly, so numpy's warnings would only be noise
     with np.errstate(all="ignore"):
-        return [_checked(f, rule_cls) for f in rule_cls().run(run, params, view=view, resolver=resolver)]
+        return list(rule.run(run, params, view=view, resolver=resolver))
 
 
 def _checked(finding: Any, rule: type[Rule]) -> Finding:
@@ -149,6 +154,8 @@ def _failure(exc: BaseException, plugin: str | None) -> str:
         what = f"internal error: called sys.exit({exc.code!r})"
     elif isinstance(exc, BadFinding):
         what = f"internal error: {exc}"
+    elif plugin:  # a plugin's author needs the message; a built-in's is in the log
+        what = f"internal error: {type(exc).__name__}: {_short(str(exc))}"
     else:
         what = f"internal error: {type(exc).__name__}"
     return f"{what} (plugin rule from {plugin})" if plugin else what
