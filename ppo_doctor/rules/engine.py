@@ -13,7 +13,9 @@ distribution, while every other rule's findings stand.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import reprlib
 from functools import partial
 from typing import Any, Mapping
 
@@ -118,32 +120,21 @@ def _checked(finding: Any, rule: type[Rule]) -> Finding:
     int64 (numpy integers made plain ints); :class:`BadFinding` saying what is wrong otherwise.
     Everything downstream (the verdict, failure cost, every renderer) trusts these fields."""
     if not isinstance(finding, Finding):
-        raise BadFinding(f"yielded {type(finding).__name__} {_short(finding)}, not a Finding")
+        raise BadFinding(f"yielded {type(finding).__name__} {reprlib.repr(finding)}, not a Finding")
     if finding.code != rule.code:
-        raise BadFinding(f"yielded a finding of code {_short(finding.code)}, not its own {rule.code}")
-    steps = {}
+        raise BadFinding(f"yielded a finding of code {reprlib.repr(finding.code)}, not its own {rule.code}")
+    steps: dict[str, Any] = {}
     for name in STEP_FIELDS:
         value = getattr(finding, name)
         if value is None:
             continue
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not _INT64.min <= int(value) <= _INT64.max:
-            raise BadFinding(f"yielded a finding whose {name} is {type(value).__name__} {_short(value)}, not a step (an integer within int64)")
+            raise BadFinding(f"yielded a finding whose {name} is {type(value).__name__} {reprlib.repr(value)}, not a step (an integer within int64)")
         steps[name] = int(value)
     if not isinstance(finding.message, str) or not isinstance(finding.metric, str):
         raise BadFinding("yielded a finding whose message or metric is not text")
-    return finding if all(type(getattr(finding, k)) is int for k in steps) else _replace(finding, **steps)
+    return finding if all(type(getattr(finding, k)) is int for k in steps) else dataclasses.replace(finding, **steps)
 
-
-def _short(value: Any) -> str:
-    import reprlib  # only for a rule that misbehaves
-
-    return reprlib.repr(value)
-
-
-def _replace(finding: Finding, **kw: Any) -> Finding:
-    import dataclasses
-
-    return dataclasses.replace(finding, **kw)
 
 
 def _failure(exc: BaseException, plugin: str | None) -> str:
@@ -155,7 +146,7 @@ def _failure(exc: BaseException, plugin: str | None) -> str:
     elif isinstance(exc, BadFinding):
         what = f"internal error: {exc}"
     elif plugin:  # a plugin's author needs the message; a built-in's is in the log
-        what = f"internal error: {type(exc).__name__}: {_short(str(exc))}"
+        what = f"internal error: {type(exc).__name__}: {reprlib.repr(str(exc))}"
     else:
         what = f"internal error: {type(exc).__name__}"
     return f"{what} (plugin rule from {plugin})" if plugin else what
