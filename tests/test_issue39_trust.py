@@ -223,6 +223,13 @@ def test_a_plugin_that_exits_on_import_fails_the_gate(tmp_path):
     assert "plugin 'quiet' (exits_on_import) of entry-point group ppo_doctor.rules from acme-evil 0.1: called sys.exit(0) while being imported" in done.stderr
 
 
+def test_a_plugin_rule_that_raises_keyboardinterrupt_fails_the_gate(tmp_path):
+    rule = EVIL_RULES.split("class NotAFinding")[0].replace('yield self.finding(ctx, metric="reward/score", observed={}, start_step=float("nan"))', "raise KeyboardInterrupt")
+    site = make_site(tmp_path, {"interrupts": rule}, {plugins.RULES: {"ctrl_c": "interrupts"}})
+    done = cli("check", str(good_run(tmp_path / "run")), "--isolated", site=site, cwd=tmp_path)
+    assert done.returncode != 0 and "Aborted!" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_a_renderer_that_raises_or_hangs_is_named(tmp_path, fresh_plugins):
     fresh_plugins(make_site(tmp_path, {"evil_formats": EVIL_FORMATS},
                             {plugins.FORMATS: {"raises": "evil_formats:raises", "sleeps": "evil_formats:sleeps"}}))
