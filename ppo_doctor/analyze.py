@@ -94,7 +94,7 @@ def analyze(
         dask=cfg.dask if dask is None else dask,
         dask_timeout=cfg.dask_timeout if dask_timeout is None else dask_timeout,
     )
-    for run_reports, errors in map_runs(paths, partial(analyze_run, config=cfg), cfg.schedule, aliases=cfg.aliases):
+    for run_reports, errors in map_runs(paths, partial(analyze_run, config=cfg), cfg.schedule, aliases=cfg.aliases, exclude=cfg.excluded):
         report.errors.extend(errors)
         report.runs.extend(run_reports)
     return report

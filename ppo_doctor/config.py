@@ -22,6 +22,9 @@ Keys (``fail-on`` and ``fail_on`` spellings are both accepted)::
     dask_timeout = 60        # seconds to wait for the cluster and its first worker
     remote_timeout = 30      # seconds an http(s):// or s3:// request may wait (connect, each read)
     aliases = {"custom/kl_to_ref" = "kl/ref"}
+    exclude = ["*.bak", "old/"]   # files and folders discovery passes over (globs, as ruff's)
+    extend_exclude = ["scratch*"] # added to exclude
+    plugin_timeout = 10      # seconds a plugin rule (per run) or renderer may take
     [rules.kl-runaway]       # "<code or name>" = {param = value}
     min_steps = 5
 
@@ -116,13 +119,29 @@ def load_file(path: Path) -> dict[str, Any]:
 
 
 # -- validation -------------------------------------------------------------------------
-def _str_list(key: str, value: Any, errors: list[str]) -> list[str]:
+# The most entries a list setting (select, ignore, exclude ...) may hold, and the most bad ones an
+# error names: there are fewer than 100 rules, so a longer list is a mistake (a generated file, a
+# pasted log), and 300,000 entries once gave one 9 MiB error line after 12 s (issue 39).
+MAX_LIST_ENTRIES = 10_000
+MAX_NAMED = 5
+
+
+def _str_list(key: str, value: Any, errors: list[str], what: str = "rule codes or names") -> list[str]:
     if isinstance(value, str):
         value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        errors.append(f"{key}: expected a list of rule codes or names, got {value!r}")
+    if isinstance(value, (list, tuple)) and len(value) > MAX_LIST_ENTRIES:
+        errors.append(f"{key}: {len(value):,} entries, more than the {MAX_LIST_ENTRIES:,} a list setting may hold")
+        return []
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in value):
+        errors.append(f"{key}: expected a list of {what}, got {reprlib.repr(value)}")
         return []
     return [v.strip() for v in value]
+
+
+def named(items: list[str]) -> str:
+    """At most :data:`MAX_NAMED` of ``items``, each shortened, and how many more there are."""
+    shown = ", ".join(reprlib.repr(i) for i in items[:MAX_NAMED])
+    return shown + (f" and {len(items) - MAX_NAMED:,} more" if len(items) > MAX_NAMED else "")
 
 
 def _aliases(value: Any, errors: list[str]) -> dict[str, str]:
@@ -190,6 +209,17 @@ def coerce_param(default: Any, value: Any) -> Any:
     raise TypeError(f"expected {type(default).__name__}, got {type(value).__name__} {reprlib.repr(value)}")
 
 
+def _bounded(param: str, value: Any) -> Any:
+    """A rule parameter within what any rule can take: a float finite (a NaN threshold compares
+    false with everything: the rule then fails or passes on every run, unseen), a ``fair_share``
+    a share of the plan in (0, 1] (:mod:`ppo_doctor.standing`); TypeError otherwise."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise TypeError(f"expected a finite number, got {value!r}")
+    if param == "fair_share" and not 0 < value <= 1:
+        raise TypeError(f"expected a share of the plan in (0, 1], got {value!r}")
+    return value
+
+
 def _rule_options(rules_cfg: Any, errors: list[str]) -> dict[str, dict[str, Any]]:
     """A ``rules`` table with every parameter coerced to its default's type; each unknown rule,
     unknown parameter or value of the wrong type appended to ``errors``."""
@@ -215,7 +245,7 @@ def _rule_options(rules_cfg: Any, errors: list[str]) -> dict[str, dict[str, Any]
                 errors.append(f"rules.{key}.{param}: unknown parameter of {rule.code} {rule.name} (known: {known})")
                 continue
             try:
-                checked[param] = coerce_param(rule.params[param], value)
+                checked[param] = _bounded(param, coerce_param(rule.params[param], value))
             except TypeError as exc:
                 errors.append(f"rules.{key}.{param}: {exc}")
         out[str(key)] = checked
@@ -238,7 +268,14 @@ def validate_selection(select: Any = None, ignore: Any = None) -> list[str]:
         if isinstance(pats, str) or not isinstance(pats, (list, tuple)):
             errors.append(f"{label}: expected a list of rule codes, prefixes or names")
             continue
-        errors.extend(f"{label}: {p!r} matches no rule" for p in registry.unknown_selectors(pats))
+        if len(pats) > MAX_LIST_ENTRIES:
+            errors.append(f"{label}: {len(pats):,} entries, more than the {MAX_LIST_ENTRIES:,} a list setting may hold")
+            continue
+        unknown = registry.unknown_selectors(pats)
+        if len(unknown) == 1:
+            errors.append(f"{label}: {unknown[0]!r} matches no rule")
+        elif unknown:
+            errors.append(f"{label}: {len(unknown):,} entries match no rule: {named(unknown)}")
     return errors
 
 
@@ -311,6 +348,9 @@ VALIDATORS: dict[str, Callable[[Any, list[str]], Any]] = {
     "remote_timeout": _seconds("remote_timeout"),
     "aliases": _aliases,
     "rules": _rules,
+    "exclude": lambda v, e: _str_list("exclude", v, e, "file or folder patterns"),
+    "extend_exclude": lambda v, e: _str_list("extend_exclude", v, e, "file or folder patterns"),
+    "plugin_timeout": _seconds("plugin_timeout"),
 }
 
 

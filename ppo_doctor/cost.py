@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .canonical.hparams import scalar_float
+from .detect.order_stats import median
 from .results import Cost, RunReport
 from .verdict import decisive
 from .run import Run
@@ -42,6 +43,17 @@ VERL_DEVICES = ("n_gpus_per_node", "nnodes")
 # Seconds since training began, logged as a metric; seconds per step, logged as a metric.
 ELAPSED_METRICS = ("time/time_elapsed",)
 STEP_TIME_METRICS = ("progress/step_time", "timing_s/step")
+# The wall-time plausibility check (:func:`plausible_wall`): the points a time is compared with
+# (a median of 5 ignores up to 2 glitched neighbours), how many typical gaps away from them it may
+# lie, and a floor in seconds so that a run logged every millisecond keeps an ordinary hiccup.
+WALL_WINDOW = 5  # odd: its middle is one of its points
+WALL_TOLERANCE = 1000.0
+WALL_FLOOR_S = 3600.0
+# The most devices a run's config may name: the largest published training runs used about 10^4
+# GPUs (Llama 3 405B: 16,384 H100s, https://arxiv.org/abs/2407.21783, section 3.3); a count
+# three orders of magnitude past that (``world_size: 1e308``) is a glitch, not a device count,
+# and is not read.
+MAX_DEVICES = 10_000_000
 
 
 def failure_cost(report: RunReport) -> Cost | None:
@@ -94,13 +106,44 @@ def _finite(run: Run, metric: str) -> tuple[np.ndarray, np.ndarray]:
 
 def _wall_seconds(run: Run, onset: int) -> float | None:
     """Seconds from the first to the last wall-clock time of the points logged from ``onset`` on
-    (in time order: Stable-Baselines 2 writes steps that go back); None without two such times."""
+    (in time order: Stable-Baselines 2 writes steps that go back); None without two such times.
+    Only plausible times count (:func:`plausible_wall`): one glitched timestamp must not become
+    the cost."""
     wall = np.asarray(run.frame.column("wall_time"), dtype=np.float64)
-    keep = np.isfinite(wall) & (run.frame.column("step") >= onset)
+    steps = np.asarray(run.frame.column("step"))
+    keep = plausible_wall(steps, wall) & (steps >= onset)
     if keep.sum() < 2:
         return None
     span = float(np.max(wall[keep]) - np.min(wall[keep]))
     return span if span > 0 else None
+
+
+def plausible_wall(steps: np.ndarray, wall: np.ndarray) -> np.ndarray:
+    """Which wall-clock times agree with the run's own: finite, not negative, and not an isolated
+    jump away from the points logged around them (issue 39: one nanosecond timestamp among rows
+    10 s apart made "4.72e+11 h of wall time").
+
+    In step order, each time is compared with the median of the :data:`WALL_WINDOW` points around
+    it.  A pause (a job down for a day) moves every later time, so the median moves with it and
+    the pause counts, as the module docstring says it must; a lone glitch does not move the
+    median and is left out when it lies further from it than :data:`WALL_TOLERANCE` times the
+    run's typical gap between two logged times (at least :data:`WALL_FLOOR_S`)."""
+    ok = np.isfinite(wall) & (wall >= 0)
+    idx = np.flatnonzero(ok)
+    if len(idx) < WALL_WINDOW:
+        return ok
+    order = idx[np.argsort(steps[idx], kind="stable")]
+    w = wall[order]
+    half = WALL_WINDOW // 2
+    padded = np.concatenate([np.full(half, w[0]), w, np.full(half, w[-1])])
+    # the middle of each window of an odd size (np.median would import numpy.ma: order_stats)
+    local = np.partition(np.lib.stride_tricks.sliding_window_view(padded, WALL_WINDOW), half, axis=1)[:, half]
+    gaps = np.abs(np.diff(w))
+    gaps = gaps[gaps > 0]
+    typical = float(median(gaps)) if len(gaps) else 0.0
+    far = np.abs(w - local) > max(WALL_TOLERANCE * typical, WALL_FLOOR_S)
+    ok[order[far]] = False
+    return ok
 
 
 def device_count(run: Run) -> tuple[int | None, str]:
@@ -112,12 +155,13 @@ def device_count(run: Run) -> tuple[int | None, str]:
     for name in DEVICE_KEYS:
         if name in last:
             n = scalar_float(last[name][1])
-            if n is not None and n >= 1:
+            if n is not None and 1 <= n <= MAX_DEVICES:
                 return int(n), str(last[name][0])
     per_node, nodes = (scalar_float(last[k][1]) if k in last else None for k in VERL_DEVICES)
     if per_node is not None and per_node >= 1:
         n = per_node * (nodes if nodes is not None and nodes >= 1 else 1)
-        return int(n), " x ".join(str(last[k][0]) for k in VERL_DEVICES if k in last)
+        if n <= MAX_DEVICES:
+            return int(n), " x ".join(str(last[k][0]) for k in VERL_DEVICES if k in last)
     return None, ""
 
 

@@ -41,7 +41,17 @@ class RawSeries:
     lines: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        self.steps = np.asarray(self.steps, dtype=np.int64)
+        steps = np.asarray(self.steps)
+        if steps.dtype.kind in "fu" and len(steps):
+            # a cast would wrap NaN or 1e30 to some other step, silently (issue 39): every reader
+            # refuses such a step with a note before it gets here; a plugin's reader is told
+            if steps.dtype.kind == "u":
+                bad = steps > np.iinfo(np.int64).max
+            else:
+                bad = ~(np.isfinite(steps) & (steps == np.round(steps)) & (steps >= -(2.0**63)) & (steps < 2.0**63))
+            if bad.any():
+                raise ValueError(f"tag {self.tag!r}: step {steps[bad][0].item()!r} is not an integer within int64")
+        self.steps = steps.astype(np.int64, copy=False) if steps.dtype.kind in "iuf" else np.asarray(self.steps, dtype=np.int64)
         self.values = np.asarray(self.values, dtype=np.float64)
         if self.wall_time is not None:
             self.wall_time = np.asarray(self.wall_time, dtype=np.float64)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import math
+import reprlib
 import threading
 import time
 from dataclasses import dataclass, field
@@ -44,12 +45,14 @@ import numpy as np
 from .analyze import analyze_run
 from .config import coerce
 from .settings import Config
-from .frame import RawRun, RawSeries, TextSample
+from .frame import RawRun, RawSeries, ReadIssue, TextSample
 from .canonical.frameworks import is_eval_key
 from .canonical.metrics import build_run
 from .results import SEVERITY_RANK, SYMPTOMS, Finding, RankedCause, Report, RunReport
 from .rules import registry
 from .run import Run
+from .standing import MAX_STEP, step_count
+from .textbounds import MAX_RUN_CHARS, MAX_SAMPLE_CHARS, MAX_SAMPLES, bound_sample, chars, spread
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +180,7 @@ def as_number(value: Any) -> float | None:
     if isinstance(value, bool) or isinstance(value, str):
         return None
     if isinstance(value, Real):
-        return float(value)
+        return _float(value)
     item = getattr(value, "item", None)
     if not callable(item):
         return None
@@ -185,7 +188,22 @@ def as_number(value: Any) -> float | None:
         out = item()  # numpy / torch: raises unless the array holds exactly one element
     except (TypeError, ValueError, RuntimeError):
         return None
-    return None if isinstance(out, bool) or not isinstance(out, Real) else float(out)
+    return None if isinstance(out, bool) or not isinstance(out, Real) else _float(out)
+
+
+def _float(value: Real) -> float | None:
+    """A real number as a float: one past a float's range (``10**400``, ``Fraction(10**400, 3)``)
+    is the infinity of its sign, as numpy casts it, so PD601 reports it as a non-finite value;
+    None for a number that cannot be converted at all (a ``Real`` whose ``__float__`` raises)."""
+    try:
+        return float(value)
+    except OverflowError:
+        try:
+            return math.inf if value > 0 else -math.inf  # type: ignore[operator]  # every Real orders against 0
+        except Exception:  # noqa: BLE001 - a user's number type: the value is dropped, never the step
+            return None
+    except Exception:  # noqa: BLE001 - idem
+        return None
 
 
 def matches(finding: Finding, stop_on: StopOn) -> bool:
@@ -278,10 +296,14 @@ class Monitor:
         planned_steps: int | None = None,
         warmup_steps: int | None = None,
     ) -> None:
-        if planned_steps is not None and planned_steps < 1:
-            raise ValueError(f"planned_steps must be >= 1, got {planned_steps}")
-        self.planned_steps = planned_steps
-        self.warmup_steps = warmup_steps
+        # checked where they are received (issue 39): a NaN, infinite or boolean plan made every
+        # trend rule fail on every check and drop out of the verdict unseen
+        if planned_steps is not None and step_count(planned_steps) is None:
+            raise ValueError(f"planned_steps must be a whole number of steps from 1 to {MAX_STEP}, got {reprlib.repr(planned_steps)}")
+        if warmup_steps is not None and step_count(warmup_steps, minimum=0) is None:
+            raise ValueError(f"warmup_steps must be a whole number of steps from 0 to {MAX_STEP}, got {reprlib.repr(warmup_steps)}")
+        self.planned_steps = None if planned_steps is None else step_count(planned_steps)
+        self.warmup_steps = None if warmup_steps is None else step_count(warmup_steps, minimum=0)
         self.config = coerce(config)
         self.hparams: dict[str, Any] = dict(hparams or {})
         self.run_id = run_id
@@ -292,6 +314,10 @@ class Monitor:
         self._wall = np.empty(_INITIAL_ROWS, dtype=np.float64)
         self._cols: dict[str, _Column] = {}
         self._texts: list[TextSample] = []
+        # what the text bounds (ppo_doctor.textbounds) cut while the run was logged, for its notes
+        self._texts_cut = 0
+        self._texts_seen = 0  # samples dropped by halving, beyond those held
+        self._text_chars = 0
         # one writer at a time: a trainer's logging thread and the main loop may both call log(),
         # and a check reads the columns while they grow (never a lost point or a torn row)
         self._lock = threading.Lock()
@@ -316,22 +342,29 @@ class Monitor:
         ``reward``.
         """
         step = _step_of(step)
-        numbers = {str(k): v for k, v in ((k, as_number(v)) for k, v in metrics.items()) if v is not None}
+        numbers = {_text(k, "metric"): v for k, v in ((k, as_number(v)) for k, v in metrics.items()) if v is not None}
+        samples = [s for s in (_text_sample(step, t, self.source) for t in texts or ()) if s is not None]
         with self._lock:
-            self._log(step, numbers, texts, wall_time)
+            self._log(step, numbers, samples, _wall(wall_time))
 
-    def _log(self, step: int, numbers: Mapping[str, float], texts: Iterable[Any] | None, wall_time: float | None) -> None:
+    def _log(self, step: int, numbers: Mapping[str, float], samples: list[TextSample], wall_time: float | None) -> None:
         if numbers:
-            row = self._row_for(step, numbers, time.time() if wall_time is None else float(wall_time))
+            row = self._row_for(step, numbers, time.time() if wall_time is None else wall_time)
             for tag, value in numbers.items():
                 col = self._cols.get(tag)
                 if col is None:
                     col = self._cols[tag] = _Column(row, np.empty(_INITIAL_COLUMN, dtype=np.float64), np.zeros(_INITIAL_COLUMN, dtype=bool))
                 col.put(row, value)
-        for t in texts or ():
-            sample = _text_sample(step, t, self.source)
-            if sample is not None:
-                self._texts.append(sample)
+        for sample in samples:
+            sample, cut = bound_sample(sample)
+            self._texts_cut += cut
+            self._texts.append(sample)
+            self._text_chars += chars(sample)
+        if len(self._texts) > 2 * MAX_SAMPLES or self._text_chars > 2 * MAX_RUN_CHARS:
+            # the samples held stay within twice the run's bounds: halved, evenly, as they grow
+            self._texts_seen += len(self._texts) - len(self._texts) // 2
+            self._texts = spread(self._texts, len(self._texts) // 2)
+            self._text_chars = sum(chars(t) for t in self._texts)
 
     def _row_for(self, step: int, numbers: Mapping[str, float], wall: float) -> int:
         last = self._rows - 1
@@ -382,6 +415,12 @@ class Monitor:
 
     def _raw_run(self) -> RawRun:
         raw = RawRun(config=dict(self.hparams), texts=list(self._texts))
+        if self._texts_cut or self._texts_seen:
+            kept = len(self._texts)
+            why = [f"{self._texts_cut:,} text sample(s) cut to their first {MAX_SAMPLE_CHARS:,} characters"] if self._texts_cut else []
+            if self._texts_seen:
+                why.append(f"{kept:,} of {kept + self._texts_seen:,} text samples kept, evenly spread as they were logged")
+            raw.issues.append(ReadIssue(path=self.path or self.run_id, message="; ".join(why), level="warning"))
         for tag, col in self._cols.items():
             n = col.extent
             present = col.present[:n]
@@ -508,10 +547,21 @@ def _step_of(step: Any) -> int:
 
 
 def _text_sample(step: int, item: Any, source: str) -> TextSample | None:
+    """One logged text item as a sample, or None when it is none of the shapes :meth:`Monitor.log`
+    takes or cannot be read (a ``str()`` that raises, a mapping whose lookups raise): a text item
+    must never raise into the training loop, where it would switch the doctor off (issue 39)."""
+    try:
+        return _sample_of(step, item, source)
+    except Exception:  # noqa: BLE001 - see the docstring
+        log.warning("a text sample of step %d could not be read and was left out", step, exc_info=log.isEnabledFor(logging.DEBUG))
+        return None
+
+
+def _sample_of(step: int, item: Any, source: str) -> TextSample | None:
     if isinstance(item, str):
-        return TextSample(step=step, tag="text", text=item, source=source)
+        return TextSample(step=step, tag="text", text=str.__str__(item), source=source)
     if isinstance(item, (tuple, list)) and len(item) == 2 and all(isinstance(x, str) for x in item):
-        return TextSample(step=step, tag="text", text=item[1], prompt=item[0], source=source)
+        return TextSample(step=step, tag="text", text=str.__str__(item[1]), prompt=str.__str__(item[0]), source=source)
     if isinstance(item, Mapping):
         text = next((item[k] for k in ("completion", "text", "response") if isinstance(item.get(k), str)), None)
         if text is None:
@@ -520,13 +570,32 @@ def _text_sample(step: int, item: Any, source: str) -> TextSample | None:
         reward = as_number(item.get("reward"))
         return TextSample(
             step=step,
-            tag=str(item.get("tag", "text")),
-            text=text,
-            prompt=prompt if isinstance(prompt, str) else None,
+            tag=_text(item.get("tag", "text"), "text"),
+            text=str.__str__(text),
+            prompt=str.__str__(prompt) if isinstance(prompt, str) else None,
             reward=reward,
             source=source,
         )
     return None
+
+
+def _text(value: Any, fallback: str) -> str:
+    """``value`` as plain text (a ``str`` subclass as its characters), ``fallback`` when its
+    ``str()`` raises."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001 - a user's object: its name is not worth a lost step
+        return fallback
+
+
+def _wall(wall_time: Any) -> float | None:
+    """A logged wall-clock time as finite seconds; None (the time of the call) for anything else."""
+    if wall_time is None:
+        return None
+    t = as_number(wall_time)
+    return t if t is not None and math.isfinite(t) else None
 
 
 __all__ = ["Announcer", "Monitor", "replay", "StopOn", "as_number", "check_stop_on", "describe", "matches", "top_fix"]

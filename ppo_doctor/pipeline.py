@@ -35,7 +35,7 @@ import uuid
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Generic, Iterable, Iterator, NamedTuple, TypeVar
+from typing import Any, Callable, Generic, Iterable, Iterator, NamedTuple, Sequence, TypeVar
 
 from .errors import PPODoctorError
 from .frame import ReadIssue
@@ -68,8 +68,9 @@ class Found(NamedTuple):
     tables: list[Path]  # the sweep tables skipped as training logs (``ppo-doctor sweep`` reads them)
 
 
-def find_sources(paths: Iterable[str | Path]) -> Found:
-    """Every run and sweep table under each path or fsspec URL, and the problems met."""
+def find_sources(paths: Iterable[str | Path], exclude: Sequence[str] = ()) -> Found:
+    """Every run and sweep table under each path or fsspec URL, and the problems met; ``exclude``:
+    the globs discovery passes over (:attr:`Config.excluded <ppo_doctor.settings.Config.excluded>`)."""
     sources: list[RunSource] = []
     issues: list[ReadIssue] = []
     tables: list[Path] = []
@@ -80,7 +81,7 @@ def find_sources(paths: Iterable[str | Path]) -> Found:
         if not p.exists() and not p.is_symlink():
             issues.append(ReadIssue(path=str(path), message="no such file or directory"))
             continue
-        walked = walk(p)
+        walked = walk(p, exclude)
         found, problems = walked.sources, walked.issues
         tables.extend(walked.tables)
         if not found and not problems:
@@ -155,6 +156,7 @@ def map_runs(
     *,
     aliases: dict[str, str] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    exclude: Sequence[str] = (),
 ) -> Iterator[tuple[list[T], list[ReadIssue]]]:
     """Discover every run under ``paths``, apply ``fn`` to each under ``schedule``.
 
@@ -164,7 +166,7 @@ def map_runs(
     """
     path_list = [paths] if isinstance(paths, (str, Path)) else list(paths)
     with request_timeout(schedule.remote_timeout):
-        sources, issues, _ = find_sources(path_list)
+        sources, issues, _ = find_sources(path_list, exclude)
         yield [], issues
         pending: dict[int, Outcome[T]] = {}
         next_index = 0
@@ -406,11 +408,15 @@ def _connect(client_class: Any, schedule: Schedule) -> Any:
 
 
 def _wait_for_a_worker(client: Any, schedule: Schedule) -> None:
-    """Fail, instead of waiting forever, when the cluster has no worker within the timeout."""
+    """Fail, instead of waiting forever, when the cluster has no worker within the timeout; say
+    at once that it waits (a scheduler with no worker once kept ``sweep --dask`` silent for the
+    whole timeout, issue 39)."""
+    where = f"at {schedule.dask}" if schedule.dask else "started for this command"
+    if not client.scheduler_info().get("workers"):
+        log.warning("the Dask cluster %s has no worker yet: waiting up to %g s for one (dask-timeout)", where, schedule.dask_timeout)
     try:
         client.wait_for_workers(1, timeout=schedule.dask_timeout)
     except TimeoutError:
-        where = f"at {schedule.dask}" if schedule.dask else "started for this command"
         raise PPODoctorError(
             f"the Dask cluster {where} has no worker after {schedule.dask_timeout:g} s (dask-timeout): start workers or raise the timeout"
         ) from None

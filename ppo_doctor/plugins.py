@@ -77,7 +77,25 @@ def entry_points(group: str) -> list[EntryPoint]:
         return []
     from importlib.metadata import entry_points as installed
 
-    return list(installed(group=group))
+    try:
+        return list(installed(group=group))
+    except (UnicodeDecodeError, ValueError) as exc:
+        # an entry_points.txt that is not UTF-8 text (or not an INI file) names no distribution
+        # in importlib.metadata's error: find the one that cannot be read, and name it
+        raise PluginError(f"entry-point group {group}: {_unreadable_metadata(exc)}") from None
+
+
+def _unreadable_metadata(exc: Exception) -> str:
+    """Which installed distribution's entry points cannot be read, and why (``exc``)."""
+    from importlib.metadata import distributions
+
+    for dist in distributions():
+        try:
+            dist.entry_points
+        except (UnicodeDecodeError, ValueError) as own:
+            name = getattr(dist, "_path", None) or dist.metadata["Name"]
+            return f"the entry points of {name} cannot be read ({type(own).__name__}: {own}); reinstall or remove that distribution"
+    return f"the installed entry points cannot be read ({type(exc).__name__}: {exc})"
 
 
 def _may_declare(group: str) -> bool:
@@ -146,6 +164,10 @@ def load(group: str) -> list[Plugin]:
         where = Plugin(group=group, name=ep.name, target=ep.value, dist=_dist(ep))
         try:
             obj = ep.load()
+        except SystemExit as exc:
+            # a plugin that exits while being imported would end ppo-doctor with its own code
+            # (0: a CI gate that passes having checked nothing)
+            raise where.error(f"called sys.exit({exc.code!r}) while being imported") from None
         except Exception as exc:  # noqa: BLE001 - whatever a plugin's import raises, name the plugin
             log.debug("importing %s failed", ep.value, exc_info=True)
             raise where.error(f"cannot be imported ({type(exc).__name__}: {exc})") from exc

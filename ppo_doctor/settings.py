@@ -16,6 +16,11 @@ from .results import SEVERITIES
 
 FAIL_ON = (*SEVERITIES, "never")  # the lowest severity that fails check / watch, or never
 EXECUTORS = ("local", "processes", "dask")  # how ppo_doctor.pipeline schedules runs
+# Seconds a plugin rule may take on one run, and a plugin renderer on one report, before it is
+# stopped and named (ppo_doctor.deadline): the slowest built-in rule takes milliseconds on a
+# 1,000,000-point run (benchmarks/RESULTS.md, bench_check: the whole check in 0.47 s), so ten
+# seconds is generous for honest code and bounds a plugin that never returns.
+PLUGIN_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,16 @@ class Config:
     remote_timeout: float | None = None
     aliases: dict[str, str] = field(default_factory=dict)
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # glob patterns of files and folders discovery passes over (ruff's exclude / extend-exclude)
+    exclude: tuple[str, ...] = ()
+    extend_exclude: tuple[str, ...] = ()
+    plugin_timeout: float = PLUGIN_TIMEOUT
     config_file: str | None = None
+
+    @property
+    def excluded(self) -> tuple[str, ...]:
+        """The patterns discovery passes over: ``exclude`` then ``extend_exclude``."""
+        return self.exclude + self.extend_exclude
 
     @property
     def schedule(self) -> Schedule:
@@ -91,7 +105,7 @@ class Config:
         """A Config from values :func:`ppo_doctor.config.validate` already checked."""
         values: dict[str, Any] = {}
         for key, value in checked.items():
-            if key in ("select", "ignore", "extend_select", "extend_ignore"):
+            if key in ("select", "ignore", "extend_select", "extend_ignore", "exclude", "extend_exclude"):
                 value = tuple(value)
             elif key == "per_run_ignores":
                 value = {str(k): tuple(v) for k, v in value.items()}

@@ -19,7 +19,8 @@ This module is a leaf: it knows steps and numbers, nothing of rules or reports.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from numbers import Integral, Real
+from typing import Any, NamedTuple
 
 # A run within this share of its plan has finished it: CleanRL's last global_step is
 # total_timesteps rounded down to a whole batch, SB3 logs its last iteration at the first multiple
@@ -33,6 +34,35 @@ FINISHED_SHARE = 0.99
 # so no earlier share keeps "never stop a healthy run".  A team that wants earlier calls sets
 # ``[rules.<name>] fair_share`` (0.5: half the plan) and takes that risk knowingly.
 FAIR_SHARE = 1.0
+
+
+# The largest step a run frame holds (steps are int64, docs/architecture.md#contracts): a plan
+# past it (``max_steps: 1e308``) is not a step count, and read as one it made a finished run 0 %
+# of its plan, turning its errors into notes (issue 39).
+MAX_STEP = 2**63 - 1
+
+
+def step_count(value: Any, *, minimum: int = 1) -> int | None:
+    """``value`` as a whole number of steps in [``minimum``, :data:`MAX_STEP`], or None.  Integers
+    and integral floats (JSON writes ``150.0``) count; booleans, NaN, infinities, fractions of a
+    step and anything else do not."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        return None
+    if isinstance(value, Integral):
+        n = int(value)
+    elif isinstance(value, float) and value.is_integer():
+        n = int(value)
+    else:
+        return None
+    return n if minimum <= n <= MAX_STEP else None
+
+
+def plan_share(value: Any) -> float | None:
+    """``value`` as a share of a plan, in (0, 1], or None."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        return None
+    share = float(value)
+    return share if 0 < share <= 1 else None
 
 
 class Standing(NamedTuple):
@@ -111,4 +141,4 @@ class Standing(NamedTuple):
         return out
 
 
-__all__ = ["FAIR_SHARE", "FINISHED_SHARE", "Standing"]
+__all__ = ["FAIR_SHARE", "FINISHED_SHARE", "MAX_STEP", "Standing", "plan_share", "step_count"]

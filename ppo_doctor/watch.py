@@ -119,7 +119,7 @@ class Watcher:
             self._polled_at = self.clock()
 
     def _poll(self, now: float, waited: float) -> None:
-        sources, _ = discover(self.path)  # a file not recognisable yet (half its first record) comes later
+        sources, _ = discover(self.path, self.config.excluded)  # a file not recognisable yet (half its first record) comes later
         if not sources:
             self._idle_without_runs += waited
         seen = {source.id for source in sources}

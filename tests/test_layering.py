@@ -271,6 +271,7 @@ FILE_ALLOWED = {
     ("ppo_doctor.report.plots", "savefig", ""): "plot_report (--plots DIR) saves the figures it draws",
     ("ppo_doctor.report.plots", "save", ""): "the palette PNG of a saved figure (PIL)",
     ("ppo_doctor.report.plots", "mkdir", ""): "the folder plot_report saves the figures into",
+    ("ppo_doctor.report.plots", "fdopen", "os"): "the new file beside a figure's name, renamed onto it (links are never written through)",
 }
 
 

@@ -182,7 +182,7 @@ def test_sweep_reads_the_tables_discovery_found_and_walks_nothing_itself(tmp_pat
     assert [p.name for p in found.tables] == ["results.csv"]
     walks = []
     real = discover_mod.walk
-    monkeypatch.setattr("ppo_doctor.pipeline.walk", lambda p: walks.append(p) or real(p))
+    monkeypatch.setattr("ppo_doctor.pipeline.walk", lambda p, exclude=(): walks.append(p) or real(p, exclude))
     rep = sweep(root)
     assert len(walks) == 1  # the roots are walked once, by discovery
     assert [Path(t).name for t in rep.tables] == ["results.csv"]

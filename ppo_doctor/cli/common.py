@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import sys
 from pathlib import Path
@@ -28,6 +29,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # the argument types the command line checks: a file to read or write must not be a folder, a
 # folder to write into must not be a file
+class Seconds(click.FloatRange):
+    """A finite number of seconds in a range: click's FloatRange lets ``nan`` and ``inf`` through
+    (every comparison with NaN is False), and a poll interval of NaN ends in a traceback."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        return number
+
+
 FILE = click.Path(dir_okay=False)
 FILE_OR_DASH = click.Path(dir_okay=False, allow_dash=True)
 DIRECTORY = click.Path(file_okay=False)
@@ -137,11 +151,11 @@ run_on_options = options(
     click.option("--executor", type=click.Choice(EXECUTORS), help="local (this process), processes (--jobs N), or dask."),
     click.option("--dask", "dask_address", metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS (tcp://host:8786)."),
     click.option(
-        "--dask-timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+        "--dask-timeout", type=Seconds(min=0, min_open=True), metavar="SECONDS",
         help="Fail when the Dask cluster has no worker within SECONDS (default: 60, or the config's).",
     ),
     click.option(
-        "--remote-timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+        "--remote-timeout", type=Seconds(min=0, min_open=True), metavar="SECONDS",
         help="Fail a request to an http(s):// or s3:// log that waits SECONDS to connect or to read (default: 30, $PPO_DOCTOR_REMOTE_TIMEOUT, or the config's).",
     ),
 )

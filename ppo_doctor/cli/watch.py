@@ -21,7 +21,7 @@ from ..report.escape import plain
 from ..report.json_out import finite_json
 from ..watch import Watcher, run_exec, webhook_text
 from ..webhook import Webhook, check_url
-from .common import FILE
+from .common import FILE, Seconds
 
 
 def _url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -52,8 +52,8 @@ def terminal_line(event: dict[str, Any]) -> str | None:
 @click.command()
 @click.argument("path")
 @click.option("--format", "fmt", type=click.Choice(("text", "jsonl")), default="text", help="Terminal lines, or one JSON object per event (default: text).")
-@click.option("--interval", type=click.FloatRange(min=0.01), default=2.0, metavar="SECONDS", help="Seconds between polls (default: 2).")
-@click.option("--idle", type=click.FloatRange(min=0.0), default=120.0, metavar="SECONDS", help="End when every run has been idle this many seconds (default: 120).")
+@click.option("--interval", type=Seconds(min=0.01), default=2.0, metavar="SECONDS", help="Seconds between polls (default: 2).")
+@click.option("--idle", type=Seconds(min=0.0), default=120.0, metavar="SECONDS", help="End when every run has been idle this many seconds (default: 120).")
 @click.option("--exec", "exec_cmd", metavar="COMMAND", help="Run this shell command per new finding, the finding event as JSON on stdin.")
 @click.option("--webhook", callback=_url, metavar="URL", help="POST each new warning or error as Slack/Discord JSON to URL (never blocks the watch).")
 @click.option("--fail-on", type=click.Choice(FAIL_ON), help="Lowest severity that fails (default: error, or the config's).")

@@ -162,7 +162,7 @@ def sniff(path: Path, head: bytes | None = None) -> ModuleType | None:
 def _read_file(fmt: str, fpath: Path, errors: list[ReadIssue]) -> list[RawRun] | None:
     """One file through its reader; what cannot be read becomes an entry of ``errors``."""
     try:
-        return reader_for(fmt).read(as_path(fpath))
+        return _checked_raws(fmt, reader_for(fmt).read(as_path(fpath)))
     except LogReadError as exc:
         errors.append(ReadIssue(path=exc.path, message=exc.message, offset=exc.offset))
     except PPODoctorError as exc:
@@ -171,6 +171,25 @@ def _read_file(fmt: str, fpath: Path, errors: list[ReadIssue]) -> list[RawRun] |
         log.debug("reader %s crashed on %s", fmt, fpath, exc_info=True)
         errors.append(ReadIssue(path=str(fpath), message=f"internal reader error ({type(exc).__name__}: {exc})"))
     return None
+
+
+def _checked_raws(fmt: str, raws: Any) -> list[RawRun]:
+    """What a reader returned, when it is a list of :class:`RawRun` holding :class:`RawSeries`;
+    a :class:`PPODoctorError` naming the reader otherwise (a plugin reader that returns a string
+    must cost its own file, not the run it sits in: issue 39)."""
+    if not isinstance(raws, list) or not all(isinstance(r, RawRun) for r in raws):
+        bad = raws if not isinstance(raws, list) else next(r for r in raws if not isinstance(r, RawRun))
+        raise PPODoctorError(f"the {fmt} reader returned {type(bad).__name__}, not a list of RawRun{_plugin_note(fmt)}")
+    for raw in raws:
+        for s in (*raw.series, *raw.eval_series):
+            if not isinstance(s, RawSeries):
+                raise PPODoctorError(f"the {fmt} reader returned a RawRun holding {type(s).__name__}, not RawSeries{_plugin_note(fmt)}")
+    return raws
+
+
+def _plugin_note(fmt: str) -> str:
+    """" (a plugin reader: module acme.reader)" for a plugin's format, "" for a built-in one."""
+    return "" if fmt in FORMAT_MODULES else f" (a plugin reader: module {reader_for(fmt).__name__})"
 
 
 ReadFile = Callable[[str, Path, list[ReadIssue]], "list[RawRun] | None"]

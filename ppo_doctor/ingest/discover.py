@@ -37,12 +37,13 @@ Run ids are paths relative to the given root (its own name when the root itself 
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 from ..frame import ReadIssue
 from . import FORMAT_MODULES, display, sniff
@@ -72,6 +73,10 @@ _COMPRESSED = (
     (re.compile(rb"PK\x03\x04"), "zip", "unzip"),
 )
 _COMPRESSED_SUFFIX = re.compile(r"\.(?:gz|bz2|xz|zst|zip)$", re.IGNORECASE)
+# A rotated log's number (logrotate's ``metrics.jsonl.1``, Python's RotatingFileHandler): a
+# ``metrics.jsonl.1.gz`` beside ``metrics.jsonl`` holds the run's first half, never a file to pass
+# over without a word (issue 39)
+_ROTATED_SUFFIX = re.compile(r"\.\d+$")
 # Files W&B writes beside a run's history (wandb/sdk: internal/internal.py, lib/filenames.py):
 # logs of the client and its service, the summary and system metadata, the pip freeze.
 WANDB_SIDE_FILES = frozenset({"debug.log", "debug-internal.log", "debug-core.log", "debug-cli.log", "wandb-summary.json", "wandb-metadata.json", "requirements.txt", "conda-environment.yaml"})
@@ -119,10 +124,11 @@ class Discovery(NamedTuple):
     tables: list[Path]
 
 
-def walk(path: str | Path) -> Discovery:
-    """Every run and sweep table under ``path`` and the problems met while looking."""
+def walk(path: str | Path, exclude: Sequence[str] = ()) -> Discovery:
+    """Every run and sweep table under ``path`` and the problems met while looking; files and
+    folders that match a glob of ``exclude`` (the ``exclude`` settings) are passed over."""
     root = as_path(path)
-    walker = _Walker(root)
+    walker = _Walker(root, exclude)
     if root.is_file():
         sources, issues = walker.single_file(root)
         return Discovery(sources, issues, walker.tables)
@@ -132,9 +138,9 @@ def walk(path: str | Path) -> Discovery:
     return Discovery(walker.sources(), walker.issues, walker.tables)
 
 
-def discover(path: str | Path) -> tuple[list[RunSource], list[ReadIssue]]:
+def discover(path: str | Path, exclude: Sequence[str] = ()) -> tuple[list[RunSource], list[ReadIssue]]:
     """Every run under ``path`` (sorted by id) and the problems met while looking."""
-    found = walk(path)
+    found = walk(path, exclude)
     return found.sources, found.issues
 
 
@@ -152,8 +158,11 @@ def _signature(folder: Path, entries: list[Any]) -> tuple[tuple[str, bool], ...]
 
 
 class _Walker:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, exclude: Sequence[str] = ()):
         self.root = root
+        # ruff's exclude patterns: a glob matched against an entry's name and against its path
+        # under the root, a trailing "/" allowed on a folder's (docs/configuration.md)
+        self.exclude = tuple(p.rstrip("/") for p in exclude if p.rstrip("/"))
         self.root_real = realpath(root)
         self.issues: list[ReadIssue] = []
         self.visited: set[str] = set()
@@ -253,6 +262,8 @@ class _Walker:
     def _entry(self, entry: os.DirEntry, parent_real: str) -> Path | None:
         """Record one folder entry; return it when it is a folder to walk into."""
         p = as_path(entry.path)
+        if self.exclude and self._excluded(p):
+            return None
         try:
             if entry.is_symlink():
                 try:
@@ -277,6 +288,10 @@ class _Walker:
         except OSError as exc:
             self.issues.append(ReadIssue(display(p), f"cannot inspect ({exc.strerror or exc})", level="warning"))
         return None
+
+    def _excluded(self, p: Path) -> bool:
+        rel = _rel(p, self.root)
+        return any(fnmatch.fnmatchcase(p.name, pat) or fnmatch.fnmatchcase(rel, pat) for pat in self.exclude)
 
     def _special(self, folder: Path, entries: list[os.DirEntry]) -> bool:
         """W&B run folders, MLflow run folders and checkpoint folders: handled whole."""
@@ -355,7 +370,7 @@ class _Walker:
             return None  # a ppo-doctor JSON report under another name
         packed = next(((kind, tool) for magic, kind, tool in _COMPRESSED if magic.match(head)), None)
         if packed is not None:
-            if not quiet or _LOG_LIKE.search(_COMPRESSED_SUFFIX.sub("", file.name)):
+            if not quiet or _LOG_LIKE.search(_ROTATED_SUFFIX.sub("", _COMPRESSED_SUFFIX.sub("", file.name))):
                 self.issues.append(ReadIssue(shown, f"{packed[0]}-compressed: decompress first ({packed[1]})"))
             return None
         mod = sniff(file, head)

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..lazy import pd
 from ..frame import RawRun, RawSeries, ReadIssue, TextSample
+from ..textbounds import MAX_SAMPLE_CHARS, MAX_SAMPLES, Spread, cut_text
 from ..canonical.frameworks import is_eval_key
 
 log = logging.getLogger(__name__)
@@ -111,7 +112,9 @@ class Columns:
     nulls: Counter = field(default_factory=Counter)
     non_numeric: Counter = field(default_factory=Counter)
     raw: dict[str, list[tuple[np.ndarray, list]]] = field(default_factory=dict)  # kept as objects
-    texts: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)
+    # per key, an evenly spread part of its texts, bounded as they are read (ppo_doctor.textbounds)
+    texts: dict[str, Spread] = field(default_factory=dict)
+    texts_cut: int = 0  # text samples cut to MAX_SAMPLE_CHARS
     too_deep: int = 0
     lines: np.ndarray | None = None  # int32 file line of each record (1-based), None: not known
 
@@ -234,7 +237,13 @@ def _convert(name: str, pos: np.ndarray, vals: tuple, cols: Columns, keep_raw: f
             sub_pos.append(p)
             sub_rec.append(v)
         elif leaf in TEXT_KEYS and (t is str or (t is list and v and all(type(x) is str for x in v))):
-            cols.texts.setdefault(name, []).append((p, v))
+            kept = cols.texts.get(name)
+            if kept is None:
+                kept = cols.texts[name] = Spread()
+            texts = [v] if t is str else v[:MAX_SAMPLES]
+            cut = [cut_text(x) for x in texts]
+            cols.texts_cut += sum(len(a) != len(b) for a, b in zip(texts, cut))
+            kept.offer((p, cut[0] if t is str else cut))
         elif t is str and v.strip().lower() in _NONFINITE_WORDS:
             # some loggers stringify non-finite floats ("nan", "Infinity")
             num_pos.append(p)
@@ -467,9 +476,21 @@ def _texts(cols: Columns, steps: np.ndarray, source: str, select: np.ndarray | N
     return out
 
 
+def text_notes(cols: Columns, path: str) -> list[ReadIssue]:
+    """Warnings for the text samples the bounds of :mod:`ppo_doctor.textbounds` cut while reading."""
+    issues = []
+    if cols.texts_cut:
+        issues.append(ReadIssue(path, f"{cols.texts_cut:,} text sample(s) cut to their first {MAX_SAMPLE_CHARS:,} characters", level="warning"))
+    left = sum(k.offered - len(k) for k in cols.texts.values())
+    if left:
+        offered = sum(k.offered for k in cols.texts.values())
+        issues.append(ReadIssue(path, f"{offered - left:,} of {offered:,} records' text samples kept while reading, evenly spread (at most {MAX_SAMPLES:,} a run are judged)", level="warning"))
+    return issues
+
+
 def column_notes(cols: Columns, path: str, *, numeric_nulls_note: str, exclude: Iterable[str] = ()) -> list[ReadIssue]:
     """Warnings about nulls read as NaN, ignored non-numeric fields and over-deep nesting."""
-    issues: list[ReadIssue] = []
+    issues = text_notes(cols, path)
     nulls = {k: n for k, n in cols.nulls.items() if n and cols.real[k]}
     if nulls:
         total = sum(nulls.values())

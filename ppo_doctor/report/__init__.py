@@ -13,9 +13,11 @@ import importlib
 import inspect
 import re
 from dataclasses import dataclass
+from functools import partial
 
-from .. import plugins
+from .. import deadline, plugins
 from ..results import Report
+from ..settings import PLUGIN_TIMEOUT
 
 # format name -> module in this package defining ``render(report, options) -> str``
 RENDERERS: dict[str, str] = {
@@ -45,7 +47,8 @@ class RenderOptions:
     ``fail_on`` decides JUnit failures; ``color`` turns on ANSI styling in ``text``;
     ``plots`` lets ``html`` skip drawing (fast previews, tests); ``verbose`` (``-v``) asks
     ``text`` for the full detail instead of the short report; ``width`` wraps ``text``'s lines
-    to that many columns (a terminal's; None: no wrapping, as for a pipe or a file).  Which rules SARIF and JUnit
+    to that many columns (a terminal's; None: no wrapping, as for a pipe or a file); ``plugin_timeout``
+    is the seconds a plugin's renderer may take (the setting of that name).  Which rules SARIF and JUnit
     list travels in the report itself (:attr:`Report.rules <ppo_doctor.results.Report.rules>`).
     """
 
@@ -54,6 +57,7 @@ class RenderOptions:
     plots: bool = True
     verbose: int = 0
     width: int | None = None
+    plugin_timeout: float = PLUGIN_TIMEOUT
 
 
 def formats() -> tuple[str, ...]:
@@ -101,7 +105,14 @@ def render(report: Report, fmt: str, options: RenderOptions | None = None) -> st
     plugin = _plugin_formats().get(name)
     if plugin is None:
         raise ValueError(f"unknown report format {fmt!r}; choose from {', '.join(sorted([*formats(), *ALIASES]))}")
-    text = plugin.obj(report, options)
+    try:
+        text = deadline.call(partial(plugin.obj, report, options), options.plugin_timeout)
+    except deadline.DeadlineExceeded as exc:
+        raise plugin.error(f"render {exc} (plugin_timeout)") from None
+    except SystemExit as exc:
+        raise plugin.error(f"render called sys.exit({exc.code!r})") from None
+    except Exception as exc:  # noqa: BLE001 - whatever a plugin raises, name the plugin
+        raise plugin.error(f"render failed ({type(exc).__name__}: {exc})") from exc
     if not isinstance(text, str):
         raise plugin.error(f"render returned {plugins.kind(text)}, not a str")
     return text

@@ -21,10 +21,14 @@ the Agg canvas.
 from __future__ import annotations
 
 import base64
+import contextlib
+import errno
 import hashlib
 import io
 import logging
+import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -424,19 +428,45 @@ def plot_report(
     metrics: Iterable[str] | None = None,
     baseline: Run | None = None,
 ) -> list[Path]:
-    """Write every run's figures to ``out_dir`` and return their paths."""
+    """Write every run's figures to ``out_dir`` and return their paths.
+
+    A figure never replaces one of the runs' own files (``OSError`` naming it), and is written
+    beside its name and renamed onto it (:func:`_write_new`), so a link in ``out_dir`` named like a
+    figure is replaced, never written through (issue 39: a link to the run's log had that log
+    replaced by a PNG; one pointing outside the folder overwrote that file)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown plot format {fmt!r}; choose from {', '.join(FORMATS)}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    real_out = os.path.realpath(out)
+    inputs = {os.path.realpath(f) for rr in report.runs for f in rr.run.files}
     metrics = list(metrics) if metrics is not None else None
     paths = []
     for rr in report.runs:
         for spec in plot_specs(rr, metrics):
-            path = out / f"{_slug(rr.run.id)}__{spec.group}.{fmt}"
-            save(draw(spec, baseline), path, fmt)
-            paths.append(path)
+            name = f"{_slug(rr.run.id)}__{spec.group}.{fmt}"
+            if os.path.join(real_out, name) in inputs:
+                raise FileExistsError(errno.EEXIST, "is one of the files the report was read from: not replaced", str(out / name))
+            buf = io.BytesIO()
+            save(draw(spec, baseline), buf, fmt)
+            _write_new(out / name, buf.getvalue())
+            paths.append(out / name)
     return paths
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Put ``data`` at ``path`` without following a link there: written to a new file of its
+    own beside it (``mkstemp`` creates it exclusively), then renamed onto the name, which replaces
+    the directory entry, link or file, and never what a link points to (POSIX ``rename``)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def png_data_uris(rr: RunReport, baseline: Run | None = None) -> Iterator[tuple[PlotSpec, str]]:

@@ -59,7 +59,9 @@ def _check(rule: type[Rule]) -> None:
 
 def _defined_in(module: ModuleType) -> list[type[Rule]]:
     """The rules a module defines (not those it imports), as a ``pdNNN_*.py`` module holds them."""
-    return [obj for obj in vars(module).values() if isinstance(obj, type) and issubclass(obj, Rule) and obj.__module__ == module.__name__ and obj.code]
+    # one class bound to two names (``Alias = FlatReward``) is one rule, not a clash with itself
+    found = [obj for obj in vars(module).values() if isinstance(obj, type) and issubclass(obj, Rule) and obj.__module__ == module.__name__ and obj.code]
+    return list(dict.fromkeys(found))
 
 
 def _load_builtin() -> list[type[Rule]]:

@@ -46,7 +46,7 @@ def sweep(
     unhealthy ones to config values."""
     cfg = coerce(config)
     path_list = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    sources, issues, table_paths = find_sources(path_list)
+    sources, issues, table_paths = find_sources(path_list, cfg.excluded)
     report = SweepReport()
     slots: list[list[SweepRow]] = [[] for _ in sources]
     fn = partial(sweep_row, config=cfg)

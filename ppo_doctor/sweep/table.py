@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -30,8 +31,10 @@ log = logging.getLogger(__name__)
 MAX_ROWS = 100_000
 ID_COLUMNS = ("run", "run_id", "run_name", "name", "id")
 STEP_COLUMNS = frozenset({"step", "_step", "global_step", "steps_done", "timesteps", "time/total_timesteps", "total_timesteps", "iteration"})
-# <key><sep?><number>, ended by a separator or the end: beta0.05, seed_42, lr=1e-5, kl_coef-0.1
-_TOKEN = re.compile(r"([A-Za-z][A-Za-z_]*?)[=_-]?(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?=$|[_,\s-])")
+# <key><sep?><number>, ended by a separator or the end: beta0.05, seed_42, lr=1e-5, kl_coef-0.1.
+# The key ends with a letter: ``ppo__1`` (CleanRL's ``{env}__{exp_name}__{seed}__{time}``) is two
+# fields, not a key ``ppo_``.
+_TOKEN = re.compile(r"([A-Za-z](?:[A-Za-z_]*[A-Za-z])?)([=_-]?)(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?=$|[_,\s-])")
 
 
 # Tokens of a folder name that name the run's random seed: a replicate's label, not a setting
@@ -47,11 +50,28 @@ class SweepTable:
 
 
 def name_tokens(name: str) -> dict[str, float]:
-    """``beta0.05_seed42`` -> ``{"beta": 0.05, "seed": 42.0}`` (keys lower-cased)."""
+    """``beta0.05_seed42`` -> ``{"beta": 0.05, "seed": 42.0}`` (keys lower-cased).
+
+    A name gives a parameter only where it writes one (issue 39): ``key=value``, ``key<value>``, or
+    a lower-case ``key_value`` / ``key-value``.  A run counter is not one: SB3 names its
+    TensorBoard runs ``{tb_log_name}_{N}`` (``PPO_3``, ``stable_baselines3/common/utils.py``,
+    ``get_latest_run_id``), an upper-case name, a separator and a whole number.  A number past a
+    float's range (``lr=1e999``) is no setting either: it is left out with a warning."""
     out: dict[str, float] = {}
     for m in _TOKEN.finditer(name):
-        out.setdefault(m.group(1).lower().strip("_"), float(m.group(2)))
+        key, sep, number = m.group(1), m.group(2), m.group(3)
+        if sep in ("_", "-") and key != key.lower() and _is_integer(number):
+            continue  # a run counter
+        value = float(number)
+        if not math.isfinite(value):
+            log.warning("folder %r: %s%s%s is past a number's range: not read as a parameter", name, key, sep, number)
+            continue
+        out.setdefault(key.lower(), value)
     return out
+
+
+def _is_integer(text: str) -> bool:
+    return text.lstrip("-").isdigit()
 
 
 def parse_table(text: str) -> tuple[list[str], list[dict[str, Any]]] | None:

@@ -18,6 +18,7 @@ from ..name_tokens import entropy_sign
 from ...run import MetricInfo, Run
 from .mapping import map_tags
 from .plan import planned_from_lr, planned_length, warmup_length
+from ...textbounds import bound_texts
 from .vocabulary import FINAL_TOTALS
 
 log = logging.getLogger(__name__)
@@ -94,9 +95,13 @@ def build_run(
     if framework == "sb2" and restarts:
         issues, restarts = _sb2_steps(issues, restarts, str(path))
 
+    texts, cut = bound_texts(raw.texts)
+    if cut:
+        cfg_notes.append(cut)
+    planned, planned_from = planned_length(flat, cfg_notes)
+    warmup = warmup_length(flat, planned, cfg_notes)
     for note in cfg_notes + result.notes:
         issues.append(ReadIssue(path=str(path), message=note, level="warning"))
-    planned, planned_from = planned_length(flat)
     if planned is None and frame.has("opt/lr"):
         planned = planned_from_lr(*frame.arrays("opt/lr"))
         planned_from = "the learning-rate schedule (a linear decay to 0)" if planned else ""
@@ -112,7 +117,7 @@ def build_run(
         mapping=mapping,
         unmapped=sorted(t for t in all_tags if t not in mapping),
         metric_info=result.info,
-        texts=[t for t in raw.texts if not is_doctor_tag(t.tag)],  # the doctor's alerts are not samples
+        texts=[t for t in texts if not is_doctor_tag(t.tag)],  # the doctor's alerts are not samples
         issues=issues,
         restarts=restarts,
         eval_frame=eval_frame,
@@ -120,7 +125,7 @@ def build_run(
         by_design=by_design(framework, config, frame.has, proven=bool(proof)),
         planned_steps=planned,
         planned_from=planned_from,
-        warmup_steps=warmup_length(flat, planned),
+        warmup_steps=warmup,
     )
 
 

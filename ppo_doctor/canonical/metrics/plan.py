@@ -23,10 +23,12 @@ computed, not noisy), with enough of it logged and its end still ahead.
 from __future__ import annotations
 
 import math
+import reprlib
 from typing import Any, Mapping
 
 import numpy as np
 
+from ...standing import step_count
 from ..hparams import scalar_float
 
 PLAN_KEYS = ("max_steps", "trainer.total_training_steps", "total_timesteps", "n_timesteps")
@@ -34,27 +36,41 @@ WARMUP_STEP_KEYS = ("warmup_steps", "actor_rollout_ref.actor.optim.lr_warmup_ste
 WARMUP_RATIO_KEYS = ("warmup_ratio", "actor_rollout_ref.actor.optim.lr_warmup_steps_ratio")
 
 
-def planned_length(flat: Mapping[str, Any]) -> tuple[int | None, str]:
-    """``(planned last step, the key it was read from)``, or ``(None, "")``."""
+def planned_length(flat: Mapping[str, Any], notes: list[str] | None = None) -> tuple[int | None, str]:
+    """``(planned last step, the key it was read from)``, or ``(None, "")``.  A value that is no
+    step count within int64 (``1e308``, ``10**40``) is not a plan: it is passed over, with a line
+    in ``notes`` saying so."""
     for key in PLAN_KEYS:
         v = scalar_float(flat.get(key))
         if v is not None and v >= 1:
-            return int(v), key
+            n = step_count(int(v))
+            if n is not None:
+                return n, key
+            _refused(notes, key, flat.get(key), "planned length")
     return None, ""
 
 
-def warmup_length(flat: Mapping[str, Any], planned: int | None) -> int:
-    """Steps of learning-rate warm-up (0 when none is configured)."""
+def warmup_length(flat: Mapping[str, Any], planned: int | None, notes: list[str] | None = None) -> int:
+    """Steps of learning-rate warm-up (0 when none is configured; one that is no step count
+    within int64 is noted in ``notes`` and taken as none)."""
     for key in WARMUP_STEP_KEYS:
         v = scalar_float(flat.get(key))
         if v is not None and v > 0:
-            return int(v)
+            n = step_count(int(v))
+            if n is not None:
+                return n
+            _refused(notes, key, flat.get(key), "warm-up")
     if planned:
         for key in WARMUP_RATIO_KEYS:
             v = scalar_float(flat.get(key))
             if v is not None and 0 < v < 1:
                 return int(math.ceil(v * planned))
     return 0
+
+
+def _refused(notes: list[str] | None, key: str, value: Any, what: str) -> None:
+    if notes is not None:
+        notes.append(f"{key} = {reprlib.repr(value)} is not a number of steps within int64: the run's {what} is taken as unknown")
 
 
 # A schedule is computed: its decay fits a line to float precision (R^2 of 0.9999); at least this

@@ -67,18 +67,45 @@ def _numeric(values: Any) -> np.ndarray | None:
     return arr.astype(np.float64, copy=False) if arr.ndim == 1 else None
 
 
-def _steps(values: Any, what: str) -> np.ndarray:
-    arr = _numeric(values)
-    if arr is None or not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+# int64's range as floats: 2**63 is exact in float64, and the first float past the range
+_LOW, _HIGH = -(2.0**63), 2.0**63
+
+
+def _steps(values: Any, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` as int64 steps, and which of them are within int64.  A step past int64 is
+    refused with a warning (:func:`_outside_note`), as the JSONL reader refuses it, never cast
+    (a cast wraps it to another step, silently, issue 39); a step that is no whole number is an
+    error."""
+    arr = np.asarray(values)
+    if arr.dtype.kind == "i":  # already integers: kept exact (a float holds 53 bits)
+        return arr.astype(np.int64, copy=False), np.ones(len(arr), dtype=bool)
+    if arr.dtype.kind == "u":
+        keep = arr <= np.iinfo(np.int64).max
+        return np.where(keep, arr, 0).astype(np.int64), keep
+    if arr.dtype == object and all(isinstance(v, int) and not isinstance(v, bool) for v in arr.tolist()):
+        ints = arr.tolist()  # Python integers past 64 bits: numpy keeps them as objects
+        keep = np.array([_LOW <= v < _HIGH for v in ints], dtype=bool)
+        return np.array([v if k else 0 for v, k in zip(ints, keep)], dtype=np.int64), keep
+    num = _numeric(values)
+    if num is None or not np.all(np.isfinite(num)) or np.any(num != np.round(num)):
         raise PPODoctorError(f"{what}: steps must be whole numbers")
-    return arr.astype(np.int64)
+    keep = (num >= _LOW) & (num < _HIGH)
+    return np.where(keep, num, 0).astype(np.int64), keep
+
+
+def _outside_note(run: RawRun, source: str, what: str, keep: np.ndarray) -> None:
+    """A warning for the rows whose step is past int64 (left out of every series)."""
+    if not keep.all():
+        run.issues.append(ReadIssue(source, f"{what}: {int((~keep).sum()):,} row(s) whose step is past int64 left out", level="warning"))
 
 
 def _from_wide(df: Any, source: str) -> RawRun:
     step_col = next((c for c in STEP_COLUMNS if c in df.columns), None)
-    steps = _steps(df[step_col] if step_col is not None else df.index, f"DataFrame column {step_col or 'index'}")
+    what = f"DataFrame column {step_col or 'index'}"
+    steps, keep = _steps(df[step_col] if step_col is not None else df.index, what)
     wall = _numeric(df["_timestamp"]) if "_timestamp" in df.columns else None
     run = RawRun()
+    _outside_note(run, source, what, keep)
     skipped = []
     for col in df.columns:
         name = str(col)
@@ -88,7 +115,7 @@ def _from_wide(df: Any, source: str) -> RawRun:
         if values is None:
             skipped.append(name)
             continue
-        logged = ~np.isnan(values)
+        logged = ~np.isnan(values) & keep
         if logged.any():
             run.series.append(
                 RawSeries(name, steps[logged], values[logged], None if wall is None else wall[logged], source=source)
@@ -101,15 +128,16 @@ def _from_wide(df: Any, source: str) -> RawRun:
 
 
 def _from_long(df: Any, source: str) -> RawRun:
-    steps = _steps(df["step"], "DataFrame column step")
+    steps, keep = _steps(df["step"], "DataFrame column step")
     values = _numeric(df["value"])
     if values is None:
         raise PPODoctorError("DataFrame column value: values must be numbers")
     wall = _numeric(df["wall_time"]) if "wall_time" in df.columns else None
     tags = df["tag"].astype(str).to_numpy()
     run = RawRun()
-    for tag in dict.fromkeys(tags.tolist()):
-        sel = tags == tag
+    _outside_note(run, source, "DataFrame column step", keep)
+    for tag in dict.fromkeys(tags[keep].tolist()):
+        sel = (tags == tag) & keep
         run.series.append(RawSeries(tag, steps[sel], values[sel], None if wall is None else wall[sel], source=source))
     if not run.series:
         raise PPODoctorError("the long-form DataFrame has no rows")
@@ -120,8 +148,10 @@ def _from_dict(data: dict, source: str) -> RawRun:
     step_key = next((k for k in ("step", "_step") if k in data), None)
     run = RawRun()
     steps: np.ndarray | None = None
+    keep: np.ndarray | None = None
     if step_key is not None:
-        steps = _steps(data[step_key], f"dict entry {step_key!r}")
+        steps, keep = _steps(data[step_key], f"dict entry {step_key!r}")
+        _outside_note(run, source, f"dict entry {step_key!r}", keep)
     for key, col in data.items():
         if key == step_key:
             continue
@@ -131,6 +161,8 @@ def _from_dict(data: dict, source: str) -> RawRun:
         s = np.arange(len(values), dtype=np.int64) if steps is None else steps
         if len(s) != len(values):
             raise PPODoctorError(f"dict entry {key!r} has {len(values)} values but {step_key!r} has {len(s)} steps")
+        if keep is not None and not keep.all():
+            s, values = s[keep], values[keep]
         run.series.append(RawSeries(str(key), s, values, source=source))
     if not run.series:
         raise PPODoctorError(f"the dict holds no metric; expected {ACCEPTED}")

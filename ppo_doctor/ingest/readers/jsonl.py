@@ -53,6 +53,7 @@ from ..tabular import (
     choose_steps,
     collect_columns,
     column_notes,
+    text_notes,
     float_or_inf,
     parse_int,
     relogged,
@@ -413,7 +414,7 @@ def _columns_to_runs(path: Path, cols: Columns, wrapper: str | None, time_keys: 
 
     if not any(k not in exclude for k in cols.keys()):
         # a file without metrics (Tinker's checkpoints.jsonl: names and paths per batch) adds nothing
-        return [RawRun(config=config, texts=build_raw_run(cols, info.steps, src, exclude=exclude).texts)]
+        return [RawRun(config=config, texts=build_raw_run(cols, info.steps, src, exclude=exclude).texts, issues=text_notes(cols, src))]
     # return_counts: the plain np.unique imports numpy.ma (benchmarks/RESULTS.md "One small check")
     per_sample = len(np.unique(info.steps, return_counts=True)[0]) < len(info.steps)
     if per_sample and cols.texts and all(k in exclude or k.rsplit("/", 1)[-1].lower() in SAMPLE_NUMBER_KEYS for k in cols.keys()):
