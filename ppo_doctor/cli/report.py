@@ -156,7 +156,7 @@ def _run_and_render(opts: dict[str, Any]) -> tuple[Report, Config, int] | None:
         if opts["statistics"]:
             text = statistics(report)
         else:
-            options = RenderOptions(fail_on=settings.fail_on, color=color, verbose=verbose, width=width)
+            options = RenderOptions(fail_on=settings.fail_on, color=color, verbose=verbose, width=width, plugin_timeout=settings.plugin_timeout)
             with Progress(f"writing the {fmt} report", quiet=quiet > 0):  # html draws every plot: slow on big inputs
                 text = render(report, fmt, options)
         emit(text, output)
