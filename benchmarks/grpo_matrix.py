@@ -1,0 +1,418 @@
+"""The real-trainer matrix (issues 37 and 41): TRL's own GRPOTrainer on the tiny grammar GPT-2,
+healthy and faulty configurations, judged offline and live by the current code.
+
+    python -m benchmarks.grpo_matrix train      # slow: every configuration not yet cached
+    python -m benchmarks.grpo_matrix evaluate   # seconds: the table, with the code as it is now
+
+Training runs every configuration of :data:`MATRIX` to its last step with no doctor attached
+(``ppo_doctor.reference.trl_suite.run``), into ``<cache>/<name>/run`` (default cache
+``/work/grpo_cache``, outside the repository; a configuration already there is skipped), with
+``<cache>/<name>/matrix.json`` holding the trainer's arguments and the training time.  A full
+run lets a later evaluation tell where a live callback *would* have stopped, without training
+again after every rule change.
+
+Evaluation reads every cached run twice:
+
+* offline: :func:`ppo_doctor.analyze` on the run folder (the verdict and its warning- and
+  error-level symptoms);
+* live: the trainer's logged rows (``trainer_state.json``'s ``log_history``) fed in order to a
+  :class:`~ppo_doctor.monitor.Monitor` built as ``DoctorCallback`` builds it (the trainer's
+  arguments as hyper-parameters, ``max_steps`` as the plan, the scheduler's warm-up), checked on
+  the callback's schedule (every :func:`~ppo_doctor.integrations.transformers.default_check_every`
+  steps); the first error-level finding is where ``DoctorCallback(stop_on="error")`` would have
+  stopped.
+
+A faulty run is *right* when it is stopped for one of its own symptoms before a quarter of the
+plan left after the fault's onset is spent (issue 41's bar); a healthy run is *right* when it
+is neither stopped nor warned, offline or live.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+log = logging.getLogger(__name__)
+
+STEPS = 160
+"""optimizer steps of every matrix run: 1-2 minutes each on one core (measured below)"""
+DEFAULT_CACHE = Path("/work/grpo_cache")
+RUN_DIR, META = "run", "matrix.json"
+EARLY_SHARE = 0.25
+"""issue 41: a faulty run must be stopped before this share of the plan left after the fault's
+onset is spent"""
+
+
+@dataclass(frozen=True)
+class MatrixRun:
+    """One configuration: ``GrpoArgs`` changes and what a right answer says about it."""
+
+    name: str
+    changes: dict[str, Any]
+    fault: str | None = None
+    """None for a healthy run; else what was done wrong, in words"""
+    symptoms: frozenset[str] = frozenset()
+    """for a faulty run: a live stop for one of these is a stop for its own fault"""
+    onset: int = 1
+    """the step the fault begins (its injection; 1 for a fault configured from the start)"""
+    shows: str = ""
+    """what the run's own curves show (measured on the cached run)"""
+
+    @property
+    def healthy(self) -> bool:
+        return self.fault is None
+
+
+def _h(name: str, shows: str = "", **changes: Any) -> MatrixRun:
+    return MatrixRun(name, changes, shows=shows)
+
+
+def _f(name: str, fault: str, symptoms: Iterable[str], shows: str = "", onset: int = 1, **changes: Any) -> MatrixRun:
+    return MatrixRun(name, changes, fault=fault, symptoms=frozenset(symptoms), onset=onset, shows=shows)
+
+
+# The base run is trl_suite's: SFT GPT-2, 4 prompts x 8 completions per step, learning rate 5e-5
+# constant, beta 0.04, temperature 1, TRL 1.16's loss "dapo", the grammar's sentiment reward.
+# Listed in training order: healthy and faulty interleaved, so a partial cache is still a matrix.
+MATRIX: tuple[MatrixRun, ...] = (
+    _h("base-s1", seed=1),
+    _f("lr-x1000-noclip", "learning rate 5e-2 (1000x), no gradient clipping", {"kl_blowup", "entropy_collapse"}, learning_rate=5e-2, max_grad_norm=0.0),
+    _h("base-s2", seed=2),
+    _f("constant-reward", "a constant reward: every group has zero spread, the policy gradient is exactly 0", {"stagnation"}, rewards=("constant",)),
+    _h("grpo-loss-s1", loss_type="grpo", seed=1),
+    _f("sign-flip-80", "the reward's sign flips at step 80 and stays flipped", {"reward_collapse"}, onset=80, sign_flip_from_step=80),
+    _h("dr-grpo-s1", loss_type="dr_grpo", seed=1),
+    _f("shuffled-reward", "rewards shuffled across the batch: no information about the text", {"stagnation"}, shuffle_rewards=True),
+    _h("bnpo-s1", loss_type="bnpo", seed=1),
+    _f("temperature-0.05", "sampling temperature 0.05: near-identical completions, groups without spread", {"stagnation"}, temperature=0.05),
+    _h("generations-4-s1", num_generations=4, seed=1),
+    _f("lr-x100-noclip", "learning rate 5e-3 (100x), no gradient clipping", {"kl_blowup"}, learning_rate=5e-3, max_grad_norm=0.0),
+    _h("beta-0-s1", beta=0.0, seed=1),
+    _f("lr-1e-9", "learning rate 1e-9: the policy cannot move", {"stagnation"}, learning_rate=1e-9),
+    _h("beta-0.1-s1", beta=0.1, seed=1),
+    _f("nan-reward-80", "the reward function returns NaN from step 80", {"nan"}, onset=80, nan_from_step=80),
+    _h("temperature-0.7-s1", temperature=0.7, seed=1),
+    _f("hackable-beta-0", "a reward paying 0.3 per '!' with beta 0, learning rate 1e-4", {"reward_hacking"}, rewards=("hackable",), beta=0.0, learning_rate=1e-4),
+    _h("lr-1e-5-s1", learning_rate=1e-5, seed=1),
+    _f(
+        "format-over-correctness",
+        "an easy format reward weighted 1 over a hard correctness reward weighted 0.2 (they conflict)",
+        {"reward_hacking"},
+        rewards=("format", "correct"),
+        reward_weights=(1.0, 0.2),
+    ),
+    _h("lr-1e-4-s1", learning_rate=1e-4, seed=1),
+    _f(
+        "clip-higher-high-lr",
+        "clip-higher epsilon_high 5 with learning rate 5e-4, beta 0, two updates per batch",
+        {"entropy_rise"},
+        epsilon_high=5.0,
+        learning_rate=5e-4,
+        beta=0.0,
+        num_iterations=2,
+    ),
+    _h("cosine-warmup-s1", lr_scheduler_type="cosine", warmup_steps=0.1, learning_rate=1e-4, seed=1),
+    _f("noise-reward", "a reward of pure noise (independent of the text)", {"stagnation"}, rewards=("noise",)),
+    _h("grad-accum-2-s1", gradient_accumulation_steps=2, seed=1),
+    _h("num-iterations-2-s1", num_iterations=2, seed=1),
+    _h("rloo-s1", trainer="rloo", seed=1),
+    _h("base-s3", seed=3),
+    _h("temperature-0.7-s2", temperature=0.7, seed=2),
+    _h("dr-grpo-s2", loss_type="dr_grpo", seed=2),
+    _f("lr-x1000-noclip-s2", "learning rate 5e-2 (1000x), no gradient clipping, seed 2", {"kl_blowup", "entropy_collapse"}, learning_rate=5e-2, max_grad_norm=0.0, seed=2),
+    _h("generations-4-s2", num_generations=4, seed=2),
+    _h("cosine-warmup-s2", lr_scheduler_type="cosine", warmup_steps=0.1, learning_rate=1e-4, seed=2),
+    _h("grad-accum-4-s2", gradient_accumulation_steps=4, seed=2),
+    _h("rloo-s2", trainer="rloo", seed=2),
+    _h("beta-0.01-s2", beta=0.01, seed=2),
+    _h("base-s4", seed=4),
+    # second seeds of the faults and of more healthy configurations
+    _f("nan-reward-80-s2", "the reward function returns NaN from step 80, seed 2", {"nan"}, onset=80, nan_from_step=80, seed=2),
+    _h("grpo-loss-s2", loss_type="grpo", seed=2),
+    _f("sign-flip-80-s2", "the reward's sign flips at step 80 and stays flipped, seed 2", {"reward_collapse"}, onset=80, sign_flip_from_step=80, seed=2),
+    _h("bnpo-s2", loss_type="bnpo", seed=2),
+    _f("shuffled-reward-s2", "rewards shuffled across the batch, seed 2", {"stagnation"}, shuffle_rewards=True, seed=2),
+    _h("beta-0-s2", beta=0.0, seed=2),
+    _f("temperature-0.05-s2", "sampling temperature 0.05, seed 2", {"stagnation"}, temperature=0.05, seed=2),
+    _h("lr-1e-4-s2", learning_rate=1e-4, seed=2),
+    _f("hackable-beta-0-s2", "a reward paying 0.3 per '!' with beta 0, learning rate 1e-4, seed 2", {"reward_hacking"}, rewards=("hackable",), beta=0.0, learning_rate=1e-4, seed=2),
+    _h("num-iterations-2-s2", num_iterations=2, seed=2),
+    _f("rloo-lr-x1000-noclip", "RLOO, learning rate 5e-2 (1000x), no gradient clipping", {"kl_blowup", "entropy_collapse"}, trainer="rloo", learning_rate=5e-2, max_grad_norm=0.0),
+    _h("grad-accum-2-s3", gradient_accumulation_steps=2, seed=3),
+    _f("rloo-constant-reward", "RLOO with a constant reward: zero spread, zero policy gradient", {"stagnation"}, trainer="rloo", rewards=("constant",)),
+    _h("generations-4-s3", num_generations=4, seed=3),
+    _h("temperature-0.7-s3", temperature=0.7, seed=3),
+    _h("lr-1e-5-s2", learning_rate=1e-5, seed=2),
+    _h("base-s5", seed=5),
+)
+BY_NAME = {m.name: m for m in MATRIX}
+
+
+# -- training -------------------------------------------------------------------------------
+def train(entry: MatrixRun, cache: Path, steps: int = STEPS) -> Path:
+    """Train ``entry`` to its last step into ``cache/<name>`` (written under a temporary name and
+    renamed when complete, so an interrupted training is never taken for a cached run)."""
+    from ppo_doctor.reference.trl_suite import GrpoArgs, run, trainer_config
+
+    target = cache / entry.name
+    partial = cache / f".{entry.name}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    args = GrpoArgs(exp_name=entry.name, steps=steps, **entry.changes)
+    out = partial / RUN_DIR
+    config = trainer_config(args, out)
+    start = time.perf_counter()
+    run(args, out)
+    seconds = time.perf_counter() - start
+    meta = {
+        "name": entry.name,
+        "changes": {k: list(v) if isinstance(v, tuple) else v for k, v in entry.changes.items()},
+        "steps": steps,
+        "train_seconds": round(seconds, 1),
+        # what DoctorCallback's Monitor is told: the trainer's arguments and the scheduler's warm-up
+        "hparams": json.loads(config.to_json_string()),
+        "warmup_steps": int(config.get_warmup_steps(steps)),
+    }
+    (partial / META).write_text(json.dumps(meta, indent=1, default=str), encoding="utf-8")
+    partial.rename(target)
+    return target
+
+
+def train_missing(cache: Path, names: Sequence[str] | None = None, steps: int = STEPS) -> None:
+    for entry in MATRIX:
+        if names and entry.name not in names:
+            continue
+        if (cache / entry.name / META).exists():
+            log.info("%s: cached", entry.name)
+            continue
+        target = train(entry, cache, steps)
+        meta = json.loads((target / META).read_text())
+        log.info("%s: trained in %.0f s", entry.name, meta["train_seconds"])
+
+
+# -- evaluation -----------------------------------------------------------------------------
+@dataclass
+class Row:
+    """What the current code says about one cached run."""
+
+    name: str
+    healthy: bool
+    label: str
+    planned: int
+    offline_verdict: str
+    offline_symptoms: list[str]
+    """warning- and error-level symptoms of the offline report"""
+    stop_step: int | None
+    """the check at which DoctorCallback(stop_on="error") would have stopped (None: never)"""
+    stop_symptom: str | None
+    stop_code: str | None
+    live_warned: list[str] = field(default_factory=list)
+    """warning- or error-level symptoms announced live (the final check at train end included)"""
+    own_symptoms: frozenset[str] = frozenset()
+    onset: int = 1
+    train_seconds: float | None = None
+
+    @property
+    def stopped(self) -> bool:
+        """A stop before the last step: a stop at the last step saves nothing, the run ended."""
+        return self.stop_step is not None and self.stop_step < self.planned
+
+    @property
+    def saved(self) -> float:
+        """The share of the plan a stop leaves unspent."""
+        return (self.planned - self.stop_step) / self.planned if self.stopped and self.stop_step is not None else 0.0
+
+    @property
+    def early(self) -> bool:
+        """Stopped before a quarter of the plan left after the fault's onset was spent."""
+        if not self.stopped or self.stop_step is None:
+            return False
+        return self.stop_step - self.onset <= EARLY_SHARE * (self.planned - self.onset)
+
+    @property
+    def own_stop(self) -> bool:
+        return self.stopped and self.stop_symptom in self.own_symptoms
+
+    @property
+    def offline_right(self) -> bool:
+        if self.healthy:
+            return not self.offline_symptoms
+        return bool(self.own_symptoms & set(self.offline_symptoms))
+
+    @property
+    def live_right(self) -> bool:
+        if self.healthy:
+            return not self.stopped and not self.live_warned
+        return self.own_stop and self.early
+
+
+def label_of(entry: MatrixRun) -> str:
+    return "healthy" if entry.healthy else f"{entry.fault} → {' / '.join(sorted(entry.symptoms))}"
+
+
+def live_replay(rows: Sequence[dict[str, Any]], meta: dict[str, Any], run_path: str, config: Any = None) -> tuple[int | None, Any, list[Any]]:
+    """Feed ``rows`` (a trainer's ``log_history``) to a Monitor as ``DoctorCallback`` does:
+    built as ``DoctorCallback._begin`` builds it, a check each time ``default_check_every(
+    max_steps)`` steps have passed since the last, the final check of ``on_train_end``.
+    Returns the step of the first check with an error-level finding (or None), that finding,
+    and every warning- or error-level alert."""
+    from ppo_doctor.ingest.readers.trainer_state import DOCTOR_ROW_KEY, SUMMARY_MARKERS
+    from ppo_doctor.integrations.transformers import default_check_every
+    from ppo_doctor.monitor import Monitor, matches
+
+    planned = int(meta["steps"])
+    every = default_check_every(planned)
+    mon = Monitor(
+        {} if config is None else config,
+        hparams=meta["hparams"],
+        run_id=meta["name"],
+        path=run_path,
+        source="trainer",
+        planned_steps=planned,
+        warmup_steps=int(meta["warmup_steps"]),
+    )
+    last_check, stop_step, stop, alerts = 0, None, None, []
+    for row in rows:
+        if DOCTOR_ROW_KEY in row or any(k in row for k in SUMMARY_MARKERS) or "step" not in row:
+            continue
+        step = int(row["step"])
+        mon.log(step, {k: v for k, v in row.items() if k != "step"})
+        if step - last_check >= every:
+            last_check = step
+            new = mon.check()
+            alerts += [f for f in new if f.severity != "info"]
+            hit = next((f for f in new if matches(f, "error")), None)
+            if hit is not None and stop is None:
+                stop_step, stop = step, hit
+    alerts += [f for f in mon.check(final=True) if f.severity != "info"]
+    return stop_step, stop, alerts
+
+
+def evaluate_one(entry: MatrixRun, folder: Path) -> Row:
+    import ppo_doctor
+
+    meta = json.loads((folder / META).read_text(encoding="utf-8"))
+    run_dir = folder / RUN_DIR
+    report = ppo_doctor.analyze(run_dir)
+    rr = max(report.runs, key=lambda r: len(r.findings))  # one run (TensorBoard and trainer_state merged)
+    offline = sorted({f.symptom for f in rr.findings if f.severity in ("warning", "error")})
+    history = json.loads((run_dir / "trainer_state.json").read_text(encoding="utf-8"))["log_history"]
+    stop_step, stop, alerts = live_replay(history, meta, str(run_dir))
+    return Row(
+        name=entry.name,
+        healthy=entry.healthy,
+        label=label_of(entry),
+        planned=int(meta["steps"]),
+        offline_verdict=rr.verdict,
+        offline_symptoms=offline,
+        stop_step=stop_step,
+        stop_symptom=None if stop is None else stop.symptom,
+        stop_code=None if stop is None else stop.code,
+        live_warned=sorted({f"{f.symptom}" for f in alerts}),
+        own_symptoms=entry.symptoms,
+        onset=entry.onset,
+        train_seconds=meta.get("train_seconds"),
+    )
+
+
+def evaluate(cache: Path) -> list[Row]:
+    """A row per configuration of :data:`MATRIX` with a cached run (the others are left out)."""
+    return [evaluate_one(e, cache / e.name) for e in MATRIX if (cache / e.name / META).exists()]
+
+
+def _live_cell(r: Row) -> str:
+    if r.stop_step is None:
+        return "not stopped" + (f" (warned: {', '.join(r.live_warned)})" if r.live_warned else "")
+    where = f"step {r.stop_step}" + (" (last step: nothing left to stop)" if not r.stopped else "")
+    return f"{where}: {r.stop_symptom} ({r.stop_code})"
+
+
+def table(rows: Sequence[Row]) -> list[str]:
+    lines = [
+        "| config | label | offline verdict: symptoms | live stop | plan saved | offline | live |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        offline = f"{r.offline_verdict}: {', '.join(r.offline_symptoms) or '-'}"
+        lines.append(
+            f"| {r.name} | {r.label} | {offline} | {_live_cell(r)} | {r.saved:.0%} |"
+            f" {'right' if r.offline_right else 'WRONG'} | {'right' if r.live_right else 'WRONG'} |"
+        )
+    return lines
+
+
+def summary(rows: Sequence[Row]) -> list[str]:
+    healthy = [r for r in rows if r.healthy]
+    faulty = [r for r in rows if not r.healthy]
+    warned_off = [r for r in healthy if r.offline_symptoms]
+    warned_live = [r for r in healthy if r.live_warned and not r.stopped]
+    stopped_h = [r for r in healthy if r.stopped]
+    stopped = [r for r in faulty if r.stopped]
+    own = [r for r in stopped if r.own_stop]
+    early = [r for r in own if r.early]
+    saved = [r.saved for r in early]
+    lines = [
+        f"- healthy runs: {len(healthy)}; warned offline: {len(warned_off)}; warned live (not stopped): {len(warned_live)};"
+        f" **stopped: {len(stopped_h)}**",
+        f"- faulty runs: {len(faulty)}; named offline: {sum(r.offline_right for r in faulty)}; stopped live: {len(stopped)};"
+        f" for their own fault: {len(own)}; **before a quarter of the plan left after onset: {len(early)}"
+        f" ({len(early) / len(faulty):.0%})**" if faulty else "- faulty runs: 0",
+    ]
+    if saved:
+        lines.append(f"- plan saved by those stops: median {sorted(saved)[len(saved) // 2]:.0%}, total {sum(saved) / len(early):.0%} on average")
+    lines += [f"- healthy {r.name}: {'stopped ' + _live_cell(r) if r.stopped else 'warned'}"
+              f" (offline: {', '.join(r.offline_symptoms) or '-'}; live: {', '.join(r.live_warned) or '-'})" for r in healthy if not (r.offline_right and r.live_right)]
+    lines += [f"- faulty {r.name}: {_live_cell(r)}{'' if r.own_stop else ' (not its own fault: ' + ', '.join(sorted(r.own_symptoms)) + ')'}"
+              + ("" if r.early or not r.own_stop else f" (too late: {r.stop_step - r.onset} steps after onset {r.onset})")
+              for r in faulty if not r.live_right]
+    return lines
+
+
+def render(rows: Sequence[Row], cache: Path) -> str:
+    timed = [r.train_seconds for r in rows if r.train_seconds]
+    head = [
+        f"{len(rows)} runs of TRL {_trl_version()}'s GRPOTrainer, {rows[0].planned if rows else STEPS} steps each"
+        + (f", trained in {min(timed):.0f}-{max(timed):.0f} s each on one core" if timed else "")
+        + f". Reproduce: `python -m benchmarks.grpo_matrix train --cache {cache}` (once), then"
+        f" `python -m benchmarks.grpo_matrix evaluate --cache {cache}` (seconds, after every rule change).",
+        "",
+    ]
+    return "\n".join(head + table(rows) + [""] + summary(rows))
+
+
+def _trl_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("trl")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("action", choices=("train", "evaluate"))
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the trained runs (default %(default)s)")
+    parser.add_argument("--only", nargs="*", default=None, help="train or evaluate only these configurations")
+    parser.add_argument("--steps", type=int, default=STEPS, help="optimizer steps of a new training (default %(default)s)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    unknown = set(args.only or ()) - set(BY_NAME)
+    if unknown:
+        parser.error(f"unknown configurations: {', '.join(sorted(unknown))}")
+    if args.action == "train":
+        args.cache.mkdir(parents=True, exist_ok=True)
+        train_missing(args.cache, args.only, args.steps)
+        return
+    rows = [r for r in evaluate(args.cache) if not args.only or r.name in args.only]
+    log.info("%s", render(rows, args.cache))
+
+
+if __name__ == "__main__":
+    main()
