@@ -87,7 +87,14 @@ MATRIX: tuple[MatrixRun, ...] = (
     _h("base-s2", seed=2),
     _f("constant-reward", "a constant reward: every group has zero spread, the policy gradient is exactly 0", {"stagnation"}, rewards=("constant",)),
     _h("grpo-loss-s1", loss_type="grpo", seed=1),
-    _f("sign-flip-80", "the reward's sign flips at step 80 and stays flipped", {"reward_collapse"}, onset=80, sign_flip_from_step=80),
+    _f(
+        "sign-flip-80",
+        "the reward's sign flips at step 80 and stays flipped (learning rate 1e-4, so the policy has learned by then)",
+        {"reward_collapse"},
+        onset=80,
+        sign_flip_from_step=80,
+        learning_rate=1e-4,
+    ),
     _h("dr-grpo-s1", loss_type="dr_grpo", seed=1),
     _f("shuffled-reward", "rewards shuffled across the batch: no information about the text", {"stagnation"}, shuffle_rewards=True),
     _h("bnpo-s1", loss_type="bnpo", seed=1),
@@ -136,7 +143,15 @@ MATRIX: tuple[MatrixRun, ...] = (
     # second seeds of the faults and of more healthy configurations
     _f("nan-reward-80-s2", "the reward function returns NaN from step 80, seed 2", {"nan"}, onset=80, nan_from_step=80, seed=2),
     _h("grpo-loss-s2", loss_type="grpo", seed=2),
-    _f("sign-flip-80-s2", "the reward's sign flips at step 80 and stays flipped, seed 2", {"reward_collapse"}, onset=80, sign_flip_from_step=80, seed=2),
+    _f(
+        "sign-flip-80-s2",
+        "the reward's sign flips at step 80 and stays flipped (learning rate 1e-4), seed 2",
+        {"reward_collapse"},
+        onset=80,
+        sign_flip_from_step=80,
+        learning_rate=1e-4,
+        seed=2,
+    ),
     _h("bnpo-s2", loss_type="bnpo", seed=2),
     _f("shuffled-reward-s2", "rewards shuffled across the batch, seed 2", {"stagnation"}, shuffle_rewards=True, seed=2),
     _h("beta-0-s2", beta=0.0, seed=2),
@@ -368,10 +383,18 @@ def summary(rows: Sequence[Row]) -> list[str]:
         lines.append(f"- plan saved by those stops: median {sorted(saved)[len(saved) // 2]:.0%}, total {sum(saved) / len(early):.0%} on average")
     lines += [f"- healthy {r.name}: {'stopped ' + _live_cell(r) if r.stopped else 'warned'}"
               f" (offline: {', '.join(r.offline_symptoms) or '-'}; live: {', '.join(r.live_warned) or '-'})" for r in healthy if not (r.offline_right and r.live_right)]
-    lines += [f"- faulty {r.name}: {_live_cell(r)}{'' if r.own_stop else ' (not its own fault: ' + ', '.join(sorted(r.own_symptoms)) + ')'}"
-              + ("" if r.early or not r.own_stop else f" (too late: {r.stop_step - r.onset} steps after onset {r.onset})")
-              for r in faulty if not r.live_right]
+    lines += [f"- faulty {r.name}: {_miss(r)}" for r in faulty if not r.live_right]
     return lines
+
+
+def _miss(r: Row) -> str:
+    """Why a faulty run's live answer is wrong."""
+    if not r.stopped:
+        return "not stopped" + (f" before its last step ({_live_cell(r)})" if r.stop_step is not None else "")
+    if not r.own_stop:
+        return f"stopped at step {r.stop_step} for {r.stop_symptom} ({r.stop_code}), not its own fault ({', '.join(sorted(r.own_symptoms))})"
+    assert r.stop_step is not None
+    return f"stopped at step {r.stop_step} for {r.stop_symptom}, {r.stop_step - r.onset} steps after its onset at step {r.onset}: too late"
 
 
 def render(rows: Sequence[Row], cache: Path) -> str:
