@@ -3,6 +3,7 @@ healthy and faulty configurations, judged offline and live by the current code.
 
     python -m benchmarks.grpo_matrix train      # slow: every configuration not yet cached
     python -m benchmarks.grpo_matrix evaluate   # seconds: the table, with the code as it is now
+    python -m benchmarks.grpo_matrix evaluate --write   # ... and into docs/live.md
 
 Training runs every configuration of :data:`MATRIX` to its last step with no doctor attached
 (``ppo_doctor.reference.trl_suite.run``), into ``<cache>/<name>/run`` (default cache
@@ -39,12 +40,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from benchmarks._common import write_section
+
 log = logging.getLogger(__name__)
 
 STEPS = 160
 """optimizer steps of every matrix run: 1-2 minutes each on one core (measured below)"""
 DEFAULT_CACHE = Path("/work/grpo_cache")
 RUN_DIR, META = "run", "matrix.json"
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "live.md"
+SECTION = "grpo-matrix"
 EARLY_SHARE = 0.25
 """issue 41: a faulty run must be stopped before this share of the plan left after the fault's
 onset is spent"""
@@ -409,6 +414,18 @@ def render(rows: Sequence[Row], cache: Path) -> str:
     return "\n".join(head + table(rows) + [""] + summary(rows))
 
 
+INTRO = """\
+TRL's own `GRPOTrainer` (and `RLOOTrainer`) on the reference suite's tiny SFT GPT-2
+(`ppo_doctor.reference.trl_suite`), trained to the end with no doctor attached, then judged by
+the code as it is now: offline (`ppo_doctor.analyze` of the finished run: verdict and warning- or
+error-level symptoms) and live (the logged rows replayed into a `Monitor` built and checked as
+`DoctorCallback` builds and checks it; "live stop" is the check at which `stop_on="error"` would
+have stopped the run). A faulty run is right live when it is stopped for one of its own symptoms
+(the label after the arrow) before a quarter of the plan left after the fault's onset is spent
+(issue 41); a healthy run is right when nothing warns, offline or live. The configurations and
+their labels are in `benchmarks/grpo_matrix.py`."""
+
+
 def _trl_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -424,6 +441,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the trained runs (default %(default)s)")
     parser.add_argument("--only", nargs="*", default=None, help="train or evaluate only these configurations")
     parser.add_argument("--steps", type=int, default=STEPS, help="optimizer steps of a new training (default %(default)s)")
+    parser.add_argument("--write", action="store_true", help="evaluate: rewrite the 'Real-trainer matrix' section of docs/live.md")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     unknown = set(args.only or ()) - set(BY_NAME)
@@ -434,7 +452,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         train_missing(args.cache, args.only, args.steps)
         return
     rows = [r for r in evaluate(args.cache) if not args.only or r.name in args.only]
-    log.info("%s", render(rows, args.cache))
+    body = render(rows, args.cache)
+    log.info("%s", body)
+    if args.write:
+        write_section(SECTION, "Real-trainer matrix", INTRO + "\n\n" + body, results=DOCS)
 
 
 if __name__ == "__main__":
