@@ -33,8 +33,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import shutil
+import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -385,7 +385,7 @@ def summary(rows: Sequence[Row]) -> list[str]:
         f" ({len(early) / len(faulty):.0%})**" if faulty else "- faulty runs: 0",
     ]
     if saved:
-        lines.append(f"- plan saved by those stops: median {sorted(saved)[len(saved) // 2]:.0%}, total {sum(saved) / len(early):.0%} on average")
+        lines.append(f"- plan saved by those stops: median {statistics.median(saved):.0%}, mean {statistics.mean(saved):.0%}")
     lines += [f"- healthy {r.name}: {'stopped ' + _live_cell(r) if r.stopped else 'warned'}"
               f" (offline: {', '.join(r.offline_symptoms) or '-'}; live: {', '.join(r.live_warned) or '-'})" for r in healthy if not (r.offline_right and r.live_right)]
     lines += [f"- faulty {r.name}: {_miss(r)}" for r in faulty if not r.live_right]
