@@ -66,7 +66,9 @@ class MatrixRun:
     symptoms: frozenset[str] = frozenset()
     """for a faulty run: a live stop for one of these is a stop for its own fault"""
     onset: int = 1
-    """the step the fault begins (its injection; 1 for a fault configured from the start)"""
+    """the step the fault begins: its injection (1 for a fault configured from the start), or,
+    for a fault that needs the policy to find it (an exploitable reward), the step the run's
+    curves first show it"""
     shows: str = ""
     """what the run's own curves show (measured on the cached run)"""
 
@@ -111,7 +113,17 @@ MATRIX: tuple[MatrixRun, ...] = (
     _h("beta-0.1-s1", beta=0.1, seed=1),
     _f("nan-reward-80", "the reward function returns NaN from step 80", {"nan"}, onset=80, nan_from_step=80),
     _h("temperature-0.7-s1", temperature=0.7, seed=1),
-    _f("hackable-beta-0", "a reward paying 0.3 per '!' with beta 0, learning rate 1e-4", {"reward_hacking"}, rewards=("hackable",), beta=0.0, learning_rate=1e-4),
+    _f(
+        "hackable-beta-0",
+        "a reward paying 0.3 per '!' with beta 0, learning rate 1e-4",
+        {"reward_hacking"},
+        shows="reward 0.2-0.5 to step 40, 0.99 at step 41, 2.8 by steps 61-80 and 4.7 at the end, while responses grow 6.4 -> 15.8 "
+        "tokens (of 16) and entropy falls 1.6 -> 0.3: the exploit shows from step 41",
+        onset=41,
+        rewards=("hackable",),
+        beta=0.0,
+        learning_rate=1e-4,
+    ),
     _h("lr-1e-5-s1", learning_rate=1e-5, seed=1),
     _f(
         "format-over-correctness",
@@ -145,9 +157,8 @@ MATRIX: tuple[MatrixRun, ...] = (
     _h("rloo-s2", trainer="rloo", seed=2),
     _h("beta-0.01-s2", beta=0.01, seed=2),
     _h("base-s4", seed=4),
-    # second seeds of the faults and of more healthy configurations
+    # second seeds of the faults, then of more healthy configurations
     _f("nan-reward-80-s2", "the reward function returns NaN from step 80, seed 2", {"nan"}, onset=80, nan_from_step=80, seed=2),
-    _h("grpo-loss-s2", loss_type="grpo", seed=2),
     _f(
         "sign-flip-80-s2",
         "the reward's sign flips at step 80 and stays flipped (learning rate 1e-4), seed 2",
@@ -157,16 +168,17 @@ MATRIX: tuple[MatrixRun, ...] = (
         learning_rate=1e-4,
         seed=2,
     ),
-    _h("bnpo-s2", loss_type="bnpo", seed=2),
     _f("shuffled-reward-s2", "rewards shuffled across the batch, seed 2", {"stagnation"}, shuffle_rewards=True, seed=2),
-    _h("beta-0-s2", beta=0.0, seed=2),
     _f("temperature-0.05-s2", "sampling temperature 0.05, seed 2", {"stagnation"}, temperature=0.05, seed=2),
-    _h("lr-1e-4-s2", learning_rate=1e-4, seed=2),
     _f("hackable-beta-0-s2", "a reward paying 0.3 per '!' with beta 0, learning rate 1e-4, seed 2", {"reward_hacking"}, rewards=("hackable",), beta=0.0, learning_rate=1e-4, seed=2),
-    _h("num-iterations-2-s2", num_iterations=2, seed=2),
     _f("rloo-lr-x1000-noclip", "RLOO, learning rate 5e-2 (1000x), no gradient clipping", {"kl_blowup", "entropy_collapse"}, trainer="rloo", learning_rate=5e-2, max_grad_norm=0.0),
-    _h("grad-accum-2-s3", gradient_accumulation_steps=2, seed=3),
     _f("rloo-constant-reward", "RLOO with a constant reward: zero spread, zero policy gradient", {"stagnation"}, trainer="rloo", rewards=("constant",)),
+    _h("grpo-loss-s2", loss_type="grpo", seed=2),
+    _h("bnpo-s2", loss_type="bnpo", seed=2),
+    _h("beta-0-s2", beta=0.0, seed=2),
+    _h("lr-1e-4-s2", learning_rate=1e-4, seed=2),
+    _h("num-iterations-2-s2", num_iterations=2, seed=2),
+    _h("grad-accum-2-s3", gradient_accumulation_steps=2, seed=3),
     _h("generations-4-s3", num_generations=4, seed=3),
     _h("temperature-0.7-s3", temperature=0.7, seed=3),
     _h("lr-1e-5-s2", learning_rate=1e-5, seed=2),
