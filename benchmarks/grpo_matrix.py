@@ -90,9 +90,24 @@ def _f(name: str, fault: str, symptoms: Iterable[str], shows: str = "", onset: i
 # Listed in training order: healthy and faulty interleaved, so a partial cache is still a matrix.
 MATRIX: tuple[MatrixRun, ...] = (
     _h("base-s1", seed=1),
-    _f("lr-x1000-noclip", "learning rate 5e-2 (1000x), no gradient clipping", {"kl_blowup", "entropy_collapse"}, learning_rate=5e-2, max_grad_norm=0.0),
+    _f(
+        "lr-x1000-noclip",
+        "learning rate 5e-2 (1000x), no gradient clipping",
+        {"kl_blowup", "entropy_collapse", "reward_hacking"},
+        shows="KL 7.2 nats per token over steps 1-20 and 4.9-8 to the end; the reward sits at its ceiling 1.0 with every "
+        "response at the 16-token limit (positive adjectives spammed) and every group without spread from step ~20; "
+        "entropy 1.6 -> 0.13",
+        learning_rate=5e-2,
+        max_grad_norm=0.0,
+    ),
     _h("base-s2", seed=2),
-    _f("constant-reward", "a constant reward: every group has zero spread, the policy gradient is exactly 0", {"stagnation"}, rewards=("constant",)),
+    _f(
+        "constant-reward",
+        "a constant reward: every group has zero spread, the policy gradient is exactly 0",
+        {"stagnation"},
+        shows="reward 1.0 and reward std 0 at every step, frac_reward_zero_std 1, grad norm and KL exactly 0: the run cannot learn",
+        rewards=("constant",),
+    ),
     _h("grpo-loss-s1", loss_type="grpo", seed=1),
     _f(
         "sign-flip-80",
@@ -103,15 +118,50 @@ MATRIX: tuple[MatrixRun, ...] = (
         learning_rate=1e-4,
     ),
     _h("dr-grpo-s1", loss_type="dr_grpo", seed=1),
-    _f("shuffled-reward", "rewards shuffled across the batch: no information about the text", {"stagnation"}, shuffle_rewards=True),
+    _f(
+        "shuffled-reward",
+        "rewards shuffled across the batch: no information about the text",
+        {"stagnation"},
+        shows="reward 0.05 over steps 1-20, 0.01-0.06 after, 0.08 over the last 20 (healthy seed 1 reaches about 0.3); KL <= 0.007",
+        shuffle_rewards=True,
+    ),
     _h("bnpo-s1", loss_type="bnpo", seed=1),
-    _f("temperature-0.05", "sampling temperature 0.05: near-identical completions, groups without spread", {"stagnation"}, temperature=0.05),
+    _f(
+        "temperature-0.05",
+        "sampling temperature 0.05: near-identical completions, groups without spread",
+        {"stagnation", "entropy_collapse"},
+        shows="the reward reaches 0.96 (two positive adjectives) by step ~25 and stays there with reward std below 0.02 (1e-7 "
+        "over steps 61-100): every group's 8 completions are the same, no learning signal is left for 135 steps; KL "
+        "0.45-0.8, grad norm 9 over steps 1-20 (clipped to 1), entropy 0.28",
+        temperature=0.05,
+    ),
     _h("generations-4-s1", num_generations=4, seed=1),
-    _f("lr-x100-noclip", "learning rate 5e-3 (100x), no gradient clipping", {"kl_blowup"}, learning_rate=5e-3, max_grad_norm=0.0),
+    _f(
+        "lr-x100-noclip",
+        "learning rate 5e-3 (100x), no gradient clipping",
+        {"kl_blowup", "reward_hacking"},
+        shows="KL 5.4 over steps 1-20, 3.5-5 to the end; the reward at its ceiling 1.0 from step ~20 with every response "
+        "at the 16-token limit; entropy rises 1.6 -> 2.5",
+        learning_rate=5e-3,
+        max_grad_norm=0.0,
+    ),
     _h("beta-0-s1", beta=0.0, seed=1),
-    _f("lr-1e-9", "learning rate 1e-9: the policy cannot move", {"stagnation"}, learning_rate=1e-9),
+    _f(
+        "lr-1e-9",
+        "learning rate 1e-9: the policy cannot move",
+        {"stagnation"},
+        shows="KL exactly 0 throughout; the reward is noise around 0 (-0.03 to 0.05 per 20 steps)",
+        learning_rate=1e-9,
+    ),
     _h("beta-0.1-s1", beta=0.1, seed=1),
-    _f("nan-reward-80", "the reward function returns NaN from step 80", {"nan"}, onset=80, nan_from_step=80),
+    _f(
+        "nan-reward-80",
+        "the reward function returns NaN from step 80",
+        {"nan"},
+        shows="reward 0.16 over steps 61-79, then logged as null to the end; the grad norm falls 0.73 -> 0.02 (the KL term alone)",
+        onset=80,
+        nan_from_step=80,
+    ),
     _h("temperature-0.7-s1", temperature=0.7, seed=1),
     _f(
         "hackable-beta-0",
@@ -124,11 +174,13 @@ MATRIX: tuple[MatrixRun, ...] = (
         beta=0.0,
         learning_rate=1e-4,
     ),
-    _h("lr-1e-5-s1", learning_rate=1e-5, seed=1),
+    _h("lr-2e-5-s1", learning_rate=2e-5, seed=1),
     _f(
         "format-over-correctness",
         "an easy format reward weighted 1 over a hard correctness reward weighted 0.2 (they conflict)",
         {"reward_hacking"},
+        shows="the total reward rises 0.38 -> 0.97 because the format component saturates (0.36 -> 0.96) while correctness "
+        "falls 0.13 -> 0.005; responses shrink 5.8 -> 3.5 words",
         rewards=("format", "correct"),
         reward_weights=(1.0, 0.2),
     ),
@@ -181,7 +233,7 @@ MATRIX: tuple[MatrixRun, ...] = (
     _h("grad-accum-2-s3", gradient_accumulation_steps=2, seed=3),
     _h("generations-4-s3", num_generations=4, seed=3),
     _h("temperature-0.7-s3", temperature=0.7, seed=3),
-    _h("lr-1e-5-s2", learning_rate=1e-5, seed=2),
+    _h("lr-2e-5-s2", learning_rate=2e-5, seed=2),
     _h("base-s5", seed=5),
 )
 BY_NAME = {m.name: m for m in MATRIX}
@@ -423,7 +475,9 @@ def render(rows: Sequence[Row], cache: Path) -> str:
         f" `python -m benchmarks.grpo_matrix evaluate --cache {cache}` (seconds, after every rule change).",
         "",
     ]
-    return "\n".join(head + table(rows) + [""] + summary(rows))
+    shows = [f"- {r.name}: {BY_NAME[r.name].shows}" for r in rows if BY_NAME[r.name].shows]
+    curves = ["", "What the faulty runs' own curves show (the ground truth of their labels):", "", *shows] if shows else []
+    return "\n".join(head + table(rows) + [""] + summary(rows) + curves)
 
 
 INTRO = """\
