@@ -188,7 +188,10 @@ MATRIX: tuple[MatrixRun, ...] = (
     _f(
         "clip-higher-high-lr",
         "clip-higher epsilon_high 5 with learning rate 5e-4, beta 0, two updates per batch",
-        {"entropy_rise"},
+        {"reward_hacking"},
+        shows="entropy rises 1.45 -> 2.3 from step ~40 while responses fill the 16-token limit (6.6 -> 16 tokens) and the "
+        "reward sits at its ceiling 1.0 from step ~50 (positive adjectives spammed in any order), with 60-75 % of the groups "
+        "without spread; the reward is gamed, not stalled, so this is not issue 38's 'entropy rises while the reward stalls'",
         epsilon_high=5.0,
         learning_rate=5e-4,
         beta=0.0,
