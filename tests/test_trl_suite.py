@@ -29,7 +29,7 @@ from ppo_doctor import load_runs  # noqa: E402
 from ppo_doctor.results import SYMPTOMS  # noqa: E402
 from ppo_doctor.diagnose.catalog import CAUSE_IDS  # noqa: E402
 from ppo_doctor.reference.trl_scenarios import TRL_SCENARIOS  # noqa: E402
-from ppo_doctor.reference.trl_suite import GrpoArgs, run  # noqa: E402
+from ppo_doctor.reference.trl_suite import GrpoArgs, Reward, run, trainer_config  # noqa: E402
 
 # The run's totals (HF Trainer's last log row), not series.
 TOTALS = {"train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss", "total_flos"}
@@ -117,6 +117,62 @@ def test_a_nan_reward_is_null_in_trainer_state_and_absent_from_tensorboard(tmp_p
     acc.Reload()
     assert [e.step for e in acc.Scalars("train/reward")] == [1]
     assert [e.step for e in acc.Scalars("train/grad_norm")] == [1, 2, 3]
+
+
+class _State:
+    """What a reward function reads of TRL's trainer state: the optimizer steps done."""
+
+    def __init__(self, global_step: int):
+        self.global_step = global_step
+
+
+def test_a_constant_reward_gives_every_group_zero_spread():
+    reward = Reward("constant", GrpoArgs(rewards=("constant",), constant_value=1.0))
+    assert reward(["good .", "bad bad !", ""], trainer_state=_State(0)) == [1.0, 1.0, 1.0]
+
+
+def test_the_sign_flip_negates_every_reward_from_its_step_on():
+    reward = Reward("sentiment", GrpoArgs(sign_flip_from_step=3))
+    texts = ["good .", "bad ."]
+    assert reward(texts, trainer_state=_State(1)) == [math.tanh(1), math.tanh(-1)]  # step 2
+    assert reward(texts, trainer_state=_State(2)) == [-math.tanh(1), -math.tanh(-1)]  # step 3
+    assert reward(texts, trainer_state=_State(50)) == [-math.tanh(1), -math.tanh(-1)]
+
+
+def test_shuffled_rewards_are_a_seeded_permutation_of_the_scores():
+    texts = ["good .", "bad .", "good and great .", "dull .", "long .", "fun !"] * 4
+    plain = Reward("sentiment", GrpoArgs())(texts, trainer_state=_State(4))
+    shuffled = Reward("sentiment", GrpoArgs(shuffle_rewards=True))(texts, trainer_state=_State(4))
+    assert sorted(shuffled) == sorted(plain) and shuffled != plain
+    # deterministic, and one permutation per step for every reward function
+    again = Reward("sentiment", GrpoArgs(shuffle_rewards=True))(texts, trainer_state=_State(4))
+    assert again == shuffled
+    assert Reward("sentiment", GrpoArgs(shuffle_rewards=True))(texts, trainer_state=_State(5)) != shuffled
+
+
+def test_format_and_correctness_conflict():
+    args = GrpoArgs(rewards=("format", "correct"), reward_weights=(1.0, 0.2))
+    fmt, correct = Reward("format", args), Reward("correct", args)
+    texts = ["very good .", "good and great .", "good and great", "good !", "really good , the cast was great ."]
+    assert fmt(texts, trainer_state=_State(0)) == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert correct(texts, trainer_state=_State(0)) == [0.0, 1.0, 1.0, 0.0, 1.0]
+    with pytest.raises(ValueError, match="one weight per reward"):
+        GrpoArgs(rewards=("format", "correct"), reward_weights=(1.0,))
+
+
+def test_the_new_knobs_reach_grpo_config(tmp_path):
+    args = GrpoArgs(
+        steps=100, lr_scheduler_type="cosine", warmup_steps=0.1, gradient_accumulation_steps=4,
+        epsilon_high=0.28, rewards=("format", "correct"), reward_weights=(1.0, 0.2), max_grad_norm=0.0,
+    )
+    config = trainer_config(args, tmp_path)
+    assert config.lr_scheduler_type == "cosine" and config.get_warmup_steps(100) == 10
+    # one generation batch of prompts_per_step x num_generations per optimizer step, in 4 micro-batches
+    assert config.per_device_train_batch_size * config.gradient_accumulation_steps == args.prompts_per_step * args.num_generations
+    assert config.generation_batch_size == args.prompts_per_step * args.num_generations
+    assert config.epsilon_high == 0.28 and config.reward_weights == [1.0, 0.2] and config.max_grad_norm == 0.0
+    with pytest.raises(ValueError, match="gradient_accumulation_steps"):
+        GrpoArgs(gradient_accumulation_steps=3)
 
 
 def test_scenarios_are_valid_and_labelled():
