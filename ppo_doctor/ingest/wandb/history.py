@@ -374,6 +374,12 @@ def decode_rows(lg: Log, pending: Pending) -> Rows:
     )
 
 
+def _word_view(buf: np.ndarray) -> np.ndarray:
+    """A view of ``buf`` as little-endian uint64 starting at every byte (unaligned reads): a key's
+    bytes eight at a time, for hashing and comparing them without a Python object per key."""
+    return np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, offset=0, strides=(1,))
+
+
 def _key_ids(
     lg: Log, blob: bytes, buf: np.ndarray, n_items: int, at: np.ndarray, start: np.ndarray, stop: np.ndarray, odd: dict[int, Any]
 ) -> np.ndarray:
@@ -385,7 +391,7 @@ def _key_ids(
     get ids in order of first appearance, so series come out in file order.
     """
     length = stop - start
-    words = numparse.word_view(buf)
+    words = _word_view(buf)
     parts = []
     h = length.astype(np.uint64)
     for w in range((int(length.max(initial=0)) + 7) // 8):
