@@ -7,7 +7,7 @@ import numpy as np
 from ..detect import mask_to_spans, median, sustained_mask
 
 from ..view import RunView
-from .base import Example, Rule
+from .base import Example, Rule, RuleContext
 from .clipping import EXPLODE_FACTOR, clipping_off
 from .examples import flat, with_points
 from .inputs import Input
@@ -29,7 +29,7 @@ def clipping_evidence(view: RunView) -> tuple[list[str], float]:
     return [f"config: max_grad_norm={mgn:g} (the logged norm is measured before clipping)"], 0.1
 
 
-def _some_group_learned(ctx, steps: np.ndarray) -> np.ndarray:
+def _some_group_learned(ctx: RuleContext, steps: np.ndarray) -> np.ndarray:
     """Per step, whether at least one prompt group had a reward spread (GRPO's
     ``reward/zero_std_frac`` below 1; True where it is not logged).  A step whose groups all
     agreed has no advantage: its gradient is the KL term's alone, orders of magnitude below a

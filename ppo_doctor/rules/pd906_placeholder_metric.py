@@ -37,8 +37,8 @@ class PlaceholderMetric(Rule):
     severity = "info"
     basis = "log"
     requires = ()
-    params: dict = {}
-    causes: dict = {}
+    params = {}
+    causes = {}
     message = "{names} hold one exact value on every point while the reward moves: not measured, not read as evidence"
 
     def evaluate(self, ctx):
