@@ -6,7 +6,8 @@ import numpy as np
 
 from ..detect import early_late, held_at_max, mask_to_spans, median, percentile, summarize
 from ..canonical.hparams import temperature_regime
-from .base import Example, Rule
+from ..standing import FAIR_SHARE
+from .base import Example, Rule, watched
 from .examples import decay, flat, ramp, saturating
 from .incidents import incident
 from .messages import fmt_num
@@ -57,7 +58,11 @@ class RewardStdCollapse(Rule):
     **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
     stopped early) the finding is an info note saying what is watched, until ``fair_share``
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
-    known plan is judged when it ends (:mod:`ppo_doctor.standing`).
+    known plan is judged when it ends (:mod:`ppo_doctor.standing`).  One case is an event, judged
+    where the run stands: sampling near-greedy by config (temperature at most 0.3) with the spread
+    down to ``no_signal`` of its early level, an error resting on its outcome: every group's
+    completions are the same text, no advantage is left, and the steps left in the plan cannot
+    change that (issue 41).
 
     **Source.** PTT reward_std rules, rlwatch reward-variance detector; huggingface/trl#204; TRL
     GRPO ``frac_reward_zero_std`` (docs/sources.md#reward-std, docs/sources.md#trl-grpo-metrics).
@@ -69,9 +74,9 @@ class RewardStdCollapse(Rule):
     severity = "warning"
     basis = "sign"
     watch = "the reward and the samples: a reward spread that vanishes matters if the reward stalls"
-    evidence = "trend"
+    evidence = "event"  # no learning signal left under near-greedy sampling; the rest is a trend (evaluate)
     requires = ("reward/std",)
-    params = {"drop": 0.1, "min_change": 3.0, "min_points": 20}
+    params = {"drop": 0.1, "min_change": 3.0, "no_signal": 1e-3, "fair_share": FAIR_SHARE, "min_points": 20}
     causes = {"reward-model-flawed": 0.6, "kl-coef-too-low": 0.5, "weak-learning-signal": 0.3}
     message = "reward std across the batch fell from {first:num} to {late:num} ({pct}): {meaning}"
 
@@ -98,7 +103,11 @@ class RewardStdCollapse(Rule):
                 # to measure): the spread vanished because every sample scores the top
                 trend = 1
         temperature = ctx.view.cfg_float("temperature")
+        no_signal = False
         if trend > 0 and temperature is not None and temperature_regime(temperature) == "greedy":
+            # the config says why every group agrees: the sampler, not a solved task; with the
+            # spread all but gone the run has no gradient left, which the plan cannot change
+            no_signal = late <= p["no_signal"] * first
             symptom = "stagnation"
             meaning = (
                 f"sampling at temperature {fmt_num(temperature)} is near-greedy, so a group's completions are the "
@@ -125,7 +134,7 @@ class RewardStdCollapse(Rule):
             # a fall inside the first window leaves its median near the collapsed level: the
             # message says the level the spread fell from, the points before the stretch
             first = max(first, float(median(v[: span.start_idx])))
-        yield incident(
+        finding = incident(
             self,
             ctx,
             metric=x.metric,
@@ -138,7 +147,11 @@ class RewardStdCollapse(Rule):
             symptom=symptom,
             causes=causes,
             fmt={"pct": f"-{1 - late / first:.0%}", "meaning": meaning},
+            **({"severity": "error", "basis": "outcome"} if no_signal else {}),
         )
+        standing = ctx.run.standing
+        share = float(p["fair_share"])
+        yield finding if no_signal or standing.fair(share) else watched(finding, standing, share)
 
     @classmethod
     def bad_example(cls):

@@ -12,7 +12,8 @@ from ..canonical.hparams import lookup, parse_scalar, scalar_float
 from ..detect import TrendSummary, percentile, summarize, sustained_spans
 from ..results import Finding
 from ..run import Run
-from .base import Example, Rule, RuleContext
+from ..standing import FAIR_SHARE
+from .base import Example, Rule, RuleContext, watched
 from .examples import flat, ramp, saturating
 from .incidents import incident, sustain_window
 from .messages import fmt_num
@@ -96,8 +97,10 @@ class RewardComponentGaming(Rule):
     components when a log lists the functions in another order than ``reward_funcs`` (set
     ``task``).
 
-    **Evidence.** A trend: judged on the whole run.  On a run short of its plan the finding is
-    an info note until ``fair_share`` of the plan is behind it (:mod:`ppo_doctor.standing`).
+    **Evidence.** A task component that fell decisively (``decisive`` noise standard errors of a
+    window median) while another saturated is an event, judged when it holds: the task already got
+    worse (issue 41).  Any other finding is a trend: on a run short of its plan an info note until
+    ``fair_share`` of the plan is behind it (:mod:`ppo_doctor.standing`).
 
     **Source.** huggingface/open-r1#255; TRL ``GRPOTrainer`` per-function ``rewards/<name>/mean``
     (grpo_trainer.py) and ``GRPOConfig.reward_weights`` (grpo_config.py); rlprobe's
@@ -110,8 +113,8 @@ class RewardComponentGaming(Rule):
     severity = "warning"
     # the task component stalling or falling while another saturates is the outcome itself
     basis = "outcome"
-    evidence = "trend"
-    params = {"task": "", "min_points": 20}
+    evidence = "event"  # a decisive fall of the task; the rest is a trend, watched in evaluate
+    params = {"task": "", "decisive": 10.0, "fair_share": FAIR_SHARE, "min_points": 20}
     causes = {"reward-weights-unbalanced": 1.0, "reward-model-flawed": 0.5, "reward-hacking-length": 0.3}
     message = "reward component {easy} saturated ({easy_first:num} -> {easy_late:num}) {since} {task_part}"
 
@@ -126,7 +129,7 @@ class RewardComponentGaming(Rule):
             return
         pick = _pick(configured, list(comps), _weights(ctx, list(comps)))
         if pick is None:
-            yield from self._unjudged(ctx, comps)
+            yield from self._unjudged(ctx, comps)  # info notes only
             return
         s, v = trend_arrays(ctx, comps[pick.name])
         if len(v) < ctx.params["min_points"]:
@@ -141,7 +144,11 @@ class RewardComponentGaming(Rule):
             f"task component: {pick.name} ({pick.why})"
         )
         tops = [t for t in (_reached_top(ctx, name, metric) for name, metric in comps.items() if name != pick.name) if t is not None]
-        yield from self._saturated(ctx, comps, tops, task_part, "error" if verb == "fell" else "warning")
+        decisive = verb == "fell" and task.change_in_noise >= ctx.params["decisive"]
+        standing = ctx.run.standing
+        for finding in self._saturated(ctx, comps, tops, task_part, "error" if verb == "fell" else "warning"):
+            share = float(ctx.params["fair_share"])
+            yield finding if decisive or standing.fair(share) else watched(finding, standing, share)
 
     def _unjudged(self, ctx: RuleContext, comps: dict[str, str]) -> Iterator[Finding]:
         """No task component: an info note when a component saturated while another did not rise,
