@@ -71,9 +71,12 @@ def _fell_after(ctx: RuleContext, metric: str, step: int) -> str | None:
     t = summarize(s[after], v[after])
     tail = v[after]
     w = max(1, t.window)
-    windows = [float(median(tail[i : i + w])) for i in range(0, len(tail) - 2 * w + 1)] or [t.first]
+    # window medians half a window apart (a window is 10 % of the points: about 20 of them,
+    # whatever the run's length)
+    starts = range(0, len(tail) - 2 * w + 1, max(1, w // 2))
+    windows = [float(median(tail[i : i + w])) for i in starts] or [t.first]
     best = max(windows)
-    at = int(s[after][int(np.argmax(windows))])
+    at = int(s[after][list(starts)[int(np.argmax(windows))]]) if len(starts) else int(s[after][0])
     se = t.noise * math.sqrt(2.0 / w)
     spread = float(percentile(v, 95) - percentile(v, 5))
     drop = best - t.last
