@@ -92,6 +92,7 @@ def test_the_algorithm_is_the_run_config_and_total_timesteps_the_plan() -> None:
     assert run.frame.has("reward/score")
 
 
+@pytest.mark.slow
 def test_pendulum_learning_rate_1_is_stopped_by_its_oversized_updates() -> None:
     """lr 1.0: the clip fraction and the old-vs-new KL of every update are far past any healthy
     PPO's.  Outcome before sign (issue 37): a sign stops a run once it is a runaway (still
