@@ -73,6 +73,8 @@ def fresh_plugins(monkeypatch: pytest.MonkeyPatch):
 
 
 EVIL_RULES = '''
+import time
+
 from ppo_doctor.results import Finding
 from ppo_doctor.rules import Rule
 
@@ -110,8 +112,10 @@ class Forever(Rule):
     requires = ("reward/score",)
 
     def evaluate(self, ctx):
+        # sleeps rather than spins: in the worker-thread test the abandoned thread lives on with the
+        # test process, and a spinning one would hold the GIL against every later test
         while True:
-            pass
+            time.sleep(0.01)
         yield
 
 
