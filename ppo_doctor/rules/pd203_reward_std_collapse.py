@@ -147,7 +147,8 @@ class RewardStdCollapse(Rule):
             symptom=symptom,
             causes=causes,
             fmt={"pct": f"-{1 - late / first:.0%}", "meaning": meaning},
-            **({"severity": "error", "basis": "outcome"} if no_signal else {}),
+            severity="error" if no_signal else self.severity,
+            basis="outcome" if no_signal else self.basis,
         )
         standing = ctx.run.standing
         share = float(p["fair_share"])
