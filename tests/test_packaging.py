@@ -103,6 +103,7 @@ def test_wheel_ships_its_package_data_without_deprecation_warnings(tmp_path):
         metadata = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
         packaged_schema = json.loads(zf.read("ppo_doctor/report/report.schema.json"))
     assert "ppo_doctor/py.typed" in names
+    assert "ppo_doctor/rules/population.json" in names  # the population limits the rules default to
     # every module ships, those of the subpackages (ingest/readers/, ingest/tensorboard/ ...) too
     sources = {p.relative_to(ROOT).as_posix() for p in (ROOT / "ppo_doctor").rglob("*.py") if "__pycache__" not in p.parts}
     assert sources <= set(names), sorted(sources - set(names))
