@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Iterator
 
 import numpy as np
@@ -63,7 +64,9 @@ class DegenerateGroups(SustainedRule[Input]):
     every batch teaches nothing and the run is not learning.  That is a trend, judged once the
     run has had a fair chance (``fair_share`` of its plan), except when (nearly) every group
     agrees (the median share at least ``nearly_all``) anywhere but at the reward's top, for at
-    least ``event_points`` logged points, with the reward not rising (or a reward that holds one
+    least ``event_points`` logged points when every group agrees (exactly no gradient) and for at
+    least ``event_share`` (10 %) of the plan's points as well when only nearly every group does (a
+    weak signal remains, and a sparse reward's first successes can still come), with the reward not rising (or a reward that holds one
     value on every step, wherever it sits): then the run gets (nearly) no gradient at all, the
     steps left in its plan cannot help it, and it is judged where it stands: an error, its budget
     wasted (an event: a live run is stopped there, issue 41).  An info note otherwise: at the
@@ -99,7 +102,7 @@ class DegenerateGroups(SustainedRule[Input]):
     basis = "outcome"
     evidence = "event"  # an event when nearly all groups agree; a trend otherwise (report)
     requires = ("reward/zero_std_frac",)
-    params = {"most": 0.5, "nearly_all": 0.9, "event_points": 10, "fair_share": FAIR_SHARE, "min_points": 10}
+    params = {"most": 0.5, "nearly_all": 0.9, "event_points": 10, "event_share": 0.1, "fair_share": FAIR_SHARE, "min_points": 10}
     causes = {"prompts-too-hard": 0.9, "weak-learning-signal": 0.6}
     message = (
         "{median:.0%} of each batch's prompt groups (median) had identical rewards, zero advantage, {since} "
@@ -147,7 +150,12 @@ class DegenerateGroups(SustainedRule[Input]):
         covered = sum(sp.end_idx - sp.start_idx + 1 for sp in st.spans) / len(st.points.values)
         evidence.insert(0, f"above {p['most']:g} for {covered:.0%} of the logged points")
         nearly_all = sum(sp.end_idx - sp.start_idx + 1 for sp in st.spans if float(median(st.points.values[sp.start_idx : sp.end_idx + 1])) >= p["nearly_all"])
-        no_gradient = share >= p["nearly_all"] and nearly_all >= p["event_points"] and (side != "top" or constant) and not rising
+        # every group agreeing (or a reward that never varied) is exactly no gradient: provable after
+        # event_points; nearly every group leaves a weak signal, so that waits for event_share of the
+        # plan too (a sparse reward's first successes can still come)
+        provable = constant or float(np.min(st.covered)) >= 1.0 - 1e-9
+        needed = p["event_points"] if provable else max(p["event_points"], math.ceil(p["event_share"] * ctx.planned_points(len(st.points.values))))
+        no_gradient = share >= p["nearly_all"] and nearly_all >= needed and (side != "top" or constant) and not rising
         if no_gradient:
             evidence.append(
                 f"{nearly_all} logged points with at least {p['nearly_all']:.0%} of the groups in agreement: (nearly) no gradient,"
