@@ -252,6 +252,14 @@ class Rule:
         yield from findings
 
 
+def as_trend(ctx: RuleContext, finding: Finding) -> Finding:
+    """``finding`` judged as a trend by an event rule (PD203, PD204, PD207, PD306 judge their
+    decisive findings at once and the rest as trends): :func:`watched` until the run has had the
+    rule's ``fair_share`` of its plan, as it is after."""
+    standing, share = ctx.run.standing, float(ctx.params["fair_share"])
+    return finding if standing.fair(share) else watched(finding, standing, share)
+
+
 def watched(finding: Finding, standing: Standing, share: float) -> Finding:
     """A trend rule's finding on a run that has not had a fair chance yet: an info note that says
     so and when the rule will judge (a warning or an error is a claim about the whole run)."""

@@ -7,7 +7,7 @@ import numpy as np
 from ..detect import early_late, held_at_max, mask_to_spans, median, percentile, summarize
 from ..canonical.hparams import temperature_regime
 from ..standing import FAIR_SHARE
-from .base import Example, Rule, watched
+from .base import Example, Rule, as_trend
 from .examples import decay, flat, ramp, saturating
 from .incidents import incident
 from .messages import fmt_num
@@ -150,9 +150,7 @@ class RewardStdCollapse(Rule):
             severity="error" if no_signal else self.severity,
             basis="outcome" if no_signal else self.basis,
         )
-        standing = ctx.run.standing
-        share = float(p["fair_share"])
-        yield finding if no_signal or standing.fair(share) else watched(finding, standing, share)
+        yield finding if no_signal else as_trend(ctx, finding)
 
     @classmethod
     def bad_example(cls):

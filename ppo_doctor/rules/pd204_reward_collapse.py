@@ -8,7 +8,7 @@ import numpy as np
 
 from ..results import Finding
 from ..standing import FAIR_SHARE
-from .base import Example, Rule, RuleContext, watched
+from .base import Example, Rule, RuleContext, as_trend
 from .examples import flat, saturating
 from .messages import fmt_num
 from .reward_progress import COLLAPSE_DEFAULTS, collapsed, phase_starts
@@ -115,10 +115,7 @@ class RewardCollapse(Rule):
         far = not rose or pd.lost_share >= p["error_drop"]
         held = pd.fall_idx is not None and pd.fall_idx < len(s) - pd.window
         decisive = far and held and pd.fall >= p["decisive"] * max(pd.noise_se, 1e-12)
-        standing = ctx.run.standing
-        if not decisive and not standing.fair(float(p["fair_share"])):
-            finding = watched(finding, standing, float(p["fair_share"]))
-        yield finding
+        yield finding if decisive else as_trend(ctx, finding)
 
     @classmethod
     def bad_example(cls) -> Example:

@@ -13,7 +13,7 @@ from ..detect import TrendSummary, percentile, summarize, sustained_spans
 from ..results import Finding
 from ..run import Run
 from ..standing import FAIR_SHARE
-from .base import Example, Rule, RuleContext, watched
+from .base import Example, Rule, RuleContext, as_trend
 from .examples import flat, ramp, saturating
 from .incidents import incident, sustain_window
 from .messages import fmt_num
@@ -145,10 +145,8 @@ class RewardComponentGaming(Rule):
         )
         tops = [t for t in (_reached_top(ctx, name, metric) for name, metric in comps.items() if name != pick.name) if t is not None]
         decisive = verb == "fell" and task.change_in_noise >= ctx.params["decisive"]
-        standing = ctx.run.standing
         for finding in self._saturated(ctx, comps, tops, task_part, "error" if verb == "fell" else "warning"):
-            share = float(ctx.params["fair_share"])
-            yield finding if decisive or standing.fair(share) else watched(finding, standing, share)
+            yield finding if decisive else as_trend(ctx, finding)
 
     def _unjudged(self, ctx: RuleContext, comps: dict[str, str]) -> Iterator[Finding]:
         """No task component: an info note when a component saturated while another did not rise,

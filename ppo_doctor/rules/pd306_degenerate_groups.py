@@ -10,7 +10,7 @@ import numpy as np
 from ..detect import finite_xy, median, summarize
 from ..results import Finding
 from ..standing import FAIR_SHARE
-from .base import Example, RuleContext, watched
+from .base import Example, RuleContext, as_trend
 from .examples import flat, saturating
 from .inputs import Input
 from .messages import fmt_num
@@ -173,10 +173,7 @@ class DegenerateGroups(SustainedRule[Input]):
             fmt={"where": where},
         )
         # short of nearly all, an absence of progress is a trend: judged on a fair share of the plan
-        standing = ctx.run.standing
-        if not no_gradient and not standing.fair(float(p["fair_share"])):
-            finding = watched(finding, standing, float(p["fair_share"]))
-        yield finding
+        yield finding if no_gradient else as_trend(ctx, finding)
 
     @classmethod
     def bad_example(cls) -> Example:
