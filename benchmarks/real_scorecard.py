@@ -160,6 +160,13 @@ class Card:
         return [o for o in self.outcomes if not o.right]
 
     @property
+    def judged(self) -> list[Outcome]:
+        """The runs with a ground truth: a label "unknown" says the labeller could not judge the
+        curves, so no verdict of the tool is right or wrong there (they count in :attr:`right` /
+        :attr:`total` only as runs the tool must call UNKNOWN, the regression floor's measure)."""
+        return [o for o in self.outcomes if o.label.verdict != "unknown"]
+
+    @property
     def healthy(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.label.verdict == "healthy"]
 
@@ -347,6 +354,9 @@ def render(card: Card) -> str:
         "",
         f"- right: **{card.right}/{card.total}** ({_pct(card.right, card.total)}): verdict equal to the label,"
         " every required symptom present, no forbidden one (symptoms from severity warning up)",
+        f"- right on the runs with a ground truth (labelled healthy or unhealthy): **{sum(o.right for o in card.judged)}/{len(card.judged)}**"
+        f" ({_pct(sum(o.right for o in card.judged), len(card.judged))}); calling every run healthy scores"
+        f" {sum(o.label.verdict == 'healthy' and not o.label.must for o in card.judged)}/{len(card.judged)}",
         f"- false alarms on healthy-labelled runs: {len(card.false_alarm_runs)}/{len(card.healthy)} runs"
         f" ({sum(len(o.false_alarms) for o in card.false_alarm_runs)} training symptoms; log-quality warnings,"
         f" which never decide a verdict, on {sum(o.log_warnings for o in card.healthy)} more)",

@@ -616,6 +616,17 @@ def _columns_to_run(
     (int32), or None when it is not known."""
     src = str(path)
     step_col = _step_column(numeric)
+    per_call = _per_call_counter(numeric, step_col)
+    if per_call is not None:
+        issues.append(
+            ReadIssue(
+                src,
+                f"'{step_col}' goes back {per_call[1]} times (a counter each training call restarts, SB3's"
+                f" learn() called again with reset_num_timesteps=True): steps read from '{per_call[0]}', which keeps counting",
+                level="warning",
+            )
+        )
+        step_col = per_call[0]
     if step_col is None:
         steps = np.arange(n, dtype=np.int64)
         have = np.ones(n, dtype=bool)
@@ -668,6 +679,41 @@ def _step_column(numeric: dict[str, tuple[np.ndarray, np.ndarray]]) -> str | Non
         if usable_steps(np.where(logged, v, np.nan)) is not None:
             return name
     return None
+
+
+# A step column that goes back this many times is a per-call counter, not a resumed run's (a
+# resume from a checkpoint goes back once or twice): SB3's ``time/total_timesteps`` restarts at
+# every ``learn()`` call made with ``reset_num_timesteps=True`` (its default), while
+# ``train/n_updates`` (``model._n_updates``) keeps counting across calls; a classroom run of the
+# real-run set calls ``learn(1000)`` 2,000 times, and read along the timesteps its 4,000 rows fall
+# on two steps.
+PER_CALL_RESTARTS = 3
+
+
+def _per_call_counter(numeric: dict[str, tuple[np.ndarray, np.ndarray]], step_col: str | None) -> tuple[str, int] | None:
+    """``(column, restarts)`` when ``step_col`` goes back at least :data:`PER_CALL_RESTARTS`
+    times and a later step-like column (STEP_COLUMNS order) logged on every row it is never goes
+    back: that column is the run's axis.  None otherwise (the restarts are then the run's own)."""
+    if step_col is None:
+        return None
+    restarts = _backs(*numeric[step_col])
+    if restarts < PER_CALL_RESTARTS:
+        return None
+    lower = {n.lower(): n for n in numeric}
+    for cand in STEP_COLUMNS[STEP_COLUMNS.index(step_col.lower()) + 1 :]:
+        name = lower.get(cand)
+        if name is None:
+            continue
+        v, logged = numeric[name]
+        if np.array_equal(logged, logged | numeric[step_col][1]) and usable_steps(np.where(logged, v, np.nan)) is not None and _backs(v, logged) == 0:
+            return name, restarts
+    return None
+
+
+def _backs(values: np.ndarray, logged: np.ndarray) -> int:
+    """How many times the logged values go back."""
+    v = values[logged & np.isfinite(values)]
+    return int(np.count_nonzero(v[1:] < v[:-1]))
 
 
 def _wall(numeric: dict[str, tuple[np.ndarray, np.ndarray]], text_cols: dict[str, pd.Series]) -> np.ndarray | None:
