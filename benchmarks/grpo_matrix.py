@@ -548,6 +548,48 @@ def _miss(r: Row) -> str:
     return f"stopped at step {r.stop_step} for {r.stop_symptom}, {r.stop_step - r.onset} steps after its onset at step {r.onset}: too late"
 
 
+def reward_moved_by_a_quarter(folder: Path) -> float | None:
+    """How far the mean reward moved by the time a quarter of the plan is spent: the mean over the
+    tenth of the plan before that point minus the mean over the first tenth, in standard errors of
+    that difference (None without both windows).  What a rule judging an absence of progress at a
+    quarter of the plan would have to go on."""
+    meta = json.loads((folder / META).read_text(encoding="utf-8"))
+    planned = int(meta["steps"])
+    history = json.loads((folder / RUN_DIR / "trainer_state.json").read_text(encoding="utf-8"))["log_history"]
+    points = [(int(r["step"]), float(r["reward"])) for r in history if "step" in r and isinstance(r.get("reward"), (int, float))]
+    tenth, quarter = max(1, planned // 10), planned // 4
+    first = [v for s, v in points if s <= tenth]
+    late = [v for s, v in points if quarter - tenth < s <= quarter]
+    if len(first) < 2 or len(late) < 2:
+        return None
+    se = (statistics.variance(first) / len(first) + statistics.variance(late) / len(late)) ** 0.5
+    return (statistics.mean(late) - statistics.mean(first)) / se if se > 0 else None
+
+
+def early_evidence(rows: Sequence[Row], cache: Path) -> list[str]:
+    """The measured case for judging an absence of progress only on the whole plan: at a quarter
+    of the plan the reward of the healthy runs has moved no further than that of the runs whose
+    reward carries no information about the text."""
+    moved = {r.name: reward_moved_by_a_quarter(cache / r.name) for r in rows}
+    healthy = sorted(v for r in rows if r.healthy and (v := moved[r.name]) is not None)
+    blind = {r.name: moved[r.name] for r in rows if "stagnation" in r.own_symptoms and not r.stopped and moved[r.name] is not None}
+    if not healthy or not blind:
+        return []
+    top = max(blind.values())
+    below = sum(v <= top for v in healthy)
+    return [
+        "",
+        "Why a reward with no information about the text is not stopped early (measured by"
+        " `reward_moved_by_a_quarter`): at a quarter of the plan the mean reward of the healthy runs had moved"
+        f" {healthy[0]:+.1f} to {healthy[-1]:+.1f} standard errors from its first tenth (median"
+        f" {statistics.median(healthy):+.1f}), that of "
+        + ", ".join(f"{name} {v:+.1f}" for name, v in blind.items())
+        + f". {below} of the {len(healthy)} healthy runs had moved no further than the most that any of those did:"
+        " a stop on an absence of progress there would stop them too. Their curves part only later, so the"
+        " finding comes with the plan's end.",
+    ]
+
+
 def render(rows: Sequence[Row], cache: Path) -> str:
     timed = [r.train_seconds for r in rows if r.train_seconds]
     head = [
@@ -559,7 +601,7 @@ def render(rows: Sequence[Row], cache: Path) -> str:
     ]
     shows = [f"- {r.name}: {BY_NAME[r.name].shows}" for r in rows if BY_NAME[r.name].shows]
     curves = ["", "What the faulty runs' own curves show (the ground truth of their labels):", "", *shows] if shows else []
-    return "\n".join(head + table(rows) + [""] + summary(rows) + curves)
+    return "\n".join(head + table(rows) + [""] + summary(rows) + early_evidence(rows, cache) + curves)
 
 
 INTRO = """\

@@ -105,16 +105,18 @@ def test_pendulum_learning_rate_1_is_stopped_by_its_oversized_updates() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    reason="issue 41's 'what cannot go on is an event' (rules, another branch): on seeds 1 and 2 (n_steps 256) lr 1.0 collapses "
-    "CartPole's policy in its first update (approx KL ~200, clip fraction ~0.99), after which entropy, KL and clip fraction are "
-    "exactly 0 and the reward sits at its floor (~9.3): the large update is one point, and the reward's stall is judged "
-    "(PD301, error) only at the plan's end. Seed 0 keeps updating too far and is stopped by PD803 at timestep 1,536",
-    strict=False,
-)
-def test_cartpole_learning_rate_1_that_collapses_at_once_is_stopped_early() -> None:
+def test_cartpole_learning_rate_1_that_collapses_at_once_is_judged_at_the_plan_end() -> None:
+    """On seed 1 (n_steps 256) lr 1.0 collapses CartPole's policy in its first update (approx KL
+    ~200, clip fraction ~0.99); after it the reward sits at its floor (~9.3) with an entropy near 0.
+    That is not stopped as an event: a near-deterministic policy at the reward floor is not proof
+    that the run cannot learn (an SB3 A2C CartPole run of the real-run set, pool/
+    sb3-a2c-insper-catapimbas, held an entropy of 1e-6 down to 6e-15 at a return of ~9.3 for
+    about 300 logged updates, then recovered to 500), and one large update is a single point.
+    The stall is said, as an error, when the run reaches its plan (docs/live.md, the SB3 table)."""
     model, doctor = _learn("CartPole-v1", 8192, n_steps=256, learning_rate=1.0, seed=1)
-    assert doctor.stopped_by is not None and model.num_timesteps <= 8192 // 4
+    assert doctor.stopped_by is None and model.num_timesteps >= 8192
+    final = [f for step, f in doctor.alerts if step >= 8192 and f.severity == "error"]
+    assert any(f.symptom == "stagnation" for f in final), doctor.alerts
 
 
 @pytest.mark.slow
