@@ -66,7 +66,7 @@ class NonFiniteValues(Rule):
     requires = ()
     params = {"isolated_share": 0.01, "min_prefix": 10}
     causes = NAN_CAUSES
-    message = "{metric} has {count} non-finite value(s) ({kinds}) from step {first_step}{recovered}"
+    message = "{metric} has {count} non-finite value(s) ({kinds}) from step {first_step}{growing}{recovered}"
 
     @staticmethod
     def _severity(metric: str, nf: NonFinite, n: int, isolated_share: float) -> str:
@@ -122,14 +122,22 @@ class NonFiniteValues(Rule):
             ctx,
             metric=metric,
             observed={"count": nf.count, **{k: float(c) for k, c in counts.items()}},
-            start_step=int(start),
+            # the headline step is where the condition first holds, the first non-finite value
+            # (docs/architecture.md#contracts); a run-up before it is context in the message
+            start_step=int(nf.first_step),
             threshold_step=int(nf.first_step),
             peak_step=int(nf.first_step),
             end_step=int(bad_steps[-1]),
             severity=severity,
             causes=causes,
             evidence=[f"first non-finite value ({nf.first_kind}) at step {nf.first_step}", *unclipped, *by_reward],
-            fmt={"count": nf.count, "kinds": kinds, "first_step": nf.first_step, "recovered": recovered},
+            fmt={
+                "count": nf.count,
+                "kinds": kinds,
+                "first_step": nf.first_step,
+                "growing": f" (its magnitude growing since step {int(start)})" if start < nf.first_step else "",
+                "recovered": recovered,
+            },
         )
 
     @classmethod

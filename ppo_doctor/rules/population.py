@@ -6,10 +6,10 @@ runaway when its sustained level goes beyond what every healthy run of the popul
 (docs/architecture.md#contracts).  The population is the set of public runs labelled healthy
 from their curves (``tests/data/real_labels.json``, logs under ``../shared``); for each run and
 sign, :func:`measure` takes the 90th percentile of the series (a level the run holds, not one
-noisy point), and :func:`table` the largest of them per sign, never below the documented band
-the rule starts from, as the sign's runaway limit.  The rules take these limits as the defaults of
-their ``*_runaway`` parameters (a config overrides them), and fall back to a documented multiple
-of their band where the population is too thin.  ``benchmarks/population.py`` measures the population and
+noisy point), and :func:`table` the largest of them per sign as the sign's runaway limit, never
+below the documented healthy level the rule falls back to where the population is too thin (a
+multiple of its band, :data:`FALLBACKS`).  The rules take these limits as the defaults of their
+``*_runaway`` parameters (a config overrides them).  ``benchmarks/population.py`` measures the population and
 writes ``population.json`` beside this module (the table is in docs/population.md);
 ``benchmarks/real_scorecard.py --loro`` rebuilds it without each held-out repository.
 
@@ -34,7 +34,7 @@ from ..view import SEQ_KL_BAND, TOKEN_KL_BAND, RunView
 DATA = Path(__file__).with_name("population.json")
 # The clip range approx KLs are expressed in (SB3's, CleanRL's and TRL's default).
 REFERENCE_CLIP = 0.2
-# The documented levels each sign starts from (docs/sources.md): a population limit is never below.
+# The documented levels each sign starts from (docs/sources.md).
 FLOORS = {
     "kl_ref_token": TOKEN_KL_BAND,
     "kl_ref_seq": SEQ_KL_BAND,
@@ -79,9 +79,22 @@ class Sample:
     framework: str = "unknown"
 
 
+# Where the healthy population is too thin to say what every healthy run reaches, a KL to the
+# reference this many times its band is a runaway.  TRL's 0-10 nats per sequence is the whole
+# healthy range its FAQ gives, so 3x is far outside it; 0.3 nats per token is a tight heuristic
+# (PTT) that GRPO runs learning well exceed 2-4x (TRL GRPOTrainer levelling off at 0.5-1.1,
+# issue 37), so a token-mean KL gets 5x.  A population limit is never below these either: they
+# are healthy levels measured elsewhere, and a few healthy runs that stayed low say nothing about
+# those that go higher (the three TRL GRPO runs the labelled set holds stay under 0.12 nats per
+# token).
+FALLBACK_FACTORS = {"kl_ref_seq": 3.0, "kl_ref_token": 5.0, "kl_old": 1.0, "clipfrac": 1.0}
+FALLBACKS = {sign: FALLBACK_FACTORS[sign] * FLOORS[sign] for sign in FLOORS}
+
+
 def table(samples: Iterable[Sample]) -> dict[str, dict[str, float]]:
     """Per sign: runs, repositories, p50 / p90 / max of the runs' levels, and the limit
-    (the max, never below the sign's floor; absent when the population is too thin)."""
+    (the max, never below the sign's documented healthy level :data:`FALLBACKS`; absent when the
+    population is too thin)."""
     by_key: dict[str, list[tuple[str, float]]] = {}
     for s in samples:
         for key, level in s.levels.items():
@@ -98,7 +111,7 @@ def table(samples: Iterable[Sample]) -> dict[str, dict[str, float]]:
             "max": float(levels.max()),
         }
         if len(rows) >= MIN_RUNS and repos >= MIN_REPOSITORIES:
-            entry["limit"] = max(entry["max"], FLOORS[key])
+            entry["limit"] = max(entry["max"], FALLBACKS[key])
         out[key] = entry
     return out
 
@@ -114,13 +127,6 @@ def limit(sign: str, fallback: float) -> float:
     return float(entry.get("limit", fallback))
 
 
-# Where the healthy population is too thin to say what every healthy run reaches, a KL to the
-# reference this many times its band is a runaway.  TRL's 0-10 nats per sequence is the whole
-# healthy range its FAQ gives, so 3x is far outside it; 0.3 nats per token is a tight heuristic
-# (PTT) that GRPO runs learning well exceed 2-4x (TRL GRPOTrainer levelling off at 0.5-1.1,
-# issue 37), so a token-mean KL gets 5x.
-FALLBACK_FACTORS = {"kl_ref_seq": 3.0, "kl_ref_token": 5.0, "kl_old": 1.0, "clipfrac": 1.0}
-FALLBACKS = {sign: FALLBACK_FACTORS[sign] * FLOORS[sign] for sign in FLOORS}
 
 
 def runaway_limit(sign: str) -> float:
