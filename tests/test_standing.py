@@ -193,6 +193,10 @@ def test_a_linear_decay_that_has_not_reached_0_gives_the_plan() -> None:
     assert planned_from_lr(steps, cosine) is None  # not a line: not guessed
     done = 5e-5 * (81 - steps) / 80  # reached its end: nothing ahead
     assert planned_from_lr(steps, done) is None
+    # a rate logged before its step reaches 0 one step after the last update: the run is complete
+    updates = np.arange(1, 33)
+    assert planned_from_lr(updates, 1e-6 * (33 - updates) / 32) is None
+    assert planned_from_lr(updates, 1e-6 * (35 - updates) / 34) == 35  # three steps short: a plan ahead
     noisy = hf * (1 + np.random.default_rng(0).normal(0, 0.01, 80))
     assert planned_from_lr(steps, noisy) is None  # a schedule is computed, not noisy
 

@@ -74,7 +74,9 @@ def _refused(notes: list[str] | None, key: str, value: Any, what: str) -> None:
 
 
 # A schedule is computed: its decay fits a line to float precision (R^2 of 0.9999); at least this
-# many points after the peak; the line's end at least 1 % past the last logged step, and the rate
+# many points after the peak; the line's end at least 1 % past the last logged step and more than
+# one logging interval past it (a rate logged before its step, as TRL's PPO CSV of the blind set
+# does, reaches 0 one step after the last update: 32 updates read as "31 of 32"), and the rate
 # not yet under 2 % of its peak (a schedule that reached its end has nothing to extrapolate).
 LR_LINE_R2 = 0.9999
 LR_LINE_MIN_POINTS = 5
@@ -100,7 +102,8 @@ def planned_from_lr(steps: np.ndarray, lr: np.ndarray) -> int | None:
     if total <= 0 or 1.0 - float(np.sum(resid**2)) / total < LR_LINE_R2:
         return None
     end = -icept / slope
-    return int(round(end)) if end >= LR_END_AHEAD * s[-1] else None
+    interval = float(np.median(np.diff(s)))
+    return int(round(end)) if end >= LR_END_AHEAD * s[-1] and end > s[-1] + 1.5 * interval else None
 
 
 __all__ = ["PLAN_KEYS", "planned_from_lr", "planned_length", "warmup_length"]

@@ -71,6 +71,7 @@ STEP_COLUMNS = (
     "n_updates",
     "train/n_updates",
     "updates",
+    "update",
     "num episodes",
     "num_episodes",
     "episodes",
