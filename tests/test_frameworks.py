@@ -104,3 +104,27 @@ def test_jsonl_and_csv_readers_route_the_same_eval_keys(tmp_path):
         (raw,) = reader.read(path)
         assert sorted(s.tag for s in raw.eval_series) == ["eval_reward", "val-core/acc", "validation/kl"], reader.NAME
         assert sorted(s.tag for s in raw.series) == ["reward", "val/ratio"], reader.NAME
+
+
+def test_spinning_up_progress_txt_is_read_with_its_names(tmp_path):
+    """OpenAI Spinning Up's EpochLogger writes a tab-separated progress.txt (spinup/utils/logx.py,
+    the keys of spinup/algos/pytorch/ppo/ppo.py): AverageEpRet is the reward, KL the old-vs-new
+    approx KL, TotalEnvInteracts the step (docs/sources.md#spinning-up-logger-keys)."""
+    cols = ["Epoch", "AverageEpRet", "StdEpRet", "MaxEpRet", "MinEpRet", "EpLen", "AverageVVals", "StdVVals",
+            "MaxVVals", "MinVVals", "TotalEnvInteracts", "LossPi", "LossV", "DeltaLossPi", "DeltaLossV",
+            "Entropy", "KL", "ClipFrac", "StopIter", "Time"]
+    rows = ["\t".join(cols)]
+    for e in range(40):
+        ret = -400 + 20 * e
+        rows.append("\t".join(str(x) for x in [e, ret, 60, ret + 90, ret - 90, 1000, ret / 10, 3, 9, -9,
+                                                 (e + 1) * 4000, 0.01, 400 - 5 * e, -0.01, -50, 0.9 - 0.005 * e,
+                                                 0.008, 0.05, 79, 5.0 * (e + 1)]))
+    folder = tmp_path / "ppo_s0"
+    folder.mkdir()
+    (folder / "progress.txt").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (run,) = load_runs(folder)
+    steps, reward = run.frame.arrays("reward/score")
+    assert steps[0] == 4000 and steps[-1] == 160000 and reward[-1] == 380
+    for metric in ("kl/old", "policy/entropy", "policy/clipfrac", "loss/policy", "loss/value", "value/mean", "reward/std"):
+        assert run.frame.has(metric), metric
+    assert run.metric_info["kl/old"].between == "old"

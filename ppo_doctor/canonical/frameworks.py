@@ -59,9 +59,18 @@ GRPO_FRAMEWORKS = frozenset({"trl_grpo", "trl_async_grpo"})
 # Canonical metrics only LLM training produces: a KL to a reference model, its coefficient or
 # penalty, response lengths.
 LLM_METRICS = ("kl/ref", "kl/coef", "reward/kl_penalty", "len/response_mean", "len/response_clip_ratio")
-# Raw tags of classic-RL episode returns (baselines, SB3's Monitor, custom ports; docs/sources.md#sb3-logger-keys):
+# Raw tags of classic-RL episode returns (baselines, SB3's Monitor, Spinning Up, custom ports; docs/sources.md#sb3-logger-keys):
 # an unknown framework's log that has one is read with the classic-RL spellings.
-EPISODE_TAGS = ("episode_reward", "eprewmean", "mean 100 episode reward", "mean_episode_rewards", "Rewards/mean_episodes", "ep_rew_mean", "rollout/ep_rew_mean")
+EPISODE_TAGS = (
+    "episode_reward",
+    "eprewmean",
+    "mean 100 episode reward",
+    "mean_episode_rewards",
+    "Rewards/mean_episodes",
+    "ep_rew_mean",
+    "rollout/ep_rew_mean",
+    "AverageEpRet",  # Spinning Up's EpochLogger
+)
 
 # The HF Trainer (TensorBoard/W&B) and OpenRLHF prefix every key with ``train/``.
 HF_PREFIX = "train/"

@@ -134,16 +134,18 @@ def text_degenerated(ctx: RuleContext) -> str | None:
     if not ctx.run.texts:
         return None
     early, late = split_early_late(ctx.run.texts)
+    if early == late:
+        return None  # one sampled step: no earlier text to have degenerated from (PD951 / PD952)
     rep = ctx.params_of("repetitive-generations", REPETITIVE)
     late_rep = mean([repetition(t.text) for t in late])
-    early_rep = mean([repetition(t.text) for t in early]) if early != late else 0.0
+    early_rep = mean([repetition(t.text) for t in early])
     if late_rep >= rep["max_repetition"] and late_rep - early_rep >= rep["min_increase"]:
         return f"the late text samples repeat themselves ({late_rep:.0%} repeated 3-grams, early {early_rep:.0%})"
     same = ctx.params_of("identical-generations", IDENTICAL)
     prompts = {t.prompt for t in late}
     if len(late) >= same["min_samples"] and not (len(prompts) == 1 and None not in prompts):
         share = near_duplicate_share([t.text for t in late])
-        early_share = near_duplicate_share([t.text for t in early]) if early != late else 0.0
+        early_share = near_duplicate_share([t.text for t in early])
         if share >= same["max_share"] and share > early_share:
             return f"{share:.0%} of the late text samples are near-identical across prompts (early {early_share:.0%})"
     return None

@@ -29,6 +29,8 @@ class RepetitiveGenerations(TextSampleRule):
     the maximum length).  Read the samples; add a repetition penalty to the reward, raise the
     KL penalty.
 
+    With samples from one step only there is no earlier level to rise from: an info note.
+
     **Known false positives.** Lists, code and poems with refrains; very short samples (below
     six 3-grams they count as not repeated).
 
@@ -50,13 +52,14 @@ class RepetitiveGenerations(TextSampleRule):
     requires = ()
     params = {"max_repetition": 0.5, "min_increase": 0.2}
     causes = {"reward-model-flawed": 1.0, "reward-hacking-length": 0.8, "kl-coef-too-low": 0.5}
-    message = "late samples repeat themselves ({late:.0%} repeated 3-grams, early {early:.0%}), e.g. '{phrase}' x{count}"
+    message = "late samples repeat themselves ({late:.0%} repeated 3-grams, {early}), e.g. '{phrase}' x{count}"
 
     def evaluate(self, ctx):
         p = ctx.params
         early, late = split_early_late(ctx.run.texts)
         late_rep = mean([repetition(s.text) for s in late])
-        early_rep = mean([repetition(s.text) for s in early]) if early != late else 0.0
+        one_step = early == late  # one sampled step: nothing to compare the repetition with
+        early_rep = 0.0 if one_step else mean([repetition(s.text) for s in early])
         if late_rep < p["max_repetition"] or late_rep - early_rep < p["min_increase"]:
             return
         phrase, count = top_phrase([s.text for s in late])
@@ -64,13 +67,15 @@ class RepetitiveGenerations(TextSampleRule):
         yield self.finding(
             ctx,
             metric="texts",
-            observed={"late": late_rep, "early": early_rep},
+            observed={"late": late_rep, **({} if one_step else {"early": early_rep})},
             start_step=steps[0],
             threshold_step=steps[0],
             peak_step=steps[-1],
             end_step=max(s.step for s in late),
             evidence=[f"sample at step {steps[-1]}: {next(s.text for s in late if s.step == steps[-1])[:120]!r}"],
-            fmt={"phrase": phrase[:60], "count": count},
+            # a task whose answers repeat by nature looks the same at a single sampled step
+            severity="info" if one_step else self.severity,
+            fmt={"phrase": phrase[:60], "count": count, "early": "no earlier sampled step" if one_step else f"early {early_rep:.0%}"},
         )
 
     @classmethod

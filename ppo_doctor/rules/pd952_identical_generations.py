@@ -20,6 +20,9 @@ class IdenticalGenerations(TextSampleRule):
     response" while the reward converged and the KL kept growing.  The policy has found one
     output the reward model likes; diversity (and usefulness) is gone.
 
+    With samples from one step only there is nothing to have collapsed from: the finding is an
+    info note (a structured task, a JSON action per state, answers alike by design).
+
     **Known false positives.** Tasks with one canonical answer (classification-style prompts,
     refusals by design); samples that all come from the same prompt.
 
@@ -41,7 +44,7 @@ class IdenticalGenerations(TextSampleRule):
     requires = ()
     params = {"max_share": 0.5, "min_samples": 4}
     causes = {"kl-coef-too-low": 0.8, "reward-model-flawed": 0.7, "lr-too-high": 0.4}
-    message = "{share:.0%} of late samples are near-identical across prompts (early: {early:.0%})"
+    message = "{share:.0%} of late samples are near-identical across prompts ({early})"
 
     def evaluate(self, ctx):
         p = ctx.params
@@ -51,19 +54,26 @@ class IdenticalGenerations(TextSampleRule):
         if len(late) < p["min_samples"]:
             return
         share = near_duplicate_share([s.text for s in late])
-        early_share = near_duplicate_share([s.text for s in early]) if early != late else 0.0
-        if share < p["max_share"] or early_share >= p["max_share"]:
+        if share < p["max_share"]:
+            return
+        one_step = early == late  # one sampled step: no earlier samples to have been diverse
+        early_share = near_duplicate_share([s.text for s in early])
+        if not one_step and early_share >= p["max_share"]:
             return
         first = min(s.step for s in late)
         yield self.finding(
             ctx,
             metric="texts",
-            observed={"share": share, "early": early_share, "samples": len(late)},
+            observed={"share": share, "samples": len(late), **({} if one_step else {"early": early_share})},
             start_step=first,
             threshold_step=first,
             peak_step=max(s.step for s in late),
             end_step=max(s.step for s in late),
             evidence=[f"e.g. {late[0].text[:100]!r}"],
+            # a collapse is a change: with samples from one step only, a task with one answer per
+            # state (a JSON action, a label) looks the same, so it is a note
+            severity="info" if one_step else self.severity,
+            fmt={"early": "no earlier sampled step" if one_step else f"early: {early_share:.0%}"},
         )
 
     @classmethod

@@ -448,6 +448,20 @@ _GENERIC = (
     _a("epoch", "progress/epoch"),
 )
 
+# OpenAI Spinning Up's EpochLogger (``progress.txt``, tab-separated; docs/sources.md#spinning-up-logger-keys):
+# per-epoch averages; ``KL`` is the mean of logp_old - logp after the policy update (k1, old vs
+# new), ``Entropy`` the policy's before it, ``VVals`` the critic's predictions.
+_SPINUP = (
+    _a("AverageEpRet", "reward/score", note="mean return of the episodes that ended in the epoch"),
+    _a("StdEpRet", "reward/std"),
+    _a("KL", "kl/old", estimator="k1", between="old"),
+    _a("Entropy", "policy/entropy"),
+    _a("ClipFrac", "policy/clipfrac"),
+    _a("LossPi", "loss/policy"),
+    _a("LossV", "loss/value"),
+    _a("AverageVVals", "value/mean"),
+)
+
 # Classic-RL custom loggers (baselines, procgen ports): episode returns are the reward, and
 # a bare ``kl`` is the old-vs-new KL of the PPO update (baselines ppo1/ppo2), not a ref-KL.
 _GENERIC_RL = (
@@ -476,6 +490,7 @@ _GENERIC_RL = (
     # SB3's logger names, for a run too short to carry the sb3 markers or written by another
     # loop that borrowed them (docs/sources.md#sb3-logger-keys)
     *_SB3,
+    *_SPINUP,
 )
 
 ALIASES: dict[str, tuple[Alias, ...]] = {

@@ -50,8 +50,9 @@ log = logging.getLogger(__name__)
 
 # Step columns in order of preference: the cumulative environment-step / trainer-step counters
 # first (SB3 ``time/total_timesteps``, baselines ``total_timesteps`` / ``total timesteps``, HF
-# ``global_step``, Lightning ``step``), then update and episode counters, which advance by
-# another unit and only stand in when no cumulative step is logged.
+# ``global_step``, Lightning ``step``, Spinning Up ``TotalEnvInteracts``), then update, episode
+# and epoch counters, which advance by another unit and only stand in when no cumulative step
+# is logged.
 STEP_COLUMNS = (
     "time/total_timesteps",
     "total_timesteps",
@@ -61,6 +62,7 @@ STEP_COLUMNS = (
     "timestep",
     "env_steps",
     "serial_timesteps",
+    "totalenvinteracts",
     "global_step",
     "train/global_step",
     "step",
@@ -75,6 +77,7 @@ STEP_COLUMNS = (
     "num episodes",
     "num_episodes",
     "episodes",
+    "epoch",
 )
 # Wall-clock columns; used as wall time only when they hold absolute epoch seconds.
 WALL_COLUMNS = ("wall_time", "timestamp", "time")
