@@ -140,6 +140,15 @@ def test_jsonl_nan_token_is_not_confused_with_null(tmp_path):
     assert "null" not in messages(run)
 
 
+def test_jsonl_a_null_after_the_first_line_is_reported_too(tmp_path):
+    # every line has the same keys and the first is all numbers: the lines are converted as one
+    # block of numbers, in which numpy reads null as NaN without a word
+    rows = [{"step": i, "data": {"actor/kl": 0.01, "critic/score/mean": None if i == 7 else 1.0}} for i in range(20)]
+    (run,) = jsonl.read(write_lines(tmp_path / "v.jsonl", [json.dumps(r) for r in rows]))
+    assert math.isnan(series(run, "critic/score/mean")[1][7])
+    assert "1 null value(s)" in messages(run) and "orjson" in messages(run)
+
+
 def test_jsonl_texts_paired_and_lists(tmp_path):
     f = write_lines(
         tmp_path / "samples.jsonl",

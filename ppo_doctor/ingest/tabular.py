@@ -188,13 +188,15 @@ def _number_block(group: list[dict], width: int) -> np.ndarray | None:
     """All values of records sharing one key tuple as a (records x keys) float array, when they
     are all plain numbers (no null, string, dict or list); None otherwise."""
     # the first record decides whether to try: a string column (ids, paths) must not be converted,
-    # while a stray numeric string inside a numeric column may be; null, dict or list raise below
+    # while a stray numeric string inside a numeric column may be; a dict or list raises below
     if not width or not set(map(type, group[0].values())) <= _PLAIN_NUMBERS:
         return None
     try:
         flat = np.fromiter(chain.from_iterable(map(dict.values, group)), dtype=np.float64, count=len(group) * width)
-    except (TypeError, ValueError, OverflowError):  # null, text, nested value, or an int beyond float range
+    except (TypeError, ValueError, OverflowError):  # text, nested value, or an int beyond float range
         return None
+    if np.isnan(flat).any():
+        return None  # numpy reads a null as NaN: let the columns count their nulls one by one
     return flat.reshape(len(group), width)
 
 
