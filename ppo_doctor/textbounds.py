@@ -22,13 +22,14 @@ When a bound cuts, the run says so in a warning (:func:`bound_texts`); nothing i
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import Callable, Sequence, TypeVar
 
 from .frame import TextSample
 
 MAX_SAMPLE_CHARS = 20_000
 MAX_SAMPLES = 10_000
 MAX_RUN_CHARS = 2_000_000
+T = TypeVar("T")
 
 
 class Spread(list):
@@ -51,6 +52,17 @@ class Spread(list):
                 del self[1::2]
                 self.stride *= 2
         self.offered += 1
+
+    def offer_all(self, items: Sequence[T], keep: Callable[[T], object]) -> None:
+        """:meth:`offer` ``keep(item)`` for each of ``items``, calling ``keep`` only for the items
+        kept (a reader offers a block's samples at once and cuts only those it keeps).  Thinning
+        after the block keeps what thinning after each item would: the multiples of the stride."""
+        first = -self.offered % self.stride
+        self.extend(map(keep, items[first :: self.stride]))
+        self.offered += len(items)
+        while len(self) >= 2 * self.cap:
+            del self[1::2]
+            self.stride *= 2
 
 
 def cut_text(value: str) -> str:

@@ -140,6 +140,59 @@ def test_jsonl_nan_token_is_not_confused_with_null(tmp_path):
     assert "null" not in messages(run)
 
 
+def test_jsonl_a_null_after_the_first_line_is_reported_too(tmp_path):
+    # every line has the same keys and the first is all numbers: the lines are converted as one
+    # block of numbers, in which numpy reads null as NaN without a word
+    rows = [{"step": i, "data": {"actor/kl": 0.01, "critic/score/mean": None if i == 7 else 1.0}} for i in range(20)]
+    (run,) = jsonl.read(write_lines(tmp_path / "v.jsonl", [json.dumps(r) for r in rows]))
+    assert math.isnan(series(run, "critic/score/mean")[1][7])
+    assert "1 null value(s)" in messages(run) and "orjson" in messages(run)
+
+
+def test_jsonl_texts_of_lines_with_other_keys_are_in_line_order(tmp_path):
+    rows = [{"step": i, "completion": f"answer {i}", **({"loss": 1.0} if i % 3 else {})} for i in range(30)]
+    (run,) = jsonl.read(write_lines(tmp_path / "t.jsonl", [json.dumps(r) for r in rows]))
+    assert [t.text for t in run.texts] == [f"answer {i}" for i in range(30)]
+    assert [t.line for t in run.texts] == list(range(1, 31))
+
+
+def _contents(runs) -> list:
+    """What a reader gave, comparable with ==."""
+    out = []
+    for run in runs:
+        cols = [(s.tag, s.steps.tolist(), np.nan_to_num(s.values, nan=-9.0).tolist(), None if s.lines is None else s.lines.tolist()) for s in run.series + run.eval_series]
+        texts = [(t.step, t.tag, t.text, t.prompt, t.line, t.reward) for t in run.texts]
+        out.append((run.name, cols, texts, list(run.restarts), [(i.message, i.level, i.offset) for i in run.issues]))
+    return out
+
+
+@pytest.mark.parametrize("kind", ["mixed", "verl"])
+def test_jsonl_read_block_by_block_is_the_file_read_at_once(tmp_path, monkeypatch, kind):
+    # the lines are parsed and made columns a block at a time (issue 39): where the blocks end
+    # must change nothing, not the wrapper or time keys the first lines decide, not a line number
+    if kind == "verl":
+        lines = [json.dumps({"step": i, "data": {"kl": 0.1 * (i % 5), "score": None if i % 9 == 4 else 1.0}}) for i in range(150)]
+        lines += [json.dumps({"step": 150 + i, "kl": 0.2, "note": "x"}) for i in range(40)]
+    else:
+        lines = []
+        for i in range(300):
+            row = {"step": i // 2 if i % 17 else None, "loss": 1 / (i + 1), "timestamp": 1.7e9 + i, "completion": f"answer {i}"}
+            if i % 4 == 0:
+                row["prompt"] = f"question {i}"
+            if i % 5 == 0:
+                del row["loss"]
+            lines.append(json.dumps({k: v for k, v in row.items() if v is not None}))
+            if i % 11 == 3:
+                lines.append(["not json", "", "[1, 2]", lines[-1] + lines[-1], lines[-1][:-4]][i % 5])
+        lines[50] = lines[50].replace('"timestamp"', '"kl": NaN, "timestamp"')
+        lines.append('{"step": 999, "loss')  # cut short
+    f = write_lines(tmp_path / "b.jsonl", lines, end="" if kind == "mixed" else "\n")
+    at_once = _contents(jsonl.read(f))
+    monkeypatch.setattr(jsonl, "_BLOCK_BYTES", 1)  # every line a block of its own
+    assert _contents(jsonl.read(f)) == at_once
+    assert ("more damaged line(s)" if kind == "mixed" else "null value(s)") in str(at_once)  # the files hold what they should
+
+
 def test_jsonl_texts_paired_and_lists(tmp_path):
     f = write_lines(
         tmp_path / "samples.jsonl",

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import tracemalloc
 from fractions import Fraction
 from pathlib import Path
 from typing import Callable
@@ -381,6 +382,46 @@ def test_many_samples_are_thinned_evenly_and_said(tmp_path):
     assert any(f"of {n:,} records' text samples kept while reading" in i.message for i in rr.run.issues)
 
 
+def _traced_peak(fn: Callable[[], object]) -> int:
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_many_short_samples_cost_the_file_and_their_numbers_not_a_dict_a_line(tmp_path):
+    # 10^6 such lines took 1.2 GiB when every line was held as a dict before the columns were
+    # made; read a block at a time, the reader holds the file's bytes, the numbers of each line
+    # (step, reward, line number) and the samples kept: measured 85 bytes a line beyond the file
+    # here, where the dicts took 900
+    from ppo_doctor.ingest.readers import jsonl
+
+    n = 50_000
+    path = tmp_path / "samples.jsonl"
+    path.write_text("".join(json.dumps({"step": i, "reward": i % 7 / 7, "completion": f"answer {i} is short"}) + "\n" for i in range(n)))
+    jsonl.read(path)  # the parsers' imports are not the reader's cost
+    runs = []
+    peak = _traced_peak(lambda: runs.extend(jsonl.read(path)))
+    assert peak - path.stat().st_size < 250 * n, f"{(peak - path.stat().st_size) / n:.0f} bytes a line"
+    (run,) = runs
+    assert len(run.series[0].steps) == n and run.texts[0].line == 1 and run.texts[-1].line > 0.99 * n
+
+
+def test_one_long_completion_among_short_ones_costs_its_length_once(tmp_path):
+    # a text column was tried as a numpy array first: fixed-width, as wide as its longest text
+    # times its lines (this file took 800 MB)
+    from ppo_doctor.ingest.readers import jsonl
+
+    path = tmp_path / "samples.jsonl"
+    rows = ({"step": i, "loss": 0.1, "completion": "x" * 100_000 if i == 1 else "short"} for i in range(2000))
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    jsonl.read(path)
+    peak = _traced_peak(lambda: jsonl.read(path))
+    assert peak < 5 << 20, f"{peak} bytes"
+
+
 def test_the_monitor_holds_a_bounded_number_of_samples():
     from ppo_doctor import Monitor
     from ppo_doctor.textbounds import MAX_SAMPLES
@@ -401,6 +442,22 @@ def test_spread_keeps_an_even_part_of_a_stream():
     for i in range(1000):
         kept.offer(i)
     assert len(kept) < 20 and kept[0] == 0 and set(np.diff(kept)) == {kept.stride}
+
+
+def test_spread_offered_a_block_at_a_time_keeps_what_it_keeps_one_at_a_time():
+    from ppo_doctor.textbounds import Spread
+
+    rng = np.random.default_rng(5)
+    for cap in (1, 3, 10):
+        one, blocks = Spread(cap=cap), Spread(cap=cap)
+        offered = 0
+        for size in rng.integers(0, 60, size=40).tolist():
+            items = list(range(offered, offered + size))
+            offered += size
+            for i in items:
+                one.offer(-i)
+            blocks.offer_all(items, lambda i: -i)
+            assert (list(blocks), blocks.stride, blocks.offered) == (list(one), one.stride, one.offered)
 
 
 # -- 7: numbers in folder names -------------------------------------------------------------------------

@@ -165,6 +165,13 @@ def read_capped_lines(path: Path | str, max_line: int) -> tuple[bytes, list[Long
         if dropping or len(out) - kept_from > max_line:  # an unterminated long last line
             del out[kept_from:]
             long.append(LongLine(lines + 1, line_start, pos - line_start))
+        if not long and fd is not None:
+            # nothing left out of a local file: read what was read again, in one call, instead of
+            # copying ``out`` to bytes, so the file is held once at a time (a 110 MB log held 220 MB)
+            kept = len(out)
+            del out
+            fh.seek(0)
+            return fh.read(kept), long
     return bytes(out), long
 
 

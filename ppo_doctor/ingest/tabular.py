@@ -4,8 +4,9 @@ the tabular machinery shared by the readers of key-value logs (:mod:`.jsonl`, :m
 
 * :func:`collect_columns` groups records by key tuple and turns an all-number group into one 2-D
   array in one numpy call; only mixed columns (null, text, nested dicts) are converted value by
-  value (:class:`Columns`); :func:`arrow_records` / :func:`arrow_table_columns` read flat
-  all-number records with pyarrow instead.
+  value (:class:`Columns`); :class:`ColumnsBuilder` does the same for records given batch by
+  batch (a reader holds one block's records, not the file's); :func:`arrow_records` /
+  :func:`arrow_table_columns` read flat all-number records with pyarrow instead.
 * :func:`choose_steps` picks the step column (:data:`STEP_KEYS`, in order of preference),
   :func:`split_interleaved` separates runs appended concurrently to one file, and
   :func:`build_raw_run` makes the series, texts (:data:`TEXT_KEYS`) and wall times
@@ -20,6 +21,7 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Sequence
 
@@ -127,12 +129,7 @@ class Columns:
         pieces = self.numeric.get(key)
         if not pieces or not self.real[key]:
             return None
-        if len(pieces) == 1:
-            return pieces[0]
-        pos = np.concatenate([p for p, _ in pieces])
-        val = np.concatenate([v for _, v in pieces])
-        order = np.argsort(pos, kind="stable")
-        return pos[order], val[order]
+        return _joined(pieces)
 
     def raw_column(self, key: str) -> list[tuple[int, Any]]:
         out: list[tuple[int, Any]] = []
@@ -142,18 +139,72 @@ class Columns:
         return out
 
 
+def _joined(pieces: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """One (positions, values) column of its pieces (one per key-set group or batch), in record order."""
+    if len(pieces) == 1:
+        return pieces[0]
+    pos = np.concatenate([p for p, _ in pieces])
+    val = np.concatenate([v for _, v in pieces])
+    # each piece is in record order: pieces that follow each other (batches) need no sort
+    if all(a[-1] < b[0] for (a, _), (b, _) in zip(pieces, pieces[1:])):
+        return pos, val
+    order = np.argsort(pos, kind="stable")
+    return pos[order], val[order]
+
+
 def collect_columns(records: list[dict], *, keep_raw: Iterable[str] = (), lines: Lines | None = None) -> Columns:
     """Transpose records into per-key columns (numpy conversion per key and key-set group).
 
     ``keep_raw`` names top-level keys whose values are kept as Python objects too (time stamps);
     ``lines``: the file line of each record, if known (see :attr:`Columns.lines`).
     """
-    cols = Columns(n=len(records), lines=record_lines(lines, len(records)))
-    _collect(records, np.arange(len(records), dtype=np.int64), "", cols, frozenset(keep_raw), 0)
-    return cols
+    builder = ColumnsBuilder(keep_raw)
+    builder.add(records, lines)
+    return builder.columns()
 
 
-def _collect(records: list[dict], positions: np.ndarray, prefix: str, cols: Columns, keep_raw: frozenset, depth: int) -> None:
+class ColumnsBuilder:
+    """:class:`Columns` of records given batch by batch, in their order: a reader that parses its
+    file a block at a time holds one block's records as Python objects, not every line's (10^6
+    short samples held as dicts took about 1 GiB: issue 39).  ``keep_raw``: as for
+    :func:`collect_columns`."""
+
+    def __init__(self, keep_raw: Iterable[str] = ()) -> None:
+        self.cols = Columns()
+        self.keep_raw = frozenset(keep_raw)
+        self.lines: list[np.ndarray] = []
+
+    def add(self, records: list[dict], lines: Lines | None = None) -> None:
+        """The next batch of records; ``lines``: their file lines, given for every batch or for none."""
+        cols = self.cols
+        texts: dict[str, list[tuple[int, Any]]] = {}
+        _collect(records, np.arange(cols.n, cols.n + len(records), dtype=np.int64), "", cols, self.keep_raw, 0, texts)
+        _offer_texts(cols, texts)
+        cols.n += len(records)
+        if lines is not None:
+            self.lines.append(np.asarray(lines, dtype=np.int32))
+
+    def columns(self) -> Columns:
+        """The columns of every batch added, each numeric key one piece."""
+        cols = self.cols
+        if self.lines:
+            cols.lines = record_lines(np.concatenate(self.lines), cols.n)
+        before: list[tuple[np.ndarray, np.ndarray]] = []
+        shared = np.empty(0, dtype=np.int64)
+        for key, pieces in cols.numeric.items():
+            pos, val = _joined(pieces)
+            if len(pieces) == len(before) and all(a is b for (a, _), (b, _) in zip(pieces, before)):
+                pos = shared  # the records of the key before (keys of one key set): one positions array for both
+            cols.numeric[key] = [(pos, val)]
+            before, shared = pieces, pos
+        return cols
+
+
+def _collect(
+    records: list[dict], positions: np.ndarray, prefix: str, cols: Columns, keep_raw: frozenset, depth: int, texts: dict[str, list[tuple[int, Any]]]
+) -> None:
+    """Columns of ``records`` (at ``positions``) into ``cols``; their text values into ``texts``
+    (per key, (position, value)) for :func:`_offer_texts`."""
     first = tuple(records[0]) if records else ()
     if all(map(first.__eq__, map(tuple, records))):
         groups: dict[tuple, list[int]] = {first: []}  # the usual case: every record has the same keys
@@ -178,39 +229,66 @@ def _collect(records: list[dict], positions: np.ndarray, prefix: str, cols: Colu
                 cols.numeric.setdefault(name, []).append((pos, block[:, j]))
             continue
         for key, vals in zip(keys, zip(*(r.values() for r in group))):
-            _convert(f"{prefix}{key}", pos, vals, cols, keep_raw, depth)
+            _convert(f"{prefix}{key}", pos, vals, cols, keep_raw, depth, texts)
+
+
+def _offer_texts(cols: Columns, texts: dict[str, list[tuple[int, Any]]]) -> None:
+    """Offer one batch's texts to their key's :class:`Spread` in record order (the key-set groups
+    of a batch are converted one after the other); those kept are cut to MAX_SAMPLE_CHARS."""
+    for name, items in texts.items():
+        kept = cols.texts.get(name)
+        if kept is None:
+            kept = cols.texts[name] = Spread()
+        items.sort(key=itemgetter(0))
+        cols.texts_cut += sum(len(v) > MAX_SAMPLE_CHARS if type(v) is str else _too_long(v) for _, v in items)
+        kept.offer_all(items, _cut_item)
+
+
+def _too_long(texts: list[str]) -> int:
+    return sum(len(x) > MAX_SAMPLE_CHARS for x in texts[:MAX_SAMPLES])
+
+
+def _cut_item(item: tuple[int, Any]) -> tuple[int, Any]:
+    """(position, text or list of texts) with each text cut to MAX_SAMPLE_CHARS (a list to MAX_SAMPLES texts)."""
+    p, v = item
+    return (p, cut_text(v)) if type(v) is str else (p, [cut_text(x) for x in v[:MAX_SAMPLES]])
 
 
 _PLAIN_NUMBERS = frozenset({float, int, bool})
+# the values numpy may infer a column from: a string among them would make a fixed-width 'U'
+# array as wide as the longest text times the values (one 100 KB completion in 2,000 lines: 800 MB)
+_NUMBERS_OR_NULL = _PLAIN_NUMBERS | {type(None)}
 
 
 def _number_block(group: list[dict], width: int) -> np.ndarray | None:
     """All values of records sharing one key tuple as a (records x keys) float array, when they
     are all plain numbers (no null, string, dict or list); None otherwise."""
     # the first record decides whether to try: a string column (ids, paths) must not be converted,
-    # while a stray numeric string inside a numeric column may be; null, dict or list raise below
+    # while a stray numeric string inside a numeric column may be; a dict or list raises below
     if not width or not set(map(type, group[0].values())) <= _PLAIN_NUMBERS:
         return None
     try:
         flat = np.fromiter(chain.from_iterable(map(dict.values, group)), dtype=np.float64, count=len(group) * width)
-    except (TypeError, ValueError, OverflowError):  # null, text, nested value, or an int beyond float range
+    except (TypeError, ValueError, OverflowError):  # text, nested value, or an int beyond float range
         return None
+    if np.isnan(flat).any():
+        return None  # numpy reads a null as NaN: let the columns count their nulls one by one
     return flat.reshape(len(group), width)
 
 
-def _convert(name: str, pos: np.ndarray, vals: tuple, cols: Columns, keep_raw: frozenset, depth: int) -> None:
+def _convert(
+    name: str, pos: np.ndarray, vals: tuple, cols: Columns, keep_raw: frozenset, depth: int, texts: dict[str, list[tuple[int, Any]]]
+) -> None:
     # numpy infers the column type in C: numbers give a numeric dtype, numbers mixed with null give
-    # object dtype (converted when no string hides in it); numeric-looking strings are NOT numbers
-    # (Tinker's checkpoint names "000020"), so a 'U' dtype always takes the slow path.
+    # object dtype; numeric-looking strings are NOT numbers (Tinker's checkpoint names "000020"),
+    # so a column holding a string (or a dict or list) always takes the slow path.
     arr = None
-    try:
-        inferred = np.asarray(vals)
-        if inferred.ndim == 1 and inferred.dtype.kind in "fiub":
-            arr = inferred.astype(np.float64)
-        elif inferred.ndim == 1 and inferred.dtype.kind == "O" and not any(type(v) is str for v in vals):
-            arr = np.asarray(vals, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):
-        arr = None
+    if set(map(type, vals)) <= _NUMBERS_OR_NULL:
+        try:
+            inferred = np.asarray(vals)
+            arr = inferred.astype(np.float64) if inferred.dtype.kind in "fiub" else np.asarray(vals, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            arr = None
     if arr is not None:
         nulls = vals.count(None) if inferred.dtype.kind == "O" else 0
         cols.nulls[name] += nulls
@@ -237,13 +315,7 @@ def _convert(name: str, pos: np.ndarray, vals: tuple, cols: Columns, keep_raw: f
             sub_pos.append(p)
             sub_rec.append(v)
         elif leaf in TEXT_KEYS and (t is str or (t is list and v and all(type(x) is str for x in v))):
-            kept = cols.texts.get(name)
-            if kept is None:
-                kept = cols.texts[name] = Spread()
-            texts = [v] if t is str else v[:MAX_SAMPLES]
-            cut = [cut_text(x) for x in texts]
-            cols.texts_cut += sum(len(a) != len(b) for a, b in zip(texts, cut))
-            kept.offer((p, cut[0] if t is str else cut))
+            texts.setdefault(name, []).append((p, v))
         elif t is str and v.strip().lower() in _NONFINITE_WORDS:
             # some loggers stringify non-finite floats ("nan", "Infinity")
             num_pos.append(p)
@@ -257,7 +329,7 @@ def _convert(name: str, pos: np.ndarray, vals: tuple, cols: Columns, keep_raw: f
         if depth >= MAX_DEPTH:
             cols.too_deep += len(sub_rec)
         else:
-            _collect(sub_rec, np.asarray(sub_pos, dtype=np.int64), name + "/", cols, keep_raw, depth + 1)
+            _collect(sub_rec, np.asarray(sub_pos, dtype=np.int64), name + "/", cols, keep_raw, depth + 1, texts)
 
 
 def record_lines(lines: Lines | None, n: int) -> np.ndarray | None:
@@ -434,16 +506,26 @@ def sample_rewards(cols: Columns, steps: np.ndarray) -> dict[tuple[int, str, str
     col = cols.column(key) if key else None
     if col is None:
         return {}
-    reward_at = dict(zip(col[0].tolist(), col[1].tolist()))
     prompts = {p: v for k, items in cols.texts.items() if k.rsplit("/", 1)[-1].lower() in PROMPT_KEYS for p, v in items}
     out: dict[tuple[int, str, str | None], float] = {}
     for k, items in cols.texts.items():
         if k.rsplit("/", 1)[-1].lower() in RESPONSE_KEYS:
-            for p, v in items:
-                if isinstance(v, str) and p in reward_at:
+            rewards = _values_at(col, [p for p, _ in items])
+            for (p, v), reward in zip(items, rewards):
+                if isinstance(v, str) and reward is not None:
                     pr = prompts.get(p)
-                    out[(int(steps[p]), v, pr if isinstance(pr, str) else None)] = reward_at[p]
+                    out[(int(steps[p]), v, pr if isinstance(pr, str) else None)] = reward
     return out
+
+
+def _values_at(col: tuple[np.ndarray, np.ndarray], positions: list[int]) -> list[float | None]:
+    """The value of a column at each record position (the last one logged there), None where it has
+    none: looked up in the sorted positions, not through a dict of every record's (10^6 of them)."""
+    pos, val = col
+    at = np.asarray(positions, dtype=np.int64)
+    i = np.searchsorted(pos, at, side="right") - 1
+    found = (i >= 0) & (pos[np.maximum(i, 0)] == at)
+    return [v if ok else None for v, ok in zip(val[np.maximum(i, 0)].tolist(), found.tolist())]
 
 
 def _texts(cols: Columns, steps: np.ndarray, source: str, select: np.ndarray | None) -> list[TextSample]:

@@ -15,11 +15,14 @@ docs/sources.md#sb3-logger-keys, docs/sources.md#nan-encodings):
 
 Speed (1,000,000 points must read at least as fast as ``pandas.read_json(lines=True)``): a file of
 flat, all-number lines without ``null`` is parsed by pyarrow's JSON reader straight into columns
-(on all cores, doubles exact); any other clean file is parsed in one call by pandas' bundled ujson
-(``precise_float``).  A file under 1 MiB (``PARSER_IMPORT_BYTES``) takes neither: ``json`` parses
-it, as importing pyarrow or pandas would cost more than their parse saves.  Then records are
-grouped by key tuple and an all-number group becomes one 2-D array in one numpy call; only mixed
-columns (null, text, nested dicts) are converted value by value.
+(on all cores, doubles exact).  Any other file is read a block of lines (:data:`_BLOCK_BYTES`) at
+a time: a clean block is parsed in one call by pandas' bundled ujson (``precise_float``), its
+records are grouped by key tuple and an all-number group becomes one 2-D array in one numpy call
+(only mixed columns, with null, text or nested dicts, are converted value by value), and the
+block's records are dropped before the next is parsed.  So memory follows the numbers and the
+text samples kept, not the lines (10^6 lines of short samples held as dicts took 1.2 GiB: issue
+39).  A file under 1 MiB (``PARSER_IMPORT_BYTES``) is parsed by ``json``, as importing pyarrow
+or pandas would cost more than their parse saves.
 The record-to-column machinery is :mod:`.tabular`, shared with :mod:`.trainer_state` (HF
 ``log_history`` rows are the same kind of dicts), :mod:`.csv_logs` and :mod:`.wandb.binary`.
 """
@@ -31,7 +34,7 @@ import logging
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -47,11 +50,11 @@ from ..tabular import (
     SAMPLE_NUMBER_KEYS,
     TIME_KEYS,
     Columns,
+    ColumnsBuilder,
     arrow_records,
     arrow_table_columns,
     build_raw_run,
     choose_steps,
-    collect_columns,
     column_notes,
     text_notes,
     float_or_inf,
@@ -85,7 +88,14 @@ MODEL_ARTEFACTS = frozenset(
 )
 # Lines whose payload is one dict under these names (beside the step) are unwrapped (veRL FileLogger).
 WRAPPER_KEYS = ("data", "metrics")
+# The first records decide the wrapper (one wrapping a dict in the first 100) and the time keys (seen in the first 50).
+_HEAD = 100
+# Lines are parsed and turned into columns a block of about this many bytes at a time, so that
+# only one block's records are Python objects at once.  Small blocks stay in the CPU caches:
+# 10^6 short samples read in 1.7 s with 64 or 128 KiB blocks, 2.4 s with 256 KiB, 3.2 s with 1 MiB.
+_BLOCK_BYTES = 1 << 17
 _CHUNK_LINES = 4096
+_LISTED_DAMAGE = 20  # damaged lines named one by one; the others are counted
 # Longest line read (16 MiB). Parsing a line costs about 14x its size in Python objects (a
 # 350 MB line of numbers took 4.8 GB: benchmarks/RESULTS.md, "Hostile inputs"); a longer line is
 # skipped with a message naming the file and line (no metric logger writes one: a wide W&B-style record is ~100 KB).
@@ -94,6 +104,11 @@ MAX_LINE_BYTES = 16 << 20
 _LEAD = re.compile(rb"(?:\xef\xbb\xbf)?\s*")
 _BLANK_REST = re.compile(rb"\s*\Z")
 _NUMERIC_ARRAY_RE = re.compile(rb'"[^"\n]{1,200}"\s*:\s*\[\s*(-?[0-9.]|NaN|-?Infinity|null)')
+# A string value (a colon, then a quote): pyarrow would read such a file only to find a text
+# column it does not take (10^6 short samples: 0.4 s and 80 MB for nothing).  The search costs
+# about as much as the other checks of the file (70 ms a 100 MB); a key ending in a colon
+# matches too, and its file is read by the record path.
+_STRING_VALUE = re.compile(rb':\s*"')
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,13 +172,20 @@ def read(path: Path) -> list[RawRun]:
         ReadIssue(str(path), f"line {ln.number} skipped: {ln.length} bytes, over the {MAX_LINE_BYTES}-byte limit for one JSON line (MAX_LINE_BYTES)", offset=ln.offset)
         for ln in long
     ]
-    runs = _read_data(path, data, skipped)
+    found = _read_data(path, data, skipped)
+    del data  # the runs are made from the columns alone: at 10^6 lines the file's bytes were a quarter of the peak
+    runs = found if isinstance(found, list) else _columns_to_runs(path, *found)
     if skipped and runs:
         runs[0].issues[:0] = skipped
     return runs
 
 
-def _read_data(path: Path, data: bytes, skipped: list[ReadIssue]) -> list[RawRun]:
+# the columns of a file's lines, the wrapper unwrapped (if any), the time keys, the damaged lines
+_Found = tuple[Columns, str | None, list[str], list[ReadIssue]]
+
+
+def _read_data(path: Path, data: bytes, skipped: list[ReadIssue]) -> list[RawRun] | _Found:
+    """The runs of a JSON document, or what :func:`_columns_to_runs` makes the runs of JSON lines from."""
     start = _LEAD.match(data).end()  # type: ignore[union-attr]
     if start == len(data):
         if skipped:
@@ -179,12 +201,14 @@ def _read_data(path: Path, data: bytes, skipped: list[ReadIssue]) -> list[RawRun
     fast = _arrow_columns(path, data) if len(data) >= PARSER_IMPORT_BYTES else None
     if fast is not None:
         cols, time_keys = fast
-        return _columns_to_runs(path, cols, None, time_keys, [])
-    records, lines, issues = parse_lines(path, data)
-    if not records:
+        return cols, None, time_keys, []
+    damage = _Damage()
+    cols, stream = _stream_columns(lambda: _parsed_blocks(data, True, damage))
+    issues = damage.issues(path)
+    if not cols.n:
         first = skipped[0] if skipped else issues[0] if issues else None
         raise LogReadError(str(path), "no JSON object found" + (f" ({first.message})" if first else ""), offset=first.offset if first else None)
-    return records_to_runs(path, records, lines, issues, data=data)
+    return cols, stream.wrapper, stream.time_keys, issues
 
 
 def _arrow_columns(path: Path, data: bytes) -> tuple[Columns, list[str]] | None:
@@ -199,7 +223,7 @@ def _arrow_columns(path: Path, data: bytes) -> tuple[Columns, list[str]] | None:
     Measured on benchmarks/ 1M-point JSONL: 2.2-2.7x ``pandas.read_json(lines=True)``
     (benchmarks/RESULTS.md, "Other formats vs pandas").
     """
-    if not data.startswith(b"{") or b"\r" in data or b"null" in data:
+    if not data.startswith(b"{") or b"\r" in data or b"null" in data or _STRING_VALUE.search(data):
         return None
     lines = data.count(b"\n") + (not data.endswith(b"\n"))
     # one brace and no bracket per line: only flat objects reach pyarrow, whose recursive parser
@@ -217,46 +241,101 @@ def _arrow_columns(path: Path, data: bytes) -> tuple[Columns, list[str]] | None:
 
 
 
-def _whole_file(data: bytes, fast: bool) -> list[dict] | None:
-    """Every line of a clean file in one parse, or None (then lines are checked one by one).
+def _whole_block(block: bytes, fast: bool) -> list[dict] | None:
+    """Every line of a clean block in one parse, or None (then lines are checked one by one).
 
     The lines are joined with commas into one array; the parse must give exactly one object per
     line, otherwise (a blank, broken or multi-object line) the careful per-chunk path runs.
     """
-    if not data.startswith(b"{") or b"\r" in data:
+    if not block.startswith(b"{") or b"\r" in block:
         return None
-    n = data.count(b"\n")
-    if data.endswith(b"\n"):
+    n = block.count(b"\n")
+    if block.endswith(b"\n"):
         # the last newline becomes a comma: close the array with a null instead of copying a slice
-        blob, n = b"".join((b"[", data.replace(b"\n", b","), b"null]")), n + 1
+        blob, n = b"".join((b"[", block.replace(b"\n", b","), b"null]")), n + 1
     else:
-        blob, n = b"".join((b"[", data.replace(b"\n", b","), b"]")), n + 1
+        blob, n = b"".join((b"[", block.replace(b"\n", b","), b"]")), n + 1
     objs = _loads_array(blob, fast=fast)
     if objs is None or len(objs) != n:
         return None
-    if data.endswith(b"\n"):
+    if block.endswith(b"\n"):
         objs.pop()
     if not all(type(o) is dict for o in objs):
         return None
     return objs
 
 
-def parse_lines(path: Path, data: bytes, *, fast: bool = True) -> tuple[list[dict], list[int], list[ReadIssue]]:
-    """Every object line of the file, its 1-based line number, and one issue per bad line.
+class _Damage:
+    """The damaged lines of a file: the first :data:`_LISTED_DAMAGE` with their byte offset, the rest counted."""
 
-    Chunks of lines are parsed as one JSON array (one C call instead of thousands) when every
-    line of the chunk looks like a whole object; otherwise the chunk is parsed line by line.
-    ``fast``: pandas' ujson may parse a file of :data:`.base.PARSER_IMPORT_BYTES` or more.
-    """
-    fast = fast and len(data) >= PARSER_IMPORT_BYTES
-    whole = _whole_file(data, fast)
-    if whole is not None:
-        return whole, list(range(1, len(whole) + 1)), []
-    raw_lines = data.split(b"\n")
-    ends_clean = data.endswith(b"\n")
+    def __init__(self) -> None:
+        self.listed: list[tuple[int, str]] = []  # one more than listed: the "more" issue points at it
+        self.count = 0
+
+    def clear(self) -> None:
+        self.listed.clear()
+        self.count = 0
+
+    def add(self, offset: int, message: str) -> None:
+        if len(self.listed) <= _LISTED_DAMAGE:
+            self.listed.append((offset, message))
+        self.count += 1
+
+    def issues(self, path: Path) -> list[ReadIssue]:
+        out = [ReadIssue(str(path), message, offset=offset) for offset, message in self.listed[:_LISTED_DAMAGE]]
+        if self.count > _LISTED_DAMAGE:
+            out.append(ReadIssue(str(path), f"{self.count - _LISTED_DAMAGE} more damaged line(s)", offset=self.listed[_LISTED_DAMAGE][0]))
+        return out
+
+
+def parse_lines(path: Path, data: bytes, *, fast: bool = True) -> tuple[list[dict], list[int], list[ReadIssue]]:
+    """Every object line of the file, its 1-based line number, and one issue per bad line (the
+    first :data:`_LISTED_DAMAGE`, then a count).  ``fast``: see :func:`_parsed_blocks`."""
+    damage = _Damage()
     records: list[dict] = []
     line_nos: list[int] = []
-    bad: list[tuple[int, str]] = []  # (0-based line index, why)
+    for recs, lines in _parsed_blocks(data, fast, damage):
+        records += recs
+        line_nos += lines
+    return records, line_nos, damage.issues(path)
+
+
+def _parsed_blocks(data: bytes, fast: bool, damage: _Damage) -> Iterator[tuple[list[dict], list[int]]]:
+    """The object lines of the file, block by block of about :data:`_BLOCK_BYTES` of whole lines,
+    with their 1-based line numbers; damaged lines go to ``damage`` (emptied first, as a second
+    pass finds them again).
+
+    ``fast``: pandas' ujson may parse a file of :data:`.base.PARSER_IMPORT_BYTES` or more, except
+    a block holding a ``NaN`` token, which ujson reads as null.
+    """
+    damage.clear()
+    fast = fast and len(data) >= PARSER_IMPORT_BYTES
+    cut_short = not data.endswith(b"\n")
+    start = first = 0
+    while start < len(data):
+        nl = data.find(b"\n", start + _BLOCK_BYTES - 1)
+        end = len(data) if nl < 0 else nl + 1
+        block = data[start:end]
+        yield _parse_block(block, start, first, fast and b"NaN" not in block, cut_short and end == len(data), damage)
+        first += block.count(b"\n")
+        start = end
+
+
+def _parse_block(block: bytes, start: int, first: int, fast: bool, cut_short: bool, damage: _Damage) -> tuple[list[dict], list[int]]:
+    """The object lines of a block of whole lines starting at byte ``start``, line index ``first``
+    of the file; ``cut_short``: its last line is the file's, without a newline.
+
+    A clean block is parsed in one call; otherwise chunks of lines are parsed as one JSON array
+    (one C call instead of thousands) when every line of the chunk looks like a whole object, and
+    line by line when not.
+    """
+    whole = _whole_block(block, fast)
+    if whole is not None:
+        return whole, list(range(first + 1, first + 1 + len(whole)))
+    raw_lines = block.split(b"\n")
+    records: list[dict] = []
+    line_nos: list[int] = []
+    bad: list[tuple[int, str]] = []  # (0-based line index in the block, why)
     for a in range(0, len(raw_lines), _CHUNK_LINES):
         chunk = [(i, raw_lines[i].strip()) for i in range(a, min(a + _CHUNK_LINES, len(raw_lines)))]
         chunk = [(i, l) for i, l in chunk if l]
@@ -266,37 +345,35 @@ def parse_lines(path: Path, data: bytes, *, fast: bool = True) -> tuple[list[dic
             objs = _loads_array(b"[" + b",".join(l for _, l in chunk) + b"]", fast=fast)
             if objs is not None and len(objs) == len(chunk) and all(type(o) is dict for o in objs):
                 records.extend(objs)
-                line_nos.extend(i + 1 for i, _ in chunk)
+                line_nos.extend(first + i + 1 for i, _ in chunk)
                 continue
         for i, l in chunk:
+            n = first + i + 1
             try:
                 obj = json.loads(l, parse_int=parse_int)
             except RecursionError:
-                bad.append((i, f"line {i + 1} skipped: nesting too deep"))
+                bad.append((i, f"line {n} skipped: nesting too deep"))
                 continue
             except ValueError as exc:
                 objs = _run_together(l)
                 if objs:
                     records.extend(objs)
-                    line_nos.extend([i + 1] * len(objs))
-                    bad.append((i, f"line {i + 1}: {len(objs)} JSON object(s) read, the rest of the line is damaged (a lost line break?)"))
+                    line_nos.extend([n] * len(objs))
+                    bad.append((i, f"line {n}: {len(objs)} JSON object(s) read, the rest of the line is damaged (a lost line break?)"))
                     continue
-                partial = i == len(raw_lines) - 1 and not ends_clean
-                bad.append((i, f"line {i + 1} skipped: " + ("partial last line (file cut short?)" if partial else f"not valid JSON ({_short(exc)})")))
+                partial = cut_short and i == len(raw_lines) - 1
+                bad.append((i, f"line {n} skipped: " + ("partial last line (file cut short?)" if partial else f"not valid JSON ({_short(exc)})")))
                 continue
             if type(obj) is not dict:
-                bad.append((i, f"line {i + 1} skipped: not a JSON object ({type(obj).__name__})"))
+                bad.append((i, f"line {n} skipped: not a JSON object ({type(obj).__name__})"))
                 continue
             records.append(obj)
-            line_nos.append(i + 1)
-    issues: list[ReadIssue] = []
+            line_nos.append(n)
     if bad:
-        offsets = np.concatenate([[0], np.cumsum([len(l) + 1 for l in raw_lines])])
-        for i, message in bad[:20]:
-            issues.append(ReadIssue(str(path), message, offset=int(offsets[i])))
-        if len(bad) > 20:
-            issues.append(ReadIssue(str(path), f"{len(bad) - 20} more damaged line(s)", offset=int(offsets[bad[20][0]])))
-    return records, line_nos, issues
+        offsets = start + np.concatenate([[0], np.cumsum([len(l) + 1 for l in raw_lines])])
+        for i, message in bad:
+            damage.add(int(offsets[i]), message)
+    return records, line_nos
 
 
 _BETWEEN_OBJECTS = frozenset(bytes(range(0x21)))  # whitespace and control bytes: a damaged line break
@@ -343,37 +420,97 @@ def _short(exc: Exception) -> str:
     return msg if len(msg) < 80 else msg[:77] + "..."
 
 
-def _unwrap(records: list[dict]) -> tuple[list[dict], str | None]:
-    """veRL's ``{"step": n, "data": {...}}``: lift the wrapped dict to the top level."""
-    for wk in WRAPPER_KEYS:
-        if not any(isinstance(r.get(wk), dict) for r in records[:100]):
-            continue  # the usual flat file: no need to look at every line
-        hits = sum(1 for r in records if isinstance(r.get(wk), dict) and len(r) <= 3)
-        if hits and hits >= len(records) // 2:
-            out = []
-            for r in records:
-                inner = r.get(wk)
-                if isinstance(inner, dict):
-                    merged = {k: v for k, v in r.items() if k != wk}
-                    merged.update(inner)
-                    out.append(merged)
-                else:
-                    out.append(r)
-            return out, wk
-    return records, None
+def _unwrap(records: list[dict], wrapper: str) -> tuple[list[dict], int]:
+    """veRL's ``{"step": n, "data": {...}}``: the records with the wrapped dict lifted to the top
+    level, and how many were such lines (the wrapper and at most two keys beside it)."""
+    out = []
+    hits = 0
+    for r in records:
+        inner = r.get(wrapper)
+        if isinstance(inner, dict):
+            hits += len(r) <= 3
+            merged = {k: v for k, v in r.items() if k != wrapper}
+            merged.update(inner)
+            out.append(merged)
+        else:
+            out.append(r)
+    return out, hits
 
 
-def records_to_runs(
-    path: Path, records: list[dict], line_nos: list[int], issues: list[ReadIssue], *, data: bytes | None = None
-) -> list[RawRun]:
-    records, wrapper = _unwrap(records)
-    time_keys = [k for k in TIME_KEYS if any(k in r for r in records[:50])]
-    cols = collect_columns(records, keep_raw=time_keys, lines=line_nos)
-    if data is not None and any(cols.nulls.values()) and b"NaN" in data:
-        # the fast parser read NaN tokens as null: parse again with json, which keeps them apart
-        records, line_nos, issues = parse_lines(path, data, fast=False)
-        return records_to_runs(path, records, line_nos, issues)
-    return _columns_to_runs(path, cols, wrapper, time_keys, issues)
+class _RecordStream:
+    """Columns of a log's records, given batch by batch as its lines are parsed.
+
+    The first :data:`_HEAD` records decide what the whole file decides: the wrapper to unwrap (the
+    first of :data:`WRAPPER_KEYS` not in ``tried`` that wraps a dict in one of them) and the time
+    keys.  Whether the wrapper was right (it must wrap at least half the lines) is known at the
+    end: :meth:`columns` is None when it was not, and the caller reads again without it.
+    """
+
+    def __init__(self, tried: frozenset[str]) -> None:
+        self.tried = tried
+        self.wrapper: str | None = None
+        self.hits = 0
+        self.time_keys: list[str] = []
+        self.builder: ColumnsBuilder | None = None
+        self.head: list[dict] = []
+        self.head_lines: list[int] = []
+
+    def add(self, records: list[dict], lines: list[int]) -> None:
+        if self.builder is not None:
+            self._add(records, lines)
+            return
+        self.head += records
+        self.head_lines += lines
+        if len(self.head) >= _HEAD:
+            self._start()
+
+    def _start(self) -> None:
+        head, lines = self.head, self.head_lines
+        self.head, self.head_lines = [], []
+        self.wrapper = next((wk for wk in WRAPPER_KEYS if wk not in self.tried and any(isinstance(r.get(wk), dict) for r in head[:_HEAD])), None)
+        first = _unwrap(head[:50], self.wrapper)[0] if self.wrapper else head[:50]
+        self.time_keys = [k for k in TIME_KEYS if any(k in r for r in first)]
+        self.builder = ColumnsBuilder(keep_raw=self.time_keys)
+        self._add(head, lines)
+
+    def _add(self, records: list[dict], lines: list[int]) -> None:
+        assert self.builder is not None
+        if self.wrapper:
+            records, hits = _unwrap(records, self.wrapper)
+            self.hits += hits
+        self.builder.add(records, lines)
+
+    def columns(self) -> Columns | None:
+        """The columns of every record added, None when the wrapper was guessed wrong."""
+        if self.builder is None:
+            self._start()
+        assert self.builder is not None
+        cols = self.builder.columns()
+        if self.wrapper and not (self.hits and self.hits >= cols.n // 2):
+            return None
+        return cols
+
+
+def _stream_columns(batches: Callable[[], Iterable[tuple[list[dict], list[int]]]]) -> tuple[Columns, _RecordStream]:
+    """The columns of the records that ``batches()`` gives (with their line numbers), and the
+    stream that read them (its wrapper and time keys); ``batches`` is called again for each
+    wrapper guessed wrong from the first lines (rare: most of a file is wrapped or none of it)."""
+    tried: set[str] = set()
+    while True:
+        stream = _RecordStream(frozenset(tried))
+        for records, lines in batches():
+            stream.add(records, lines)
+        cols = stream.columns()
+        if cols is not None:
+            return cols, stream
+        assert stream.wrapper is not None
+        tried.add(stream.wrapper)
+
+
+def records_to_runs(path: Path, records: list[dict], line_nos: list[int], issues: list[ReadIssue]) -> list[RawRun]:
+    """The runs of parsed lines (:func:`parse_lines`) as :func:`read` makes them."""
+    cols, stream = _stream_columns(lambda: [(records, line_nos)])
+    return _columns_to_runs(path, cols, stream.wrapper, stream.time_keys, issues)
 
 
 def _line(cols: Columns, record: int) -> int:
