@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
+from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 from .messages import fmt_num
@@ -56,7 +59,7 @@ class ConstantCritic(Rule):
     causes = {"value-undertrained": 0.8, "implementation-bug": 0.6, "reward-not-normalized": 0.5, "value-lr-mistuned": 0.5}
     message = "explained variance stays within {dead_ev:num} of 0 on all {n} updates after warm-up (largest |EV| {largest:num}): the critic predicts one value for every state and tracks none of the returns"
 
-    def evaluate(self, ctx: RuleContext):
+    def evaluate(self, ctx: RuleContext) -> Iterator[Finding]:
         p = ctx.params
         x = ctx.req[0]
         start = int(round(len(x.values) * p["warmup"]))
