@@ -128,3 +128,21 @@ def test_spinning_up_progress_txt_is_read_with_its_names(tmp_path):
     for metric in ("kl/old", "policy/entropy", "policy/clipfrac", "loss/policy", "loss/value", "value/mean", "reward/std"):
         assert run.frame.has(metric), metric
     assert run.metric_info["kl/old"].between == "old"
+
+
+def test_baselines_ppo1_tabular_names_are_read(tmp_path):
+    """OpenAI baselines ppo1 (pposgd_simple.py) logs EpRewMean (the last 100 episodes), the
+    losses as loss_<name> (loss_kl: old vs new policy), ev_tdlam_before and TimestepsSoFar."""
+    header = "loss_pol_surr,loss_pol_entpen,loss_vf_loss,loss_kl,loss_ent,ev_tdlam_before,EpLenMean,EpRewMean,EpThisIter,EpisodesSoFar,TimestepsSoFar,TimeElapsed"
+    rows = [header] + [
+        f"-0.01,-0.0,{50 - i},{0.01 + i * 1e-4},{2.8 - 0.01 * i},{0.2 + 0.005 * i},200,{-300 + 5 * i},10,{10 * (i + 1)},{2048 * (i + 1)},{i}"
+        for i in range(60)
+    ]
+    folder = tmp_path / "ppo1"
+    folder.mkdir()
+    (folder / "progress.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (run,) = load_runs(folder)
+    steps, reward = run.frame.arrays("reward/score")
+    assert steps[0] == 2048 and reward[-1] == -300 + 5 * 59
+    assert run.mapping["loss_kl"] == "kl/old" and run.mapping["ev_tdlam_before"] == "value/explained_var"
+    assert run.frame.has("policy/entropy") and run.frame.has("loss/value")

@@ -231,3 +231,22 @@ def test_engine_never_raises_on_arbitrary_input(series, estimator, reduction, fr
         assert f.severity in SEVERITIES
         f.to_dict()
     verdict_for(run, findings, na)
+
+
+def test_departures_on_many_points_are_the_rewards_distribution_not_spikes():
+    """A reward at its floor whose better episodes come every few points (16 % of them) has no
+    spike: spikes are rare (PD201's MAX_SPIKE_SHARE)."""
+    import numpy as np
+
+    import ppo_doctor
+
+    rng = np.random.default_rng(5)
+    reward = -100.0 + rng.normal(0, 0.3, 2000)
+    better = rng.random(2000) < 0.16
+    reward[better] += rng.uniform(10, 25, better.sum())
+    report = ppo_doctor.analyze({"step": np.arange(2000), "reward": reward})
+    assert not [f for f in report.runs[0].findings if f.code == "PD201"]
+    rare = -100.0 + rng.normal(0, 0.3, 2000)
+    rare[[500, 1200, 1700]] += 40.0
+    report = ppo_doctor.analyze({"step": np.arange(2000), "reward": rare})
+    assert [f for f in report.runs[0].findings if f.code == "PD201"]

@@ -70,6 +70,7 @@ EPISODE_TAGS = (
     "ep_rew_mean",
     "rollout/ep_rew_mean",
     "AverageEpRet",  # Spinning Up's EpochLogger
+    "EpRewMean",  # baselines ppo1 / trpo_mpi / acktr
 )
 
 # The HF Trainer (TensorBoard/W&B) and OpenRLHF prefix every key with ``train/``.

@@ -462,6 +462,20 @@ _SPINUP = (
     _a("AverageVVals", "value/mean"),
 )
 
+# OpenAI baselines ppo1 (``pposgd_simple.py``), trpo_mpi and acktr (docs/sources.md#classic-rl-arguments):
+# ``EpRewMean`` is the mean return of the last 100 episodes; ppo1's losses are ``loss_<name>``
+# of its loss_names (``kl`` between the old and the new policy); ``ev_tdlam_before`` / acktr's
+# ``EVBefore`` the critic's explained variance of the batch before its update.
+_BASELINES_TABULAR = (
+    _a("EpRewMean", "reward/score", note="mean return of the last 100 episodes"),
+    _a("ev_tdlam_before", "value/explained_var"),
+    _a("EVBefore", "value/explained_var"),
+    _a("loss_kl", "kl/old", between="old"),
+    _a("loss_ent", "policy/entropy"),
+    _a("loss_pol_surr", "loss/policy"),
+    _a("loss_vf_loss", "loss/value"),
+)
+
 # Classic-RL custom loggers (baselines, procgen ports): episode returns are the reward, and
 # a bare ``kl`` is the old-vs-new KL of the PPO update (baselines ppo1/ppo2), not a ref-KL.
 _GENERIC_RL = (
@@ -491,6 +505,7 @@ _GENERIC_RL = (
     # loop that borrowed them (docs/sources.md#sb3-logger-keys)
     *_SB3,
     *_SPINUP,
+    *_BASELINES_TABULAR,
 )
 
 ALIASES: dict[str, tuple[Alias, ...]] = {

@@ -49,10 +49,10 @@ NAME = "csv_logs"
 log = logging.getLogger(__name__)
 
 # Step columns in order of preference: the cumulative environment-step / trainer-step counters
-# first (SB3 ``time/total_timesteps``, baselines ``total_timesteps`` / ``total timesteps``, HF
-# ``global_step``, Lightning ``step``, Spinning Up ``TotalEnvInteracts``), then update, episode
-# and epoch counters, which advance by another unit and only stand in when no cumulative step
-# is logged.
+# first (SB3 ``time/total_timesteps``, baselines ``total_timesteps`` / ``total timesteps`` /
+# ppo1's ``TimestepsSoFar``, HF ``global_step``, Lightning ``step``, Spinning Up
+# ``TotalEnvInteracts``), then update, episode and epoch counters, which advance by another unit
+# and only stand in when no cumulative step is logged.
 STEP_COLUMNS = (
     "time/total_timesteps",
     "total_timesteps",
@@ -63,6 +63,7 @@ STEP_COLUMNS = (
     "env_steps",
     "serial_timesteps",
     "totalenvinteracts",
+    "timestepssofar",
     "global_step",
     "train/global_step",
     "step",
