@@ -71,6 +71,7 @@ EPISODE_TAGS = (
     "rollout/ep_rew_mean",
     "AverageEpRet",  # Spinning Up's EpochLogger
     "EpRewMean",  # baselines ppo1 / trpo_mpi / acktr
+    "eprew",  # OpenAI's curiosity PPO (large-scale-curiosity, random-network-distillation)
 )
 
 # The HF Trainer (TensorBoard/W&B) and OpenRLHF prefix every key with ``train/``.

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from . import RunView
 
 # Raw tags of a reward that is a rolling mean over the last N episodes, with N (module docstring).
-ROLLING_EPISODE_MEANS = {"rollout/ep_rew_mean": 100, "ep_rew_mean": 100, "eprewmean": 100, "EpRewMean": 100, "mean 100 episode reward": 100}
+ROLLING_EPISODE_MEANS = {"rollout/ep_rew_mean": 100, "ep_rew_mean": 100, "eprewmean": 100, "EpRewMean": 100, "eprew": 100, "mean 100 episode reward": 100}
 
 # Raw tags of the mean episode length logged beside such a rolling mean (SB3 ``rollout/ep_len_mean``
 # from the same ``ep_info_buffer``; baselines ppo2 ``eplenmean``).

@@ -476,6 +476,20 @@ _BASELINES_TABULAR = (
     _a("loss_vf_loss", "loss/value"),
 )
 
+# OpenAI's curiosity PPO (openai/large-scale-curiosity cppo_agent.py, random-network-distillation
+# ppo_agent.py, and their ports): ``eprew`` is the mean of a deque of the last 100 episode returns,
+# the optimiser's statistics are ``opt_<name>``, ``ev`` the explained variance, ``tcount`` the
+# timesteps.
+_CURIOSITY = (
+    _a("eprew", "reward/score", note="mean return of the last 100 episodes"),
+    _a("opt_approxkl", "kl/old", between="old"),
+    _a("opt_clipfrac", "policy/clipfrac"),
+    _a("opt_ent", "policy/entropy"),
+    _a("opt_pg", "loss/policy"),
+    _a("opt_vf", "loss/value"),
+    _a("ev", "value/explained_var"),
+)
+
 # Classic-RL custom loggers (baselines, procgen ports): episode returns are the reward, and
 # a bare ``kl`` is the old-vs-new KL of the PPO update (baselines ppo1/ppo2), not a ref-KL.
 _GENERIC_RL = (
@@ -506,6 +520,7 @@ _GENERIC_RL = (
     *_SB3,
     *_SPINUP,
     *_BASELINES_TABULAR,
+    *_CURIOSITY,
 )
 
 ALIASES: dict[str, tuple[Alias, ...]] = {

@@ -50,9 +50,9 @@ log = logging.getLogger(__name__)
 
 # Step columns in order of preference: the cumulative environment-step / trainer-step counters
 # first (SB3 ``time/total_timesteps``, baselines ``total_timesteps`` / ``total timesteps`` /
-# ppo1's ``TimestepsSoFar``, HF ``global_step``, Lightning ``step``, Spinning Up
-# ``TotalEnvInteracts``), then update, episode and epoch counters, which advance by another unit
-# and only stand in when no cumulative step is logged.
+# ppo1's ``TimestepsSoFar``, the curiosity PPO's ``tcount``, HF ``global_step``, Lightning
+# ``step``, Spinning Up ``TotalEnvInteracts``), then update, episode and epoch counters, which
+# advance by another unit and only stand in when no cumulative step is logged.
 STEP_COLUMNS = (
     "time/total_timesteps",
     "total_timesteps",
@@ -64,6 +64,7 @@ STEP_COLUMNS = (
     "serial_timesteps",
     "totalenvinteracts",
     "timestepssofar",
+    "tcount",
     "global_step",
     "train/global_step",
     "step",
