@@ -85,7 +85,7 @@ class Sample:
 # (PTT) that GRPO runs learning well exceed 2-4x (TRL GRPOTrainer levelling off at 0.5-1.1,
 # issue 37), so a token-mean KL gets 5x.  A population limit is never below these either: they
 # are healthy levels measured elsewhere, and a few healthy runs that stayed low say nothing about
-# those that go higher (the three TRL GRPO runs the labelled set holds stay under 0.12 nats per
+# those that go higher (the first three TRL GRPO runs of the labelled set stayed under 0.12 nats per
 # token).
 FALLBACK_FACTORS = {"kl_ref_seq": 3.0, "kl_ref_token": 5.0, "kl_old": 1.0, "clipfrac": 1.0}
 FALLBACKS = {sign: FALLBACK_FACTORS[sign] * FLOORS[sign] for sign in FLOORS}
