@@ -86,7 +86,7 @@ def find_sources(paths: Iterable[str | Path], exclude: Sequence[str] = ()) -> Fo
         tables.extend(walked.tables)
         if not found and not problems:
             problems.append(
-                ReadIssue(path=str(path), message="no training log found (TensorBoard, W&B, JSONL/JSON, CSV, MLflow, veRL console)")
+                ReadIssue(path=str(path), message="no training log found (TensorBoard, W&B, JSONL/JSON, CSV, MLflow, veRL / HF Trainer / SB3 console)")
             )
         if label is not None:
             for source in found:

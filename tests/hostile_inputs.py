@@ -10,7 +10,8 @@ tests do not depend on the readers' helpers nor on optional writers (torch, wand
   records, zlib CRC-32 seeded with the type byte) around ``wandb_internal.Record``
   protobufs (docs/sources.md#wandb-transaction-log);
 * JSONL, CSV, ``trainer_state.json`` (``json.dumps(indent=2, sort_keys=True)`` as
-  transformers writes it), MLflow file-store run folders and veRL console logs as text.
+  transformers writes it), MLflow file-store run folders and the console logs of veRL, the HF
+  Trainer and SB3 as text.
 
 Each writer returns a :class:`Written`: the bytes, where every record ends, and the points
 each record carries, so a test can compute exactly which points must survive a cut at any
@@ -312,6 +313,38 @@ def verl_console(n: int = 40, values: list[float] | None = None) -> Written:
         lines.append(f"step:{i} - actor/pg_loss:{v!r} - actor/ppo_kl:{v / 10!r}")
         points.append([("actor/pg_loss", i, v), ("actor/ppo_kl", i, v / 10)])
     return _lines(lines, points, first=2)
+
+
+def hf_console(n: int = 40, values: list[float] | None = None) -> Written:
+    """The log dicts an HF Trainer prints (``str(dict)``, ProgressCallback / PrinterCallback), one a
+    line and without a step: the reader numbers them 1, 2, ... in print order."""
+    lines, points = [], []
+    for i in range(n):
+        v = values[i] if values is not None else value_at(i)
+        lines.append(str({"loss": v, "grad_norm": v / 10, "epoch": (i + 1) / 8}))
+        points.append([("loss", i + 1, v), ("grad_norm", i + 1, v / 10), ("epoch", i + 1, (i + 1) / 8)])
+    return _lines(lines, points, self_closing=True)
+
+
+def sb3_console(n: int = 40, values: list[float] | None = None) -> Written:
+    """Stable-Baselines3's stdout tables (``logger.HumanOutputFormat``): a line of dashes, a group
+    row and its keys indented by three spaces, the same line of dashes.  A table ends with its
+    closing dashes (as wide as the opening ones, so a cut one is told apart)."""
+    out = Written(b"")
+    data = bytearray()
+    for i in range(n):
+        v = values[i] if values is not None else value_at(i)
+        step = 512 * (i + 1)
+        cells = [("rollout/", ""), ("   ep_rew_mean", repr(v)), ("time/", ""), ("   total_timesteps", str(step)), ("train/", ""), ("   approx_kl", repr(v / 1000))]
+        kw, vw = max(len(k) for k, _ in cells), max(len(x) for _, x in cells)
+        dashes = "-" * (kw + vw + 7)
+        table = [dashes, *(f"| {k}{' ' * (kw - len(k))} | {x}{' ' * (vw - len(x))} |" for k, x in cells), dashes]
+        data += "\n".join(table).encode()
+        out.ends.append(len(data))
+        data += b"\n"
+        out.points.append([("rollout/ep_rew_mean", step, v), ("train/approx_kl", step, v / 1000)])
+    out.data = bytes(data)
+    return out
 
 
 def mlflow_run(root: Path, n: int = 40, values: list[float] | None = None, name: str = "run") -> tuple[Path, Written]:

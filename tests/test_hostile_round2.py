@@ -193,6 +193,8 @@ _ZERO_TAIL_FORMATS = {  # file name in its folder -> generator (every reader bes
     "trainer_state.json": h.trainer_state,
     "run-20250101_000000-abc/run-abc.wandb": h.wandb,
     "train.log": h.verl_console,
+    "hf/console.log": h.hf_console,
+    "sb3/stdout.txt": h.sb3_console,
 }
 
 

@@ -44,6 +44,8 @@ FORMAT_MODULES = {
     "wandb_csv": "ppo_doctor.ingest.wandb.csv",
     "csv_logs": "ppo_doctor.ingest.readers.csv_logs",
     "verl_console": "ppo_doctor.ingest.readers.verl_console",
+    "hf_console": "ppo_doctor.ingest.readers.hf_console",
+    "sb3_console": "ppo_doctor.ingest.readers.sb3_console",
 }
 # Formats whose reader imports decoders that recognising a file does not need: the module of a
 # light ``sniff`` that imports none of them.  Sniffing asks the formats in priority order and

@@ -376,7 +376,7 @@ class _Walker:
         mod = sniff(file, head)
         if mod is None:
             if not quiet:
-                self.issues.append(ReadIssue(shown, "not a recognised log format (TensorBoard, W&B, JSONL, JSON, CSV, MLflow, veRL console)"))
+                self.issues.append(ReadIssue(shown, "not a recognised log format (TensorBoard, W&B, JSONL, JSON, CSV, MLflow, veRL / HF Trainer / SB3 console)"))
             elif _LOG_LIKE.search(file.name):
                 self.issues.append(ReadIssue(shown, "looks like a log by its name but its content was not recognised", level="warning"))
             return None

@@ -250,7 +250,7 @@ def _rows_to_run(path: Path, rows: list, config: dict, issues: list[ReadIssue], 
             continue
         keys = row.keys()
         if keys != last_keys:
-            last_keys, kind = keys, _row_kind(row)
+            last_keys, kind = keys, row_kind(row)
         if kind == "doctor":
             continue
         if kind == "summary":
@@ -408,7 +408,7 @@ def _entries(data: bytes, start: int, end: int, sep: bytes, rows: np.ndarray, n:
     return out[::-1]
 
 
-def _row_kind(row: dict) -> str:
+def row_kind(row: dict) -> str:
     """``doctor`` (a DoctorCallback alert), ``summary`` (the Trainer's final train_runtime
     entry), ``eval`` (eval_/test_ keys) or ``train``."""
     if DOCTOR_ROW_KEY in row:

@@ -30,25 +30,18 @@ from ...frame import RawRun, RawSeries, ReadIssue, TextSample
 from ...canonical.frameworks import VERL_CONSOLE_EVAL_PREFIXES
 from .. import filebytes
 from ..base import is_int64
+from ..console import ANSI, CONSOLE_SUFFIXES, MAX_LINE_BYTES, SNIFF_BYTES
 from ..storage import open_binary
 
 NAME = "verl_console"
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _RAY_PREFIX = re.compile(r"^\s*\([A-Za-z_][\w.]* pid=\d+[^)]*\)\s?")
 _STEP_LINE = re.compile(r"\bstep:(\d+) - ")
 _STEP_LINE_BYTES = re.compile(rb"\bstep:\d+ - [\w/@.\-]+:")
 _WRAPPED = re.compile(r"^(?:np\.)?(?:float|int|uint)(?:16|32|64)?\((.*)\)$|^tensor\((.*)\)$")
 _DECIMAL = re.compile(r"^-?\d+\.\d+$")
 _SAMPLE_TAG = re.compile(r"^\[(prompt|response|ground_truth|score)\]\s?(.*)$")
-# veRL step lines can come late (after the config dump and model loading): scan this far.
-SNIFF_BYTES = 16 << 20
-_CONSOLE_SUFFIXES = frozenset({"", ".log", ".txt", ".out", ".err"})
 _MAX_CONFIG_LINES = 20000
-# Longest line read (16 MiB; a step line of a few hundred metrics is ~20 KB): a longer one, such
-# as the zero-filled tail a killed job leaves, is skipped as the file streams in
-# (docs/architecture.md#inputs-are-untrusted).
-MAX_LINE_BYTES = 16 << 20
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -61,7 +54,7 @@ def sniff(path: Path, head: bytes) -> bool:
         return True  # specific enough to hold even beside stray NUL bytes (a crash pads files with zeros)
     if b"\0" in head or not head:
         return False
-    if path.suffix.lower() not in _CONSOLE_SUFFIXES and b" pid=" not in head:
+    if path.suffix.lower() not in CONSOLE_SUFFIXES and b" pid=" not in head:
         return False
     try:
         with open_binary(path) as fh:
@@ -102,7 +95,7 @@ def read(path: Path) -> list[RawRun]:
     cut_line = len(lines) - 1 if lines[-1].strip() else None
     partial = False
     for n_line, raw in enumerate(lines):
-        line = _RAY_PREFIX.sub("", _ANSI.sub("", raw.rstrip("\r")))
+        line = _RAY_PREFIX.sub("", ANSI.sub("", raw.rstrip("\r")))
         if config_lines is not None:
             # pprint indents every continuation line; the first other line ends the dump
             if line.startswith(" ") and len(config_lines) < _MAX_CONFIG_LINES:
