@@ -25,11 +25,12 @@ import json
 import math
 import random
 import struct
+import tracemalloc
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 import crc32c
 
@@ -398,3 +399,13 @@ def mutate(data: bytes, kind: str, a: int, b: int, byte: int = 0) -> bytes:
 
 def random_bytes(seed: int, n: int) -> bytes:
     return random.Random(seed).randbytes(n)
+
+
+def peak_bytes(fn: Callable[[], object]) -> int:
+    """The peak of the memory Python allocated while ``fn`` ran (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()

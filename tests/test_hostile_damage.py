@@ -14,7 +14,6 @@ import math
 import os
 import struct
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -110,15 +109,6 @@ def test_wandb_flipped_length_loses_the_rest_of_its_block_only(tmp_path):
 # -- lengths that claim 2^60 bytes ------------------------------------------------------------------------
 
 
-def _peak_bytes(fn) -> int:
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_tensorboard_length_of_2_pow_60_is_no_allocation_and_a_clear_error(tmp_path):
     written = h.tensorboard(40)
     start = written.ends[20]
@@ -128,7 +118,7 @@ def test_tensorboard_length_of_2_pow_60_is_no_allocation_and_a_clear_error(tmp_p
     path = tmp_path / "events.out.tfevents.1.host"
     path.write_bytes(bytes(data))
     out = []
-    peak = _peak_bytes(lambda: out.extend(tensorboard.read(path)))
+    peak = h.peak_bytes(lambda: out.extend(tensorboard.read(path)))
     assert peak < 8 << 20, f"{peak} bytes"
     (run,) = out
     assert written.complete_before(start) <= h.points_of([run])
@@ -183,7 +173,7 @@ def test_huge_lengths_inside_records_are_malformed_records_not_allocations(tmp_p
     wb_path.write_bytes(wb_rows.data + more[len(h.WANDB_HEADER) :])
     for path, reader, before in ((tb_path, tensorboard, events), (wb_path, wandb_binary, wb_rows)):
         out = []
-        assert _peak_bytes(lambda: out.extend(reader.read(path))) < 8 << 20
+        assert h.peak_bytes(lambda: out.extend(reader.read(path))) < 8 << 20
         got = h.points_of(out)
         assert before.all_points() <= got and ("loss", 100, 1.5) in got
         assert any(i.offset is not None and i.level == "error" for i in out[0].issues), [str(i) for i in out[0].issues]

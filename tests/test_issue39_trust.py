@@ -15,13 +15,14 @@ import subprocess
 import sys
 import textwrap
 import time
-import tracemalloc
 from fractions import Fraction
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import pytest
+
+from hostile_inputs import peak_bytes
 
 from ppo_doctor import analyze, ingest, plugins, report
 from ppo_doctor.errors import ConfigError, PluginError
@@ -382,15 +383,6 @@ def test_many_samples_are_thinned_evenly_and_said(tmp_path):
     assert any(f"of {n:,} records' text samples kept while reading" in i.message for i in rr.run.issues)
 
 
-def _traced_peak(fn: Callable[[], object]) -> int:
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_many_short_samples_cost_the_file_and_their_numbers_not_a_dict_a_line(tmp_path):
     # 10^6 such lines took 1.2 GiB when every line was held as a dict before the columns were
     # made; read a block at a time, the reader holds the file's bytes, the numbers of each line
@@ -403,7 +395,7 @@ def test_many_short_samples_cost_the_file_and_their_numbers_not_a_dict_a_line(tm
     path.write_text("".join(json.dumps({"step": i, "reward": i % 7 / 7, "completion": f"answer {i} is short"}) + "\n" for i in range(n)))
     jsonl.read(path)  # the parsers' imports are not the reader's cost
     runs = []
-    peak = _traced_peak(lambda: runs.extend(jsonl.read(path)))
+    peak = peak_bytes(lambda: runs.extend(jsonl.read(path)))
     assert peak - path.stat().st_size < 250 * n, f"{(peak - path.stat().st_size) / n:.0f} bytes a line"
     (run,) = runs
     assert len(run.series[0].steps) == n and run.texts[0].line == 1 and run.texts[-1].line > 0.99 * n
@@ -418,7 +410,7 @@ def test_one_long_completion_among_short_ones_costs_its_length_once(tmp_path):
     rows = ({"step": i, "loss": 0.1, "completion": "x" * 100_000 if i == 1 else "short"} for i in range(2000))
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     jsonl.read(path)
-    peak = _traced_peak(lambda: jsonl.read(path))
+    peak = peak_bytes(lambda: jsonl.read(path))
     assert peak < 5 << 20, f"{peak} bytes"
 
 

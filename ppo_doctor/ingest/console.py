@@ -52,14 +52,16 @@ class Line(NamedTuple):
     data: bytes
 
 
-def scan(path: Path, head: bytes, found: Callable[[bytes], bool]) -> bool:
+def scan(path: Path, head: bytes, found: Callable[[bytes], bool], *, console_named: bool | None = None) -> bool:
     """Whether ``found`` holds for the head of ``path`` or, for a console-named text file whose
     head is not all of it, for its first :data:`SNIFF_BYTES`.  ``found`` must be specific enough
     to hold beside NUL bytes (a crashed writer pads a file with zeros); a file with NUL bytes
-    before that is binary."""
+    before that is binary.  ``console_named``: whether the file may be a console log, when a
+    reader knows more than its suffix (:data:`CONSOLE_SUFFIXES`) tells."""
     if found(head):
         return True
-    if len(head) < HEAD_BYTES or b"\0" in head or path.suffix.lower() not in CONSOLE_SUFFIXES:
+    named = path.suffix.lower() in CONSOLE_SUFFIXES if console_named is None else console_named
+    if len(head) < HEAD_BYTES or b"\0" in head or not named:
         return False
     try:
         with open_binary(path) as fh:

@@ -118,7 +118,7 @@ def _tables(lines: list[console.Line]) -> Iterator[_Table]:
         while j < n and len(shown[j]) == len(shown[i]) and (cells := _cells(shown[j])) is not None:
             table.rows.append(cells)
             j += 1
-        if table.rows and j < n and shown[j] == shown[i]:
+        if table.rows and j < n and _closes(shown[j], shown[i]):
             yield table
             i = j + 1
             continue
@@ -129,6 +129,13 @@ def _tables(lines: list[console.Line]) -> Iterator[_Table]:
             table.kind = "broken"
             yield table
         i = max(j, i + 1)
+
+
+def _closes(line: str, opening: str) -> bool:
+    """``line`` closes the table that ``opening`` began: the same line of dashes, or that line with
+    something glued after it (the next table's first line or another print that lost its newline,
+    or a damaged newline); what follows is then read as other output."""
+    return line.startswith(opening)
 
 
 def read(path: Path) -> list[RawRun]:

@@ -30,8 +30,7 @@ from ...frame import RawRun, RawSeries, ReadIssue, TextSample
 from ...canonical.frameworks import VERL_CONSOLE_EVAL_PREFIXES
 from .. import filebytes
 from ..base import is_int64
-from ..console import ANSI, CONSOLE_SUFFIXES, MAX_LINE_BYTES, SNIFF_BYTES
-from ..storage import open_binary
+from ..console import ANSI, CONSOLE_SUFFIXES, MAX_LINE_BYTES, scan
 
 NAME = "verl_console"
 
@@ -50,18 +49,8 @@ def sniff(path: Path, head: bytes) -> bool:
     Only console-log-like files are scanned past the head (a log/txt/out/err name, no suffix, or
     Ray's ``pid=`` prefixes), so that discovery does not read every large text file of a tree.
     """
-    if _STEP_LINE_BYTES.search(head):
-        return True  # specific enough to hold even beside stray NUL bytes (a crash pads files with zeros)
-    if b"\0" in head or not head:
-        return False
-    if path.suffix.lower() not in CONSOLE_SUFFIXES and b" pid=" not in head:
-        return False
-    try:
-        with open_binary(path) as fh:
-            chunk = fh.read(SNIFF_BYTES)
-    except OSError:
-        return False
-    return b"\0" not in chunk[:65536] and _STEP_LINE_BYTES.search(chunk) is not None
+    named = path.suffix.lower() in CONSOLE_SUFFIXES or b" pid=" in head
+    return scan(path, head, lambda data: _STEP_LINE_BYTES.search(data) is not None, console_named=named)
 
 
 def _value(text: str) -> float | None:
