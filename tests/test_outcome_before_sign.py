@@ -9,6 +9,7 @@ they stand, gradient baselines, task metrics as the outcome, and the population 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -235,3 +236,40 @@ def test_the_shipped_population_matches_the_labelled_runs():
     table = population.table(s for _, s in samples(labels))
     shipped = json.loads(population.DATA.read_text())["signs"]
     assert {k: v.get("limit") for k, v in table.items()} == pytest.approx({k: v.get("limit") for k, v in shipped.items()})
+
+
+# -- live: what a prefix can and cannot confirm ----------------------------------------------------
+def test_a_reward_that_has_not_risen_yet_confirms_no_sign_on_a_partial_run():
+    """"Stuck" is an absence of progress, judged on the whole plan like PD301: on a prefix it
+    does not make a sign a warning (two healthy TRL GRPO runs of the real-run set were stopped at
+    their first check for a KL whose reward had not had time to rise)."""
+    clip = saturating(N, 0.05, 0.45, sd=0.02, seed=3)
+    partial = replace(example_run(Example(series={"policy/clipfrac": clip, "reward/score": stuck()}, framework="sb3")), planned_steps=4 * N)
+    f = one(partial, "PD802")
+    assert f.severity == "info" and "watching" in f.message and any(e.startswith("outcome: the reward is stuck") for e in f.evidence)
+    # a fall after the sign is an outcome on a prefix too
+    reward = np.r_[saturating(120, 0.1, 0.9, sd=0.02, seed=4), np.linspace(0.9, 0.3, 80)]
+    approx = np.r_[flat(100, 0.01, 0.002, seed=5), flat(100, 0.2, 0.01, seed=6)]
+    fell = replace(example_run(Example(series={"kl/old": approx, "reward/score": reward}, framework="sb3")), planned_steps=4 * N)
+    assert one(fell, "PD803").severity != "info"
+
+
+def _live_collapse(reward_key: str) -> list[Finding]:
+    """A Monitor told a 400-step plan, fed 200 steps of a reward that climbs to 100, falls to 20
+    at step 120 and stays there, checked at the end of them."""
+    monitor = ppo_doctor.Monitor(planned_steps=400)
+    reward = np.r_[saturating(120, 0.0, 100.0, sd=0.5, seed=7), 20.0 + flat(80, 0.0, 0.5, seed=8)]
+    for step, value in enumerate(reward, start=1):
+        monitor.log(step, {reward_key: float(value), "time/total_timesteps": step} if reward_key.startswith("rollout/") else {reward_key: float(value)})
+    return [f for f in monitor.check() if f.code == "PD204"]
+
+
+def test_a_collapse_is_an_event_but_a_rolling_means_dip_waits_for_the_plan():
+    """A decisive fall of a per-batch reward is judged when it holds; the same fall of SB3's
+    rollout/ep_rew_mean, a mean of the last 100 episodes whose point-to-point noise understates
+    how far it wanders, is watched (5 healthy SB3 runs of the real-run set were stopped live at
+    dips they recovered from)."""
+    (event,) = _live_collapse("reward")
+    assert event.severity == "error"
+    (watched,) = _live_collapse("rollout/ep_rew_mean")
+    assert watched.severity == "info" and "watching" in watched.message

@@ -51,7 +51,7 @@ from ..standing import FAIR_SHARE, Standing
 from ..view import RunView
 from .inputs import Input, resolve
 from .messages import render
-from .outcome import judge_sign
+from .outcome import judge_sign, watched
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -258,16 +258,4 @@ def as_trend(ctx: RuleContext, finding: Finding) -> Finding:
     rule's ``fair_share`` of its plan, as it is after."""
     standing, share = ctx.run.standing, float(ctx.params["fair_share"])
     return finding if standing.fair(share) else watched(finding, standing, share)
-
-
-def watched(finding: Finding, standing: Standing, share: float) -> Finding:
-    """A trend rule's finding on a run that has not had a fair chance yet: an info note that says
-    so and when the rule will judge (a warning or an error is a claim about the whole run)."""
-    if finding.severity == "info":
-        return finding
-    if standing.planned is not None and standing.done is not None:
-        why = f"only {standing.done:,} of {standing.planned:,} planned steps so far; judged from step {standing.judged_from(share):,}"
-    else:
-        why = "the run is still being written and its planned length is unknown; judged when it ends"
-    return replace(finding, severity="info", message=f"{finding.message} (watching: {why})")
 

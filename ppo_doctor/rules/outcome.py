@@ -35,6 +35,7 @@ import numpy as np
 
 from ..detect import finite_xy, median, percentile, summarize
 from ..results import Finding
+from ..standing import FAIR_SHARE, Standing
 from .messages import fmt_num
 from .reward_progress import LEARNING_RISE, reward_suffers, trend_arrays
 from .textstats import mean, near_duplicate_share, repetition, split_early_late
@@ -55,10 +56,12 @@ MIN_REWARD_POINTS = 20
 
 @dataclass(frozen=True)
 class Outcome:
-    """Whether the run's objective got worse or stopped improving, and the evidence in words."""
+    """Whether the run's objective got worse or stopped improving, and the evidence in words;
+    ``stuck``: the bad outcome is an absence of progress (a trend), not a fall."""
 
     bad: bool
     text: str
+    stuck: bool = False
 
 
 def _fell_after(ctx: RuleContext, metric: str, step: int) -> str | None:
@@ -164,7 +167,7 @@ def outcome_after(ctx: RuleContext, step: int | None) -> Outcome:
         task = task_improved(ctx)
         if task is not None:
             return Outcome(False, f"{suffers[1]}, but {task}")
-        return Outcome(True, suffers[1])
+        return Outcome(True, suffers[1], stuck=suffers.stuck)
     fell = _fell_after(ctx, metric, int(step) if step is not None else int(ctx.finite(metric)[0][0]))
     if fell is not None:
         return Outcome(True, fell)
@@ -179,7 +182,12 @@ def judge_sign(ctx: RuleContext, finding: Finding, watch: str) -> Finding:
         return finding
     out = outcome_after(ctx, finding.start_step)
     if out.bad:
-        return replace(finding, basis="outcome", evidence=[*finding.evidence, f"outcome: {out.text}"])
+        kept = replace(finding, basis="outcome", evidence=[*finding.evidence, f"outcome: {out.text}"])
+        # a reward that has not risen yet is an absence of progress, judged on the whole plan like
+        # PD301: on a prefix it confirms nothing (two healthy TRL GRPO runs of the real-run set were
+        # stopped at their first check for a KL whose reward had not had time to rise)
+        standing = ctx.run.standing
+        return watched(kept, standing, FAIR_SHARE) if out.stuck and not standing.fair(FAIR_SHARE) else kept
     return replace(
         finding,
         severity="info",
@@ -201,3 +209,15 @@ def still_growing(steps: np.ndarray, values: np.ndarray, min_points: int = 12) -
     if not (last.fitted_change > 0 and last.change > 0 and last.change_in_noise >= LEARNING_RISE):
         return False
     return last.fitted_change >= 0.5 * max(before.fitted_change, 0.0)
+
+
+def watched(finding: Finding, standing: Standing, share: float) -> Finding:
+    """A trend rule's finding on a run that has not had a fair chance yet: an info note that says
+    so and when the rule will judge (a warning or an error is a claim about the whole run)."""
+    if finding.severity == "info":
+        return finding
+    if standing.planned is not None and standing.done is not None:
+        why = f"only {standing.done:,} of {standing.planned:,} planned steps so far; judged from step {standing.judged_from(share):,}"
+    else:
+        why = "the run is still being written and its planned length is unknown; judged when it ends"
+    return replace(finding, severity="info", message=f"{finding.message} (watching: {why})")

@@ -47,7 +47,9 @@ class RewardCollapse(Rule):
     sign flips at step 80 of 160 and stays negative is not left to run to its end): the run lost
     at least ``error_drop`` of its gain (or, started at its best, fell by at least ``drop`` of
     the peak's magnitude), by at least ``decisive`` noise standard errors of a window median, and
-    stayed down for at least a window.  Any other fall is a trend: on a run short of its plan
+    stayed down for at least a window, on a reward that is not a rolling mean of the last N
+    episodes (SB3's ``rollout/ep_rew_mean``, whose point-to-point noise understates how far it
+    wanders).  Any other fall is a trend: on a run short of its plan
     (live, or stopped early) an info note saying what is watched, until ``fair_share`` of the
     plan (default 1.0: all of it) is behind the run, past warm-up (:mod:`ppo_doctor.standing`).
 
@@ -111,10 +113,15 @@ class RewardCollapse(Rule):
             fmt={"rise": rise, "mark": pd.mark, "lost": lost},
         )
         # a decisive fall that has held for a window is judged when it holds; any other waits for
-        # a fair share of the plan (a prefix's dip can still recover)
+        # a fair share of the plan (a prefix's dip can still recover).  A rolling mean over the last
+        # N episodes (SB3's rollout/ep_rew_mean: RunView.returns) moves together from point to
+        # point, so its point-to-point noise understates how far it wanders: a dip of "10 noise
+        # units" is ordinary there, and 5 healthy SB3 runs of the labelled real-run set (chess,
+        # CartPole A2C, MiniGrid) were stopped live at dips they recovered from
         far = not rose or pd.lost_share >= p["error_drop"]
         held = pd.fall_idx is not None and pd.fall_idx < len(s) - pd.window
-        decisive = far and held and pd.fall >= p["decisive"] * max(pd.noise_se, 1e-12)
+        smoothed = ctx.view.returns.rolling is not None
+        decisive = far and held and not smoothed and pd.fall >= p["decisive"] * max(pd.noise_se, 1e-12)
         yield finding if decisive else as_trend(ctx, finding)
 
     @classmethod

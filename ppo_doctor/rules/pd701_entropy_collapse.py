@@ -163,7 +163,7 @@ def _gaussian_converging(ctx: RuleContext) -> tuple[bool, list[str]]:
     suffers = reward_suffers(ctx)
     if suffers is None:
         return True, [*evidence, "no reward logged: a Gaussian's std shrinking is how it converges, not judged without the reward"]
-    bad, why = suffers
+    bad, why = suffers.bad, suffers.text
     return not bad, [*evidence, why]
 
 

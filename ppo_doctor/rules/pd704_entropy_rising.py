@@ -96,7 +96,7 @@ class EntropyRising(SustainedRule[EntropyView]):
         if suffers is None:
             severity, outcome = "info", "no reward is logged to judge it by"
         else:
-            bad, outcome = suffers
+            bad, outcome = suffers.bad, suffers.text
             severity = ("error" if self._fell(ctx) else "warning") if bad else "info"
             if bad and not ctx.view.is_llm_rl:
                 severity, outcome = "info", f"{outcome} (not judged: nothing marks this run as LLM RL, see the rule's documentation)"

@@ -10,7 +10,7 @@ continuing step axis can change what the reward measures (:func:`phase_starts`).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -181,7 +181,16 @@ EDGE_POINTS = 3
 START_POINTS = 3
 
 
-def reward_suffers(ctx: RuleContext, min_points: int = 20) -> tuple[bool, str] | None:
+class Suffering(NamedTuple):
+    """Whether the reward suffers (:func:`reward_suffers`), the evidence in words, and whether it
+    is stuck (an absence of progress) rather than fallen."""
+
+    bad: bool
+    text: str
+    stuck: bool = False
+
+
+def reward_suffers(ctx: RuleContext, min_points: int = 20) -> Suffering | None:
     """Whether the mean reward suffers, with the evidence in words; None without a reward of
     ``min_points`` points.  It suffers when it fell far from its best for good (:func:`collapsed`
     with reward-collapse's settings) or is stuck: its last window does not sit clearly
@@ -198,17 +207,17 @@ def reward_suffers(ctx: RuleContext, min_points: int = 20) -> tuple[bool, str] |
     fell = collapsed(ctx, metric, rc["min_gain"], rc["drop"], rc["min_points"])
     if fell is not None:
         pd = fell[1]
-        return True, f"the reward fell from its best ({fmt_num(pd.peak)} -> {fmt_num(pd.late)}) and stayed down"
+        return Suffering(True, f"the reward fell from its best ({fmt_num(pd.peak)} -> {fmt_num(pd.late)}) and stayed down")
     t = summarize(s, v)
     start = float(median(v[:START_POINTS]))
     se = t.noise * math.sqrt(1.0 / START_POINTS + 1.0 / max(1, t.window))
     gain = t.last - start
     if gain > 0 and gain >= LEARNING_RISE * se:
-        return False, f"the reward rose from {fmt_num(start)} (its first points) to {fmt_num(t.last)} and kept it"
+        return Suffering(False, f"the reward rose from {fmt_num(start)} (its first points) to {fmt_num(t.last)} and kept it")
     # the same rise measured from the first window (or as the fitted change over the run) instead
     # of the first three points: three points of a noisy GRPO reward are a weak baseline, and a
     # real TRL run rising 3.6 -> 5.3 was "stuck" to the KL rules while PD301 saw it improve
     limit = LEARNING_RISE * max(t.noise * math.sqrt(2.0 / max(1, t.window)), 1e-12)
     if t.change >= limit or t.fitted_change >= limit:
-        return False, f"the reward rose from {fmt_num(t.first)} (its first window) to {fmt_num(t.last)} and kept it"
-    return True, f"the reward is stuck: it ends at {fmt_num(t.last)}, no clear rise over its first points ({fmt_num(start)})"
+        return Suffering(False, f"the reward rose from {fmt_num(t.first)} (its first window) to {fmt_num(t.last)} and kept it")
+    return Suffering(True, f"the reward is stuck: it ends at {fmt_num(t.last)}, no clear rise over its first points ({fmt_num(start)})", stuck=True)

@@ -193,8 +193,16 @@ def _row(cells: list[tuple[str, str]], cut_keys: set[str]) -> dict[str, Any]:
 def _step_keys(cols: Columns) -> list[str]:
     """The keys that may be the step, in the order the CSV reader tries them: the same logger
     writes these tables and ``progress.csv``, and both give one run the same axis."""
-    names = {k.lower(): k for k in cols.keys()}
+    names: dict[str, str] = {}
+    for key in sorted(cols.keys(), key=lambda k: _logged(cols, k)):
+        names[key.lower()] = key  # of two spellings (a damaged letter), the one most tables hold wins
     return [names[c] for c in STEP_COLUMNS if c in names]
+
+
+def _logged(cols: Columns, key: str) -> int:
+    """How many tables hold a number for ``key``."""
+    col = cols.column(key)
+    return 0 if col is None else len(col[0])
 
 
 def _run(src: str, rows: list[dict[str, Any]], numbers: list[int], issues: list[ReadIssue]) -> RawRun:
