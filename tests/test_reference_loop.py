@@ -294,10 +294,14 @@ def test_topk_scenario_turns_the_logged_kl_negative_and_pure_sampling_does_not(t
 
 
 @pytest.mark.slow
-def test_live_check_in_the_reference_loop_equals_the_offline_report_and_stops(cache, tmp_path):
+def test_live_check_in_the_reference_loop_equals_the_offline_report(cache, tmp_path):
     """``simulate --stop-on error``'s machinery: the loop feeds a Monitor the rows its logs hold,
-    stops the policy-not-from-sft run at its first check (its KL is out of the band from the
-    start, even with the small SFT model), and the live report equals ``analyze`` of the logs."""
+    and the live report equals ``analyze`` of the logs.  The policy-not-from-sft run's KL is out
+    of the band from the start (PD102, a sign): with no plan told and a reward that has not had
+    time to rise, no check confirms it, so the run is not stopped (a stuck reward is an absence
+    of progress, judged when the run ends: two healthy TRL GRPO runs of the real-run set were
+    stopped at their first check this way, docs/live.md#labelled-real-runs-replayed-live); the
+    finished report says it, judged by the reward of the whole run."""
     import ppo_doctor
     from ppo_doctor import Monitor
     from ppo_doctor.reference.ppo import LiveCheck
@@ -305,9 +309,10 @@ def test_live_check_in_the_reference_loop_equals_the_offline_report_and_stops(ca
     args = scenarios.get("policy-not-from-sft").args(steps=40, cache_dir=str(cache), sft=SMALL_SFT, batch_size=8, num_mini_batches=2, num_ppo_epochs=2)
     live = LiveCheck(Monitor(), "error", 10)
     history = run(args, tmp_path, live)
-    assert live.stopped_by is not None and live.stopped_by.symptom == "kl_blowup"
-    assert live.stopped_at == len(history["objective/kl"]) < 40
-    got = live.monitor.report().runs[0].to_dict()
+    assert live.stopped_by is None and len(history["objective/kl"]) == 40
+    report = live.monitor.report()
+    assert [f.code for f in report.runs[0].findings if f.code == "PD102"] == ["PD102"]
+    got = report.runs[0].to_dict()
     want = ppo_doctor.analyze(tmp_path).runs[0].to_dict()
     for key in ("points", "metrics", "config", "verdict", "findings", "causes", "not_applicable"):
         assert got[key] == want[key], key
