@@ -18,9 +18,8 @@ import logging
 from pathlib import Path
 
 import ppo_doctor
-from benchmarks.live_replay import check_every
+from benchmarks.live_replay import first_stop, replay_on_schedule
 from benchmarks.real_scorecard import LABELS, SHARED
-from ppo_doctor.monitor import replay
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +35,7 @@ def stops(labels: Path = LABELS, shared: Path = SHARED) -> list[tuple[dict, tupl
             rng = None if rr is None else rr.run.frame.step_range()
             if rng is None:
                 continue
-            calls = len(set(rr.run.frame.column("step").tolist()))
-            _, alerts = replay(rr.run, check_every=check_every(calls))
-            hit = next(((s, a) for s, a in alerts if s < rng[1] and a.severity == "error" and a.symptom != "log_quality"), None)
+            hit = first_stop(replay_on_schedule(rr.run), rng[1])
             out.append((label, None if hit is None else (hit[0], hit[1].code, hit[1].symptom)))
     return out
 

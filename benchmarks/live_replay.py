@@ -75,6 +75,20 @@ def check_every(calls: int) -> int:
     return max(MIN_CHECK_EVERY, math.ceil(CHECK_SHARE * calls))
 
 
+def first_stop(alerts, last_step: int):
+    """The first error-level alert (log quality aside) said before ``last_step``, as ``(step,
+    finding)``, or None: a stop is a check before the run's last step (what the final check says,
+    the run's end says)."""
+    return next(((s, a) for s, a in alerts if s < last_step and a.severity == "error" and a.symptom != "log_quality"), None)
+
+
+def replay_on_schedule(run):
+    """``run`` replayed through a Monitor on ``DoctorCallback``'s schedule: its alerts."""
+    calls = len(set(run.frame.column("step").tolist()))
+    _, alerts = replay(run, check_every=check_every(calls))
+    return alerts
+
+
 def measure(rr: RunReport) -> Outcome | None:
     run = rr.run
     rng = run.frame.step_range()
@@ -82,8 +96,7 @@ def measure(rr: RunReport) -> Outcome | None:
         return None
     sc = scenario_of(run.path)
     healthy = sc.healthy if sc is not None else rr.verdict == "healthy"
-    calls = len(set(run.frame.column("step").tolist()))
-    _, alerts = replay(run, check_every=check_every(calls))
+    alerts = replay_on_schedule(run)
     final_err = {(f.code, f.metric) for f in rr.findings if f.severity == "error"}
     final_any = {(f.code, f.metric) for f in rr.findings if f.severity != "info"}
     said_err = {(a.code, a.metric) for _, a in alerts if a.severity == "error" and a.symptom != "log_quality"}
@@ -95,8 +108,7 @@ def measure(rr: RunReport) -> Outcome | None:
             if a.severity != "info" and a.symptom != "log_quality" and (a.code, a.metric) not in final_any
         }
     )
-    # a stop is a check before the run's last step: what the final check says, the run's end says
-    stop = next(((s, a) for s, a in alerts if s < rng[1] and a.severity == "error" and a.symptom != "log_quality"), None)
+    stop = first_stop(alerts, rng[1])
     own = delay = None
     if stop is not None and not healthy:
         # a scenario's own fault: the symptoms its label expects or allows (what its curves show)
