@@ -2,7 +2,8 @@
 
     python -m benchmarks.live_labelled [--labels tests/data/real_labels.json] [--shared ../shared]
 
-Every run of ``tests/data/real_labels.json`` labelled healthy or unhealthy is analysed and
+Every run of ``tests/data/real_labels.json`` labelled healthy or unhealthy (in the sets present
+under ``--shared``: :func:`benchmarks.real_scorecard.present`) is analysed and
 replayed through a :class:`~ppo_doctor.monitor.Monitor` on ``DoctorCallback``'s schedule, as
 :mod:`benchmarks.live_replay` replays runs (a check every 3 % of its logged steps,
 ``stop_on="error"``); a stop is an error before the run's last step.  Unlike ``live_replay``,
@@ -19,14 +20,19 @@ from pathlib import Path
 
 import ppo_doctor
 from benchmarks.live_replay import first_stop, replay_on_schedule
-from benchmarks.real_scorecard import LABELS, SHARED
+from benchmarks.real_scorecard import LABELS, SHARED, load_labels, present
 
 log = logging.getLogger(__name__)
 
 
 def stops(labels: Path = LABELS, shared: Path = SHARED) -> list[tuple[dict, tuple[int, str, str] | None]]:
     """(label, (step, code, symptom) of the first live error before the last step, or None) per run."""
-    runs = [r for r in json.loads(labels.read_text(encoding="utf-8"))["runs"] if r["verdict"] in ("healthy", "unhealthy")]
+    here = {lab.key for lab in present(load_labels(labels)[0], shared)[0]}
+    runs = [
+        r
+        for r in json.loads(labels.read_text(encoding="utf-8"))["runs"]
+        if r["verdict"] in ("healthy", "unhealthy") and (r["folder"], r["run"]) in here
+    ]
     out = []
     for folder in dict.fromkeys(r["folder"] for r in runs):
         reports = {rr.run.id: rr for rr in ppo_doctor.analyze(shared / folder).runs}

@@ -2,8 +2,8 @@
 
     python -m benchmarks.population [--labels FILE] [--shared DIR] [--write]
 
-Every run of ``tests/data/real_labels.json`` labelled healthy (public logs under ``../shared``,
-read in place) is loaded and measured with :func:`ppo_doctor.rules.population.measure`; the table
+Every run of ``tests/data/real_labels.json`` labelled healthy in a calibration set (public logs
+under ``../shared``, read in place; :func:`calibration`) is loaded and measured with :func:`ppo_doctor.rules.population.measure`; the table
 (runs, repositories, p50 / p90 / max per sign, and the runaway limit each rule takes as its
 default) is printed as markdown.  ``--write`` stores it in ``ppo_doctor/rules/population.json``,
 the file the rules read.  ``benchmarks/real_scorecard.py --loro`` calls :func:`samples` and
@@ -18,10 +18,18 @@ import sys
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from benchmarks.real_scorecard import LABELS, SHARED, Label, load_labels
+from benchmarks.real_scorecard import LABELS, SHARED, Label, load_labels, present
 from ppo_doctor.rules import population
 
-__all__ = ["samples", "render", "main"]
+__all__ = ["calibration", "samples", "render", "main"]
+
+
+def calibration(labels: Iterable[Label], doc: dict) -> list[Label]:
+    """The labels of the sets the population is measured on (``calibration_sets`` of the labels
+    file): the sets every copy of ../shared holds, so that anyone can measure the shipped limits
+    again.  The other sets (the blind ones a session fetched) score the limits, never set them."""
+    sets = set(doc["calibration_sets"])
+    return [lab for lab in labels if lab.set in sets]
 
 
 def samples(labels: Iterable[Label], shared: Path = SHARED) -> list[tuple[Label, population.Sample]]:
@@ -78,15 +86,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.shared.is_dir():
         print(f"{args.shared} is absent: nothing to measure", file=sys.stderr)
         return 2
-    labels, _, _ = load_labels(args.labels)
+    labels, _, doc = load_labels(args.labels)
+    labels, absent = present(calibration(labels, doc), args.shared)
+    if absent:
+        print(f"calibration sets absent from {args.shared}: {', '.join(absent)}", file=sys.stderr)
+        return 2
     measured = samples(labels, args.shared)
     table = population.table(s for _, s in measured)
     print(render(table, (s for _, s in measured)), end="")
     if args.write:
         doc = {
-            "description": "Sustained level (90th percentile) of each sign on the healthy-labelled public runs of "
-            "tests/data/real_labels.json; 'limit' is the largest, never below the sign's documented band. "
+            "description": "Sustained level (90th percentile) of each sign on the healthy-labelled public runs of the "
+            "calibration sets of tests/data/real_labels.json; 'limit' is the largest, never below the sign's documented band. "
             "Written by `python -m benchmarks.population --write`; see docs/population.md.",
+            "sets": sorted({lab.set for lab in labels}),
             "healthy_runs": len(measured),
             "repositories": len({s.repository for _, s in measured}),
             "signs": table,

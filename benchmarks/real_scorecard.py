@@ -24,7 +24,10 @@ and counts neither way elsewhere (a side effect the label neither requires nor f
 scenario scorecard counts allowed side effects (``docs/scorecard.md``).
 
 ``main`` prints the card as markdown; ``tests/test_real_regression.py`` holds the code to the
-figure recorded in the labels file (``min_right``) and to its ``known_misses``.
+figures recorded in the labels file (``min_right`` and ``min_right_held_out``, one per set:
+``corpus``, ``realruns/real2`` ...) and to its ``known_misses``.  A set absent from the copy of
+``../shared`` at hand is not scored and its figure not required: the blind sets a session fetched
+(``realruns/real5`` on) live beside that session's checkout, not in every copy.
 """
 
 from __future__ import annotations
@@ -54,8 +57,10 @@ __all__ = [
     "KnownMiss",
     "Label",
     "Outcome",
+    "floor",
     "load_labels",
     "main",
+    "present",
     "render",
     "score",
     "score_labels",
@@ -79,6 +84,28 @@ class Label:
     @property
     def key(self) -> tuple[str, str]:
         return (self.folder, self.run)
+
+    @property
+    def set(self) -> str:
+        """The set of ../shared the run belongs to: ``corpus`` or ``realruns/<set>``."""
+        parts = self.folder.split("/")
+        return "/".join(parts[:2]) if parts[0] == "realruns" else parts[0]
+
+
+def present(labels: Iterable[Label], shared: Path = SHARED) -> tuple[list[Label], list[str]]:
+    """The labels whose set is under ``shared``, and the sets that are absent.  A copy of
+    ../shared may hold fewer sets than were labelled (runs a session fetched for a blind test
+    live beside its own checkout); a set that is absent is not scored, and a run missing from a
+    set that is present is a miss."""
+    here, absent = [], set()
+    for lab in labels:
+        (here.append(lab) if (shared / lab.set).is_dir() else absent.add(lab.set))
+    return here, sorted(absent)
+
+
+def floor(figures: Mapping[str, int], sets: Iterable[str]) -> int:
+    """The recorded figure of the ``sets`` scored (``min_right`` per set in the labels file)."""
+    return sum(figures.get(s, 0) for s in set(sets))
 
 
 @dataclass(frozen=True)
@@ -146,6 +173,14 @@ class Card:
     outcomes: list[Outcome]
     known_misses: list[KnownMiss] = field(default_factory=list)
     seconds: float = 0.0
+    absent_sets: list[str] = field(default_factory=list)
+
+    @property
+    def sets(self) -> list[str]:
+        return sorted({o.label.set for o in self.outcomes})
+
+    def right_per_set(self) -> dict[str, int]:
+        return {s: sum(o.right for o in self.outcomes if o.label.set == s) for s in self.sets}
 
     @property
     def right(self) -> int:
@@ -202,7 +237,8 @@ class Card:
 
 
 def load_labels(path: Path = LABELS) -> tuple[list[Label], list[KnownMiss], dict]:
-    """The labels, the known misses and the raw document (``min_right`` and the description)."""
+    """The labels, the known misses and the raw document (``min_right`` / ``min_right_held_out``
+    per set, and the description)."""
     doc = json.loads(Path(path).read_text(encoding="utf-8"))
     labels = [
         Label(
@@ -290,9 +326,10 @@ def score(labels_path: Path = LABELS, shared: Path = SHARED) -> Card:
     """The card of the labels file scored against the logs under ``shared``, with the shipped
     population limits (the runs it was measured on included: the *seen* figure)."""
     labels, known, _ = load_labels(labels_path)
+    labels, absent = present(labels, shared)
     t0 = time.perf_counter()
     outcomes = score_labels(labels, shared)
-    return Card(outcomes, known, time.perf_counter() - t0)
+    return Card(outcomes, known, time.perf_counter() - t0, absent)
 
 
 # Each rule parameter that the reference population sets, by the sign that sets it
@@ -323,12 +360,13 @@ def score_held_out(labels_path: Path = LABELS, shared: Path = SHARED) -> Card:
     """Leave-one-repository-out: each repository's runs analysed with the population limits
     measured on the healthy runs of every *other* repository (:mod:`benchmarks.population`), so
     that no threshold a run is judged by was chosen with it."""
-    from benchmarks.population import samples
+    from benchmarks.population import calibration, samples
     from ppo_doctor.rules import population
 
-    labels, known, _ = load_labels(labels_path)
+    labels, known, doc = load_labels(labels_path)
+    labels, absent = present(labels, shared)
     t0 = time.perf_counter()
-    measured = samples(labels, shared)
+    measured = samples(calibration(labels, doc), shared)
     repo_of = {lab.folder: lab.repository or lab.folder for lab in labels}
 
     def config_for(folder: str) -> dict[str, Any]:
@@ -336,7 +374,7 @@ def score_held_out(labels_path: Path = LABELS, shared: Path = SHARED) -> Card:
         return population_config(population.table(s for lab, s in measured if s.repository != held_out))
 
     outcomes = score_labels(labels, shared, config_for)
-    return Card(outcomes, known, time.perf_counter() - t0)
+    return Card(outcomes, known, time.perf_counter() - t0, absent)
 
 
 def _pct(num: int, den: int) -> str:
@@ -364,6 +402,8 @@ def render(card: Card) -> str:
         f" healthy {counts['healthy']}, unhealthy {counts['unhealthy']} ({_pct(counts['unhealthy'], card.total)}),"
         f" unknown {counts['unknown']}",
         "- frameworks: " + ", ".join(f"{name} {n}" for name, n in frameworks.most_common()),
+        "- right per set: " + ", ".join(f"{s} {n}/{sum(o.label.set == s for o in card.outcomes)}" for s, n in card.right_per_set().items()),
+        *([f"- not scored (absent from this copy of ../shared): {', '.join(card.absent_sets)}"] if card.absent_sets else []),
         f"- analysis time: {card.seconds:.0f} s",
         "",
         "## Per symptom",
