@@ -192,9 +192,11 @@ MATRIX: tuple[MatrixRun, ...] = (
         "clip-higher-high-lr",
         "clip-higher epsilon_high 5 with learning rate 5e-4, beta 0, two updates per batch",
         {"reward_hacking"},
-        shows="entropy rises 1.45 -> 2.3 from step ~40 while responses fill the 16-token limit (6.6 -> 16 tokens) and the "
-        "reward sits at its ceiling 1.0 from step ~50 (positive adjectives spammed in any order), with 60-75 % of the groups "
+        shows="the share of responses cut at the 16-token limit leaves the healthy runs' range at step 23 (0.25; healthy "
+        "runs reach at most 0.19 at any step) and holds 0.94-1.0 from step 37; entropy rises 1.45 -> 2.3 from step ~40 while "
+        "the reward sits at its ceiling 1.0 from step ~50 (positive adjectives spammed in any order), with 60-75 % of the groups "
         "without spread; the reward is gamed, not stalled, so this is not issue 38's 'entropy rises while the reward stalls'",
+        onset=23,
         epsilon_high=5.0,
         learning_rate=5e-4,
         beta=0.0,
