@@ -67,9 +67,10 @@ class MatrixRun:
     symptoms: frozenset[str] = frozenset()
     """for a faulty run: a live stop for one of these is a stop for its own fault"""
     onset: int = 1
-    """the step the fault begins: its injection (1 for a fault configured from the start), or,
-    for a fault that needs the policy to find it (an exploitable reward), the step the run's
-    curves first show it"""
+    """the step the fault begins: its injection (1 for a fault that does harm from the start),
+    or, for a fault whose harm needs the policy to move first (an exploitable reward, a loss term
+    or clip range that pushes the policy slowly), the step the run's curves first leave the
+    healthy runs' range (recorded in ``shows``)"""
     shows: str = ""
     """what the run's own curves show (measured on the cached run)"""
 
@@ -192,8 +193,8 @@ MATRIX: tuple[MatrixRun, ...] = (
         "clip-higher-high-lr",
         "clip-higher epsilon_high 5 with learning rate 5e-4, beta 0, two updates per batch",
         {"reward_hacking"},
-        shows="the share of responses cut at the 16-token limit leaves the healthy runs' range at step 23 (0.25; healthy "
-        "runs reach at most 0.19 at any step) and holds 0.94-1.0 from step 37; entropy rises 1.45 -> 2.3 from step ~40 while "
+        shows="the share of responses cut at the 16-token limit leaves the healthy runs' range at step 23 (0.25; no healthy "
+        "run passes 0.19 before step 120) and holds 0.94-1.0 from step 37; entropy rises 1.45 -> 2.3 from step ~40 while "
         "the reward sits at its ceiling 1.0 from step ~50 (positive adjectives spammed in any order), with 60-75 % of the groups "
         "without spread; the reward is gamed, not stalled, so this is not issue 38's 'entropy rises while the reward stalls'",
         onset=23,
@@ -319,6 +320,28 @@ MATRIX: tuple[MatrixRun, ...] = (
         onset=58,
         entropy_coef=1.0,
     ),
+    # held out for PD703's truncation outcome (added after it was built from clip-higher-high-lr):
+    # the same fault on another seed, and clip-higher at DAPO's own setting on a healthy learning rate
+    _f(
+        "clip-higher-high-lr-s2",
+        "clip-higher epsilon_high 5 with learning rate 5e-4, beta 0, two updates per batch, seed 2",
+        {"reward_hacking"},
+        shows="the share of responses cut at the 16-token limit leaves the healthy runs' range at step 37 (0.47; 0.19 at "
+        "step 35, the most any healthy run reaches before step 120) and holds 0.94-1.0 from step 43, while entropy rises 1.64 -> 2.48 and the reward "
+        "sits at its ceiling 1.0 (seed 1's fault, on seed 2)",
+        onset=37,
+        epsilon_high=5.0,
+        learning_rate=5e-4,
+        beta=0.0,
+        num_iterations=2,
+        seed=2,
+    ),
+    # labelled healthy from its curves (every 8th step, before any verdict): the reward rises 0.1 -> 0.86; over the
+    # last 40 steps responses lengthen 8 -> 14 tokens, the truncated share climbs 0.09 -> 0.72 and entropy
+    # 1.2 -> 1.85.  Every step shows more: the last four hold 0.84-0.88 truncated with the reward at 0.96-1.0, the
+    # length exploit of clip-higher-high-lr arriving as the plan ends; a few more steps and PD703 would stop it
+    # (docs/live.md#real-trainer-matrix)
+    _h("clip-higher-dapo-s1", epsilon_high=0.28, learning_rate=1e-4, beta=0.0, seed=1),
 )
 BY_NAME = {m.name: m for m in MATRIX}
 

@@ -32,9 +32,9 @@ class ResponseLengthExplosion(Rule):
     reward got worse or stopped improving after it (:mod:`.outcome`).  Nearly every answer cut
     (``truncated_share``, 0.9, held for a sustained stretch after starting below a quarter) is
     an outcome whatever the reward does, and an error: the policy no longer ends its answers, so
-    what it is rewarded for is text nobody can use (in the real-trainer matrix the healthy runs
-    stay below 5 % truncated; the runs that learned to spam the reward fill the limit:
-    docs/live.md#real-trainer-matrix).  Runs whose answers start out truncated and get shorter
+    what it is rewarded for is text nobody can use (in the real-trainer matrix no healthy run
+    passes 19 % truncated before step 120 of 160; the runs that learned to spam the reward fill
+    the limit: docs/live.md#real-trainer-matrix).  Runs whose answers start out truncated and get shorter
     (a base model rambling before it learns to stop) never start below a quarter and are left alone.
 
     **Known false positives.** Tasks where longer reasoning is the goal (long chain-of-thought
