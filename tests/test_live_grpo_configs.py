@@ -1,7 +1,8 @@
 """DoctorCallback(stop_on="error") inside TRL's real GRPOTrainer, on the reference suite's SFT GPT-2
 (``ppo_doctor.reference.trl_suite``, 120 steps, CPU): healthy runs of several seeds and
-configurations run to the end; a reward that turns NaN late, a learning rate 1000x and a hackable
-reward with beta 0 are stopped for their own fault (issue 24).
+configurations run to the end; a reward that turns NaN late, a learning rate 1000x, a hackable
+reward with beta 0 and a policy that fills the length limit are stopped for their own fault
+(issues 24 and 41).
 
 Before issue 24 three of four healthy configurations were stopped at step 20-40 by
 "reward did not improve" (a prefix judged as a whole run).
@@ -81,3 +82,13 @@ def test_a_hackable_reward_with_beta_0_is_stopped_as_reward_hacking(tmp_path: Pa
     hit = doctor.stopped_by
     assert hit is not None and (hit.code, hit.symptom) == ("PD206", "reward_hacking")
     assert _last_step(rows) < STEPS
+
+
+def test_a_policy_that_fills_the_length_limit_is_stopped_for_answers_that_never_end(tmp_path: Path) -> None:
+    # clip-higher at epsilon_high 5 with learning rate 5e-4: the policy learns to spam the reward's
+    # adjectives up to the 16-token limit (the real-trainer matrix's clip-higher-high-lr, docs/live.md)
+    rows, doctor = _train(tmp_path, epsilon_high=5.0, learning_rate=5e-4, beta=0.0, num_iterations=2)
+    hit = doctor.stopped_by
+    assert hit is not None and (hit.code, hit.symptom) == ("PD703", "reward_hacking"), hit
+    assert "no longer ends its answers" in hit.message
+    assert _last_step(rows) < STEPS  # step 70 of 120 on this VM
