@@ -308,6 +308,14 @@ def test_sb2_tags_are_mapped_and_its_step_scheme_is_not_a_restart(writer, tmp_pa
         ("value_loss_std", None),
         ("max_episode_rewards", None),
         ("fps", None),
+        # a column that is the reward and nothing else (home-made CSVs of the blind set real10)
+        ("Reward", "reward/score"),
+        ("Return", "reward/score"),
+        ("train_reward", "reward/score"),
+        ("val_reward", None),
+        ("test_reward", None),
+        ("discounted_return", None),
+        ("val_value_loss", None),
     ],
 )
 def test_names_are_inferred_from_their_words(tag, canonical):

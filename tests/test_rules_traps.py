@@ -674,6 +674,18 @@ def test_a_reward_that_stops_being_logged_is_nan():
     # a metric logged every 10 steps is not missing on the steps a per-step loss is logged after it
     sparse = example_run(Example(series={"reward/score": (np.arange(0, 200, 10), flat(20, 1.0, 0.1, seed=117)), "loss/policy": flat(n, 0.1, 0.01, seed=118)}))
     assert fired(sparse, "PD604") == set()
+    # a group written on an axis of its own (Tianshou: update/* at gradient steps, train/* at
+    # environment steps, in one file) ends on that axis: nothing is missing
+    tianshou = example_run(
+        Example(
+            series={
+                "loss/value": (np.arange(1, 372) * 1280, flat(371, 0.1, 0.01, seed=119)),
+                "loss/policy": (np.arange(1, 372) * 1280, flat(371, 0.05, 0.01, seed=120)),
+                "reward/score": (np.arange(1, 48) * 65536, saturating(47, 0.0, 30.0, sd=1.0, seed=121)),
+            }
+        )
+    )
+    assert fired(tianshou, "PD604") == set()
 
 
 def test_a_healthy_run_gets_no_likely_causes_from_its_notes():

@@ -26,11 +26,15 @@ _SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 # Words that make the name a statistic or a quantity of another model than the policy.
-_REJECT = frozenset({"std", "stddev", "min", "max", "median", "discriminator", "disc", "eval", "test", "target", "coef", "coeff", "weight", "range"})
+_REJECT = frozenset(
+    {"std", "stddev", "min", "max", "median", "discriminator", "disc", "eval", "test", "val", "validation", "target", "coef", "coeff", "weight", "range"}
+)
 _POLICY = frozenset({"policy", "pi", "pg", "actor", "surrogate", "surr", "gradient"})
 _VALUE = frozenset({"value", "vf", "v", "critic"})
 _REWARD = frozenset({"reward", "rewards", "return", "returns", "score"})
 _AVERAGE = frozenset({"mean", "avg", "average", "episode", "episodes", "ep", "episodic"})
+# Words that say a series is the training one (its held-out twin is rejected by ``eval``/``test``/``val``).
+_TRAINING = frozenset({"train", "training"})
 
 
 class Guess(NamedTuple):
@@ -72,7 +76,9 @@ def infer_canonical(tag: str) -> Guess | None:
         return Guess("policy/clipfrac", "")
     if "explained" in w and w & {"variance", "var"}:
         return Guess("value/explained_var", "")
-    if w & _REWARD and w & _AVERAGE and not w & {"discounted", "signal"}:
+    if w & _REWARD and (w & _AVERAGE or w <= _REWARD | _TRAINING) and not w & {"discounted", "signal"}:
+        # "reward per episode", or a column that is the reward and nothing else ("Return" beside
+        # "Episode" in a home-made loop's CSV, "train_reward" beside "val_reward")
         return Guess("reward/score", "")
     if ("learning" in w and "rate" in w) or ws == ["lr"]:
         return Guess("opt/lr", "")

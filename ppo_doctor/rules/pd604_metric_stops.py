@@ -19,13 +19,31 @@ CORE = ("reward/score", "reward/total", "loss/policy", "loss/value", "loss/total
 OTHER = ("grad/norm", "policy/entropy", "reward/std")
 
 
+# A metric is logged with another when at least this share of the steps where both were logged
+# (up to the first one's last point) are the same steps.
+SHARED_STEPS = 0.5
+
+
+def logged_with(own: np.ndarray, other: np.ndarray) -> bool:
+    """Whether ``other`` was logged at the same steps as ``own`` up to ``own``'s last point: only
+    such a metric going on says a value is missing.  Trainers write some groups on an axis of
+    their own (Tianshou's ``update/*`` at gradient steps, ``train/*`` and ``test/*`` at
+    environment steps, in one file): a group that ends on its own axis is not a value that could
+    not be computed."""
+    before = other[other <= own[-1]]
+    if len(before) == 0:
+        return False
+    common = len(np.intersect1d(own, before, assume_unique=True))
+    return common >= SHARED_STEPS * min(len(own), len(before))
+
+
 class MetricStops(Rule):
     """A training metric is logged, then goes missing for the rest of the run.
 
     **What it detects.** A core metric (reward, losses, KL; also the gradient norm, entropy and
     reward std) logged on at least ``min_points`` points whose last step is followed by at
-    least ``min_missing`` steps on which the run's other training metrics are still logged,
-    spanning at least ``min_missing`` of its own logging intervals and 10 % of its count.  Its onset is the first such step.  Error for a reward,
+    least ``min_missing`` steps on which the training metrics logged with it (at the same steps,
+    for at least half of them: :func:`logged_with`) are still logged, spanning at least ``min_missing`` of its own logging intervals and 10 % of its count.  Its onset is the first such step.  Error for a reward,
     loss or KL; warning for the others.
 
     **Why it matters.** A missing value is a value that could not be computed: today's TRL
@@ -35,7 +53,9 @@ class MetricStops(Rule):
     gradients collapsing to 0 (PD302): the run has stopped learning.
 
     **Known false positives.** Metrics a trainer logs only in some phases (evaluation, a
-    warm-up); a run resumed with a different logging config.
+    warm-up); a run resumed with a different logging config.  A group of metrics written on an
+    axis of its own (Tianshou's ``update/*`` at gradient steps beside ``train/*`` at environment
+    steps) never shares steps with the others, so it is not compared with them.
 
     When the mean reward stops before any loss, KL or gradient breaks, the reward function is
     named as the cause (``reward-function-nan``).
@@ -58,7 +78,7 @@ class MetricStops(Rule):
     causes = NAN_CAUSES
     message = (
         "{metric} was logged on {count} points up to step {last} and is missing on the {missing} later steps "
-        "where the other training metrics are logged (from step {start_step} to {end_step}): its value could not be computed"
+        "where the metrics logged with it go on (from step {start_step} to {end_step}): its value could not be computed"
     )
 
     def evaluate(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -71,7 +91,10 @@ class MetricStops(Rule):
         for metric in present:
             own = steps[metric]
             last = int(own[-1])
-            later = distinct(np.concatenate([st[st > last] for m, st in steps.items() if m != metric]))
+            peers = [st for m, st in steps.items() if m != metric and logged_with(own, st)]
+            if not peers:
+                continue
+            later = distinct(np.concatenate([st[st > last] for st in peers]))
             if len(later) < p["min_missing"]:
                 continue
             # in the metric's own logging intervals, so that a metric logged every 100 steps is
