@@ -270,6 +270,27 @@ def _write_sb2(writer, folder: Path, rollouts: int = 4, n_envs: int = 4, n_steps
     w.close()
 
 
+def test_ml_agents_statistics_are_read_by_their_documented_names():
+    # Unity ML-Agents' TensorBoard statistics (docs/Using-Tensorboard.md); the blind set real11 lost
+    # the reward of its six ML-Agents runs to a name nobody had listed
+    n = 40
+    run = _run(
+        {
+            "Environment/Cumulative Reward": list(np.linspace(-1.0, 1.0, n)),
+            "Environment/Episode Length": [100.0] * n,
+            "Policy/Entropy": list(np.linspace(2.0, 0.5, n)),
+            "Policy/Extrinsic Value Estimate": list(np.linspace(-0.5, 0.9, n)),
+            "Losses/Policy Loss": [0.02] * n,
+            "Losses/Value Loss": list(np.linspace(0.2, 0.02, n)),
+            "Policy/Learning Rate": [3e-4] * n,
+        }
+    )
+    assert run.mapping["Environment/Cumulative Reward"] == "reward/score"
+    assert run.mapping["Policy/Extrinsic Value Estimate"] == "value/mean"
+    assert run.mapping["Losses/Value Loss"] == "loss/value"
+    assert run.frame.has("reward/score")
+
+
 def test_sb2_tags_are_mapped_and_its_step_scheme_is_not_a_restart(writer, tmp_path):
     _write_sb2(writer, tmp_path)
     report = analyze(tmp_path)

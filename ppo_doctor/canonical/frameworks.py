@@ -72,6 +72,7 @@ EPISODE_TAGS = (
     "AverageEpRet",  # Spinning Up's EpochLogger
     "EpRewMean",  # baselines ppo1 / trpo_mpi / acktr
     "eprew",  # OpenAI's curiosity PPO (large-scale-curiosity, random-network-distillation)
+    "Environment/Cumulative Reward",  # Unity ML-Agents
 )
 
 # The HF Trainer (TensorBoard/W&B) and OpenRLHF prefix every key with ``train/``.

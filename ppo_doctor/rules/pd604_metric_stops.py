@@ -91,7 +91,10 @@ class MetricStops(Rule):
         for metric in present:
             own = steps[metric]
             last = int(own[-1])
-            peers = [st for m, st in steps.items() if m != metric and logged_with(own, st)]
+            going_on = [st for m, st in steps.items() if m != metric and st[-1] > last]
+            # only the metrics logged with it count (compared only when some metric goes on: the
+            # step sets of a long run are large)
+            peers = [st for st in going_on if logged_with(own, st)]
             if not peers:
                 continue
             later = distinct(np.concatenate([st[st > last] for st in peers]))

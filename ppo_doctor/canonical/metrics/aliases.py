@@ -492,6 +492,18 @@ _CURIOSITY = (
 
 # Classic-RL custom loggers (baselines, procgen ports): episode returns are the reward, and
 # a bare ``kl`` is the old-vs-new KL of the PPO update (baselines ppo1/ppo2), not a ref-KL.
+# Unity ML-Agents' TensorBoard statistics (docs/Using-Tensorboard.md: "Environment/Cumulative
+# Reward - the mean cumulative episode reward over all agents. Should increase during a successful
+# training session"; docs/sources.md#classic-rl-arguments)
+_MLAGENTS = (
+    _a("Environment/Cumulative Reward", "reward/score", note="ML-Agents: mean cumulative episode reward over all agents"),
+    _a("Policy/Extrinsic Value Estimate", "value/mean"),
+    _a("Policy/Entropy", "policy/entropy"),
+    _a("Losses/Policy Loss", "loss/policy"),
+    _a("Losses/Value Loss", "loss/value"),
+    _a("Policy/Learning Rate", "opt/lr"),
+)
+
 _GENERIC_RL = (
     _a("eprewmean", "reward/score"),
     _a("episode_reward", "reward/score"),
@@ -521,6 +533,7 @@ _GENERIC_RL = (
     *_SPINUP,
     *_BASELINES_TABULAR,
     *_CURIOSITY,
+    *_MLAGENTS,
 )
 
 ALIASES: dict[str, tuple[Alias, ...]] = {
