@@ -271,7 +271,7 @@ def _write_sb2(writer, folder: Path, rollouts: int = 4, n_envs: int = 4, n_steps
 
 
 def test_ml_agents_statistics_are_read_by_their_documented_names():
-    # Unity ML-Agents' TensorBoard statistics (docs/Using-Tensorboard.md); the blind set real11 lost
+    # Unity ML-Agents' TensorBoard statistics (page Using-Tensorboard.md); the blind set real11 lost
     # the reward of its six ML-Agents runs to a name nobody had listed
     n = 40
     run = _run(

@@ -492,7 +492,7 @@ _CURIOSITY = (
 
 # Classic-RL custom loggers (baselines, procgen ports): episode returns are the reward, and
 # a bare ``kl`` is the old-vs-new KL of the PPO update (baselines ppo1/ppo2), not a ref-KL.
-# Unity ML-Agents' TensorBoard statistics (docs/Using-Tensorboard.md: "Environment/Cumulative
+# Unity ML-Agents' TensorBoard statistics (page Using-Tensorboard.md: "Environment/Cumulative
 # Reward - the mean cumulative episode reward over all agents. Should increase during a successful
 # training session"; docs/sources.md#classic-rl-arguments)
 _MLAGENTS = (
