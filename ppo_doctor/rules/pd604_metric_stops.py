@@ -6,6 +6,7 @@ from typing import Iterator
 
 import numpy as np
 
+from ..canonical.frameworks import EPISODE_TAGS, candidate_keys
 from ..detect import distinct, median
 from ..results import Finding
 from .base import Example, Rule, RuleContext
@@ -17,6 +18,15 @@ from .nan_causes import NAN_CAUSES, reward_nan_causes
 # or entropy that stops is a warning.
 CORE = ("reward/score", "reward/total", "loss/policy", "loss/value", "loss/total", "kl/ref", "kl/old")
 OTHER = ("grad/norm", "policy/entropy", "reward/std")
+
+
+def episode_return(ctx: RuleContext, metric: str) -> bool:
+    """Whether ``metric`` is read from a classic-RL episode return (:data:`EPISODE_TAGS`): it is
+    written only when an episode ends (SB3 logs ``rollout/ep_rew_mean`` only when its episode
+    buffer holds one, ML-Agents ``Environment/Cumulative Reward`` only for completed episodes),
+    so its absence says no episode ended, not that a value could not be computed."""
+    info = ctx.run.metric_info.get(metric)
+    return info is not None and any(k in EPISODE_TAGS for k in candidate_keys(info.raw_tag))
 
 
 # A metric is logged with another when at least this share of the steps where both were logged
@@ -55,7 +65,9 @@ class MetricStops(Rule):
     **Known false positives.** Metrics a trainer logs only in some phases (evaluation, a
     warm-up); a run resumed with a different logging config.  A group of metrics written on an
     axis of its own (Tianshou's ``update/*`` at gradient steps beside ``train/*`` at environment
-    steps) never shares steps with the others, so it is not compared with them.
+    steps) never shares steps with the others, so it is not compared with them.  A classic-RL
+    episode return (SB3's ``rollout/ep_rew_mean``, ML-Agents' ``Environment/Cumulative Reward``)
+    is written only when an episode ends: its absence is not checked.
 
     When the mean reward stops before any loss, KL or gradient breaks, the reward function is
     named as the cause (``reward-function-nan``).
@@ -89,6 +101,8 @@ class MetricStops(Rule):
             return
         steps = {m: ctx.arrays(m)[0] for m in present}
         for metric in present:
+            if episode_return(ctx, metric):
+                continue
             own = steps[metric]
             last = int(own[-1])
             going_on = [st for m, st in steps.items() if m != metric and st[-1] > last]

@@ -673,15 +673,26 @@ def _columns_to_run(
     return run
 
 
+# A step-like column with this few values over at least this many rows, never going back, is a
+# setting written on every row, not the run's axis.
+SETTING_VALUES, SETTING_ROWS = 3, 10
+
+
 def _step_column(numeric: dict[str, tuple[np.ndarray, np.ndarray]]) -> str | None:
     """The first step-like column (STEP_COLUMNS order) holding whole numbers (a stray bad cell
-    aside, see :func:`.tabular.usable_steps`)."""
+    aside, see :func:`.tabular.usable_steps`) that is an axis: a column that never goes back and
+    holds at most :data:`SETTING_VALUES` values over many rows is a setting (a home-made GRPO
+    loop's ``total_steps`` holds its planned 300, then 500 after a restart, on each of 505 rows,
+    beside ``step``).  A column that goes back is left to :func:`_per_call_counter`."""
     lower = {n.lower(): n for n in numeric}
     for cand in STEP_COLUMNS:
         name = lower.get(cand)
         if name is None:
             continue
         v, logged = numeric[name]
+        fin = v[logged & np.isfinite(v)]
+        if len(fin) >= SETTING_ROWS and len(np.unique(fin)) <= SETTING_VALUES and _backs(v, logged) == 0:
+            continue
         if usable_steps(np.where(logged, v, np.nan)) is not None:
             return name
     return None

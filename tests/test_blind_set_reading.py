@@ -1,0 +1,39 @@
+"""What the blind sets real10-real12 found the readers getting wrong, each case built at test time
+(docs/scorecard.md#blind-runs): a step-like column that is a setting, and an episode return that
+stops because no episode ended."""
+
+from __future__ import annotations
+
+import csv
+
+import ppo_doctor
+
+
+def _write(path, header, rows):
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def test_a_step_like_column_holding_a_setting_is_not_the_axis(tmp_path):
+    # a home-made GRPO loop writes its planned total on every row beside the step; it restarted
+    # once, so the setting takes two values (300, then 500)
+    rows = [[i, 300, 0.1 * i] for i in range(1, 6)] + [[i, 500, min(0.9, 0.002 * i)] for i in range(1, 501)]
+    _write(tmp_path / "metrics.csv", ["step", "total_steps", "reward_avg"], rows)
+    (run,) = ppo_doctor.load_runs(tmp_path)
+    assert run.frame.step_range() == (1, 500)
+    assert run.frame.count("reward/score") >= 500
+
+
+def test_an_episode_return_that_stops_is_no_value_that_could_not_be_computed(tmp_path):
+    # SB3 writes rollout/ep_rew_mean only while its episode buffer holds an episode, ML-Agents its
+    # cumulative reward only for completed episodes: no episode ended after step 1,000,000
+    rows = []
+    for i in range(1, 133):
+        step = 10_000 * i
+        rows.append([step, (5.0 + 0.01 * i) if i <= 101 else "", 0.5 / i, 1.5 * 0.97**i])
+    _write(tmp_path / "progress.csv", ["time/total_timesteps", "rollout/ep_rew_mean", "train/value_loss", "train/entropy_loss"], rows)
+    report = ppo_doctor.analyze(tmp_path)
+    (rr,) = report.runs
+    assert "PD604" not in {f.code for f in rr.findings}
