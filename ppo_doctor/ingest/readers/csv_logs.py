@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ...lazy import pd
+from ...detect import distinct
 from ...errors import LogReadError
 from ...frame import RawRun, RawSeries, ReadIssue
 from ...canonical.frameworks import is_eval_key
@@ -691,7 +692,7 @@ def _step_column(numeric: dict[str, tuple[np.ndarray, np.ndarray]]) -> str | Non
             continue
         v, logged = numeric[name]
         fin = v[logged & np.isfinite(v)]
-        if len(fin) >= SETTING_ROWS and len(np.unique(fin)) <= SETTING_VALUES and _backs(v, logged) == 0:
+        if len(fin) >= SETTING_ROWS and len(distinct(fin)) <= SETTING_VALUES and _backs(v, logged) == 0:
             continue
         if usable_steps(np.where(logged, v, np.nan)) is not None:
             return name
