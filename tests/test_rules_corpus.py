@@ -46,14 +46,17 @@ def test_low_beta_runs_are_kl_blowups(corpus_dir, name):
 
 
 @pytest.mark.parametrize("name", ["beta0.1_seed42", "beta0.1_seed456"])
-def test_a_kl_settled_above_its_band_while_the_reward_climbs_is_a_sign_and_the_reward_a_hack(corpus_dir, name):
-    # beta 0.1: the KL settles at 1.5-2.5x the band (a sign, an info note) while the score climbs
-    # past what the constrained runs reach for that KL: the reward-hacking rule says so
+def test_a_kl_settled_above_its_band_while_the_reward_climbs_is_a_sign(corpus_dir, name):
+    # beta 0.1: the KL settles at 1.5-2.5x the band while the score climbs and holds, KL gain per
+    # reward gain 1.4 (under PTT's 3) and nothing else logged shows the reward is bought: a sign
+    # for PD101 and PD202 alike, info notes that say what to watch (issue 37: outcome before
+    # sign).  The author's own script calls it hacking by a fixed number (max KL > 15).
     run = sweep_run(corpus_dir, name)
     findings, na = run_rules(run)
     assert [f.severity for f in findings if f.code == "PD101"] == ["info"]
-    assert any(f.code == "PD202" and f.severity != "info" for f in findings)
-    assert verdict_for(run, findings, na)[0] == "unhealthy"
+    (hack,) = [f for f in findings if f.code == "PD202"]
+    assert (hack.severity, hack.basis) == ("info", "sign") and "exploiting" not in hack.message
+    assert verdict_for(run, findings, na)[0] == "healthy"
 
 
 @pytest.mark.parametrize("name", ["beta0.2_seed42", "beta0.5_seed42", "beta0.5_seed123", "beta0.5_seed456"])

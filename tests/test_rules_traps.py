@@ -283,11 +283,15 @@ def test_reward_hacking_on_token_mean_kl():
     assert codes_of(fine, "PD202") == set()
 
 
-def test_samples_turn_a_hacking_warning_into_an_error():
+def test_samples_turn_a_hacking_sign_into_an_error():
+    # a reward that rises and stays up with a KL a little past its band is learning until
+    # something shows the reward is bought: an info note; degenerate samples make it an error
     n = 200
     series = {"reward/score": saturating(n, 1.0, 3.0, sd=0.1, seed=12), "kl/ref": saturating(n, 0.0, 13.0, sd=0.3, seed=13)}
     plain = example_run(Example(series=series, metric_info=SEQ_K1))
-    assert fired(plain, "PD202") == {("PD202", "warning")}
+    assert fired(plain, "PD202") == {("PD202", "info")}
+    note = run_rules(plain, coerce({"select": ["PD202"]}))[0][0]
+    assert note.basis == "sign" and "a sign, not an outcome" in note.message
     loop = "so good so good so good so good so good so good so good so good"
     texts = [(0, "A calm and thoughtful review of the film and its cast.")] * 4 + [(199, loop)] * 4
     hacked = example_run(Example(series=series, metric_info=SEQ_K1, texts=texts))

@@ -18,7 +18,9 @@ def no_movement_evidence(ctx: RuleContext, kl_frac: float = 0.05) -> list[str]:
     """Signs that the policy is not being updated: tiny ref KL, approx KL, gradients or LR."""
     out = []
     view = ctx.view.kl
-    if view is not None and len(view.values) >= 3:
+    # a KL that is exactly 0 on every point was not computed (TRL logs ``kl`` 0.0 with beta 0):
+    # any update of a policy gives its estimator some non-zero value, so this is no evidence
+    if view is not None and len(view.values) >= 3 and np.any(view.values):
         _, late, _ = early_late(view.values)
         if abs(late) < kl_frac * view.band:
             out.append(f"KL to the reference stays at {fmt_num(late)} {view.unit} (< {kl_frac:.0%} of its band)")

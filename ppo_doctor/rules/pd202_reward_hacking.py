@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..detect import quantiles, summarize, sustained_spans
@@ -9,6 +11,7 @@ from ..view import SEQ_KL_BAND, TOKEN_KL_BAND
 from .base import Example, Rule, RuleContext
 from .examples import ramp, saturating
 from .incidents import incident, sustain_window
+from .outcome import judge_sign
 from ..detect import early_late
 from .messages import fmt_num
 from .textstats import hacking_evidence
@@ -37,6 +40,10 @@ def supporting_evidence(ctx: RuleContext) -> list[str]:
     return out
 
 
+# What a reward-hacking sign asks the user to watch (PD202's info note).
+WATCH = "the samples and any held-out metric: a reward that keeps climbing while the text degenerates or accuracy falls is hacking"
+
+
 class RewardHacking(Rule):
     """Reward keeps rising while the KL to the reference rises much faster, past its band.
 
@@ -47,7 +54,9 @@ class RewardHacking(Rule):
     means the policy buys little reward with a lot of divergence.  Error when the ratio is
     high, when the KL ends above twice the band, or when supporting evidence agrees: responses
     much longer, entropy halved, reward std collapsed, or degenerate text samples (repeated
-    phrases, identical answers, symbol spam).  Otherwise a warning.
+    phrases, identical answers, symbol spam).  Otherwise the reward rising with a KL a little past
+    its band is a sign (:func:`.outcome.judge_sign`): a warning only when the outcome after it is
+    bad (degenerate text, a reward that falls back), else an info note saying what to watch.
 
     **Why it matters.** Over-optimisation of a proxy reward (Gao et al. 2022): the reward model
     scores the policy ever higher while real quality falls; the guides' "rapid reward rise
@@ -82,7 +91,7 @@ class RewardHacking(Rule):
     causes = {"reward-model-flawed": 0.9, "kl-coef-too-low": 0.8, "lr-too-high": 0.3, "reward-not-normalized": 0.2}
     message = (
         "reward rose {reward_first:num} -> {reward_last:num} while KL rose {kl_first:num} -> {kl_last:num} {unit} "
-        "(band {band:num}; KL gain per reward gain {ratio:num}): the policy is exploiting the reward"
+        "(band {band:num}; KL gain per reward gain {ratio:num}){meaning}"
     )
 
     def evaluate(self, ctx):
@@ -116,7 +125,7 @@ class RewardHacking(Rule):
             causes["reward-model-flawed"] = 1.0
         if any("longer" in e or "repeat" in e for e in support):
             causes["reward-hacking-length"] = 0.8  # the exploit is length or repetition
-        yield incident(
+        found = incident(
             self,
             ctx,
             metric=view.metric,
@@ -130,8 +139,14 @@ class RewardHacking(Rule):
             severity="error" if strong else "warning",
             evidence=evidence,
             causes=causes,
-            fmt={"unit": view.unit, "band": band},
+            fmt={"unit": view.unit, "band": band, "meaning": ": the policy is exploiting the reward" if strong else ""},
         )
+        if not strong:
+            # a reward that rises with a KL somewhat past its band is what learning looks like
+            # until something shows the reward is bought, not earned: a sign, kept as a warning
+            # only when the outcome after it is bad (degenerate text, a reward that falls back)
+            found = judge_sign(ctx, replace(found, basis="sign"), WATCH)
+        yield found
 
     @classmethod
     def bad_example(cls):
