@@ -52,3 +52,32 @@ def test_a_return_with_no_natural_zero_is_left_to_the_other_rules():
 def test_an_evaluation_still_at_its_best_is_not_judged():
     acc = np.r_[0.3, 0.35, 0.4, 0.45, 0.5, 0.52, 0.54, 0.55, 0.56, 0.57, 0.58]
     assert pd208({"reward/score": flat(500, 1.3, 0.2, seed=4)}, {"eval_acc": (EVAL_STEPS, acc)}) == []
+
+
+# -- PD204: a training reward that falls while the held-out evaluation holds is not a collapse ---
+def collapse_run(evals_apart: bool, eval_values):
+    # climbs to ~90, drops to ~0 in one step at 60 % of the run (longer training episodes), creeps back to ~15
+    train = np.r_[np.linspace(-40, 90, 120), np.full(60, 90.0), np.linspace(0, 15, 120)] + flat(300, 0, 2, seed=5)
+    steps = np.arange(0, 300, 20)
+    series = {"reward/score": train}
+    if evals_apart:
+        return example_run(Example(series=series, eval_series={"reward/score": (steps, eval_values)}))
+    return example_run(Example(series={**series, "eval/mean_reward": (steps, eval_values)}))
+
+
+def pd204(run):
+    findings, _ = run_rules(run, coerce({"select": ["PD204"]}))
+    return [(f.severity, f.evidence[0].split(":")[0]) for f in findings]
+
+
+def test_a_training_collapse_the_evaluation_did_not_share_is_a_note():
+    holds = np.r_[np.linspace(-600, 60, 8), 74, 80, 88, 95, 92, 100, 97]
+    for apart in (True, False):  # a tabular log's eval rows, or SB3's eval/mean_reward in TensorBoard
+        ((severity, why),) = pd204(collapse_run(apart, holds))
+        assert severity == "info" and why.endswith("did not fall")
+
+
+def test_a_training_collapse_the_evaluation_shared_stays_an_error():
+    falls = np.r_[np.linspace(-600, 60, 8), 70, 20, 5, 0, -5, 10, 0]
+    ((severity, _),) = pd204(collapse_run(True, falls))
+    assert severity != "info"

@@ -41,6 +41,8 @@ from .reward_progress import LEARNING_RISE, reward_suffers, trend_arrays
 from .textstats import mean, near_duplicate_share, repetition, split_early_late
 
 if TYPE_CHECKING:
+    from ..frame import RunFrame
+    from ..run import Run
     from .base import RuleContext
 
 # A fall must cover this share of the run's reward range (5th to 95th percentile) to be an outcome,
@@ -111,6 +113,54 @@ def _task_series(ctx: RuleContext) -> list[tuple[str, np.ndarray, np.ndarray]]:
             if len(v) >= MIN_TASK_POINTS:
                 out.append((prefix + metric, s, v))
     return out
+
+
+# Evaluation is sparse (HF Trainer's ``eval_steps``, a loop that scores MATH-500 every 50
+# steps): a held-out series needs this many points before its course is judged.
+MIN_EVAL_POINTS = 6
+# Evaluation rewards a reader leaves among the training series (SB3's EvalCallback, CleanRL-style
+# eval loops written to TensorBoard).
+EVAL_REWARDS = frozenset({"eval/mean_reward", "eval/episodic_return", "eval/return", "eval/mean_return"})
+
+
+def held_out_series(run: Run) -> tuple[str, np.ndarray, np.ndarray] | None:
+    """The held-out series the author reports: the evaluation reward, else the first task
+    metric (:data:`TASK_NAME`: accuracy, success, pass rate; not a format score) of the
+    evaluation frame, as ``(name, steps, finite values)``; None when there is none with
+    :data:`MIN_EVAL_POINTS` points."""
+    candidates: list[tuple[str, RunFrame]] = []
+    if run.eval_frame is not None:
+        frame = run.eval_frame
+        candidates += [(m, frame) for m in ("reward/score", "reward/total") if frame.has(m)]
+        candidates += [(m, frame) for m in frame.metrics if TASK_NAME.search(m) and "format" not in m.lower()]
+    # the tabular readers keep evaluation keys apart; TensorBoard and W&B leave SB3's
+    # eval/mean_reward among the training tags, unmapped, under its own name
+    candidates += [(m, run.frame) for m in run.frame.metrics if m in EVAL_REWARDS]
+    for name, frame in candidates:
+        s, v = finite_xy(*frame.arrays(name))
+        if len(v) >= MIN_EVAL_POINTS:
+            return name, s, v
+    return None
+
+
+def held_out_kept(run: Run, peak_step: int, fall_step: int) -> str | None:
+    """Evidence when the held-out evaluation (:func:`held_out_series`) did not fall with a
+    training reward that fell after ``peak_step``: at least 3 evaluations after ``fall_step``
+    whose median is at or above the evaluation's level at the peak (median of the 3 evaluations
+    nearest it).  The author's outcome held; the training reward measured something else there
+    (longer or harder training episodes, a changed environment).  None otherwise."""
+    held = held_out_series(run)
+    if held is None:
+        return None
+    name, s, v = held
+    after = v[s > fall_step]
+    nearest = v[np.argsort(np.abs(s - peak_step), kind="stable")[:3]]
+    if len(after) < 3 or float(median(after)) < float(median(nearest)):
+        return None
+    return (
+        f"held-out {name} did not fall: {fmt_num(float(median(nearest)))} around the peak, "
+        f"{fmt_num(float(median(after)))} over the {len(after)} evaluations after the fall"
+    )
 
 
 def task_improved(ctx: RuleContext) -> str | None:

@@ -11,6 +11,7 @@ from ..standing import FAIR_SHARE
 from .base import Example, Rule, RuleContext, as_trend
 from .examples import flat, saturating
 from .messages import fmt_num
+from .outcome import held_out_kept
 from .reward_progress import COLLAPSE_DEFAULTS, collapsed, phase_starts
 
 
@@ -38,6 +39,12 @@ class RewardCollapse(Rule):
     the peak's window and the point where the reward fell, the finding is an info note: a
     second ``learn()`` call is how curricula and environment changes are written, so the
     reward may measure a harder task from there, which the log cannot tell.
+
+    When the run evaluates on held-out data and that evaluation did not fall with it (at least
+    3 evaluations after the fall, their median at or above the evaluation's level around the
+    peak: :func:`.outcome.held_out_kept`), the finding is an info note: what the author
+    measures held, so the training reward measured something else there (longer or harder
+    training episodes, a changed environment).
 
     **Known false positives.** A curriculum or an environment that gets harder during the run
     (the reward's meaning changed) without a visible new training call; a reward that is
@@ -93,6 +100,7 @@ class RewardCollapse(Rule):
         else:
             rise = f"stood at its peak level of {fmt_num(pd.peak)} from the start (the median of its first {pd.window} points)"
             lost = f"{pd.fall / max(abs(pd.peak), abs(pd.late)):.0%} of that level lost"
+        kept = held_out_kept(ctx.run, int(s[pd.peak_idx]), int(s[pd.fall_idx]))
         finding = self.finding(
             ctx,
             metric=ctx.req[0].metric,
@@ -101,8 +109,9 @@ class RewardCollapse(Rule):
             threshold_step=int(s[pd.fall_idx]),
             peak_step=int(s[pd.peak_idx]),
             end_step=int(s[-1]),
-            severity="info" if phase is not None else ("error" if not rose or pd.lost_share >= p["error_drop"] else "warning"),
-            evidence=([f"a new training call began at step {phase} (time/iterations restarts while the steps go on): "
+            severity="info" if phase is not None or kept else ("error" if not rose or pd.lost_share >= p["error_drop"] else "warning"),
+            evidence=([f"{kept}: the training episodes changed, not what the policy can do; a note"] if kept else [])
+            + ([f"a new training call began at step {phase} (time/iterations restarts while the steps go on): "
                        "a curriculum stage or a new environment there would change what the reward measures; "
                        "the log cannot tell, so this is a note"] if phase is not None else [])
             + [

@@ -6,38 +6,18 @@ from typing import Iterator
 
 import numpy as np
 
-from ..detect import finite_xy, median, noise_sd, smooth_level, window_size
+from ..detect import median, noise_sd, smooth_level, window_size
 from ..results import Finding
-from ..run import Run
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 from .messages import fmt_num
-from .outcome import MIN_FALL_SHARE, TASK_NAME
+from .outcome import MIN_EVAL_POINTS, MIN_FALL_SHARE, held_out_series
 from .reward_progress import LEARNING_RISE
 
-# Evaluation is sparse (HF Trainer's ``eval_steps``, a loop that scores MATH-500 every 50
-# steps): the series needs this many points, and this many after its best, as PD205 asks.
-MIN_EVAL_POINTS = 6
-MIN_AFTER = 3
 # The evaluation's level is the median of 3 neighbouring evaluations (PD205's block), so one
-# lucky or unlucky evaluation is neither the best nor the end.
+# lucky or unlucky evaluation is neither the best nor the end; at least this many follow the best.
 EVAL_BLOCK = 3
-
-
-def held_out_series(run: Run) -> tuple[str, np.ndarray, np.ndarray] | None:
-    """The held-out series the author reports: the evaluation reward, else the first task
-    metric (:data:`.outcome.TASK_NAME`: accuracy, success, pass rate; not a format score) of the
-    evaluation frame, as ``(name, steps, finite values)``; None when there is none."""
-    frame = run.eval_frame
-    if frame is None:
-        return None
-    names = [m for m in ("reward/score", "reward/total") if frame.has(m)]
-    names += [m for m in frame.metrics if TASK_NAME.search(m) and "format" not in m.lower()]
-    for name in names:
-        s, v = finite_xy(*frame.arrays(name))
-        if len(v) >= MIN_EVAL_POINTS:
-            return name, s, v
-    return None
+MIN_AFTER = 3
 
 
 def _se(values: np.ndarray, window: int) -> float:
