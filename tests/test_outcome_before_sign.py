@@ -276,3 +276,16 @@ def test_a_collapse_is_an_event_but_a_rolling_means_dip_waits_for_the_plan():
     assert event.severity == "error"
     (watched,) = _live_collapse("rollout/ep_rew_mean")
     assert watched.severity == "info" and "watching" in watched.message
+
+
+def test_a_sign_before_the_training_diverges_is_kept():
+    # entropy to ~0 within 10 steps while the reward rises: a sign, until the run's loss and
+    # gradient norm turn NaN and stay so (the weights are gone: numbers that break are an outcome)
+    n = 60
+    entropy = np.r_[np.linspace(1.7, 1e-6, 10), np.full(n - 10, 1e-20)]
+    grad = np.r_[flat(49, 1.0, 0.1, seed=3), np.full(n - 49, np.nan)]
+    base = {"reward/score": ramp(n, 0.3, 0.5, sd=0.05, seed=2), "policy/entropy": entropy}
+    calm = one(example_run(Example(series={**base, "grad/norm": flat(n, 1.0, 0.1, seed=3)})), "PD701")
+    assert (calm.severity, calm.basis) == ("info", "sign")
+    broken = one(example_run(Example(series={**base, "grad/norm": grad})), "PD701")
+    assert broken.severity != "info" and any("diverged" in e for e in broken.evidence)

@@ -14,6 +14,8 @@ Otherwise the outcome is read from the reward the run was trained on (``reward/s
 the held-out evaluation reward and task metrics (accuracy, success, pass rate; :func:`task_improved`).
 It is bad when
 
+* the training diverged after the sign (its loss or gradient norm non-finite from some step to
+  the end of an offline log: :attr:`~ppo_doctor.standing.Standing.diverged`), or
 * the reward suffers over the run (:func:`.reward_progress.reward_suffers`: it collapsed from an
   established level, or it is stuck with no clear rise over its first points), or
 * it fell after the sign's onset: the last window sits :data:`FALL_NOISE` noise standard errors
@@ -209,6 +211,11 @@ def outcome_after(ctx: RuleContext, step: int | None) -> Outcome:
     degenerate = text_degenerated(ctx)
     if degenerate is not None:
         return Outcome(True, degenerate)
+    diverged = ctx.run.standing.diverged
+    if diverged is not None and (step is None or diverged >= step):
+        # numbers that break for good are an outcome whatever the reward did before (the
+        # issue's "numbers break"): the weights are gone, the run is over
+        return Outcome(True, f"the training diverged: its loss or gradient norm is not finite from step {diverged:,} to the end")
     metric = ctx.first_present("reward/score", "reward/total")
     if metric is None or len(ctx.finite(metric)[1]) < MIN_REWARD_POINTS:
         return Outcome(False, "no reward logged with enough points to see an outcome")

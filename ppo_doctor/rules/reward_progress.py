@@ -81,7 +81,11 @@ def solved(ctx: RuleContext, min_points: int = 20) -> str | None:
     """Evidence text when the reward rose clearly and its last window sits at the top of the run's
     range (within two standard errors of its 95th percentile, or at least :data:`TOP_SHARE` of
     the way from its first window to it), else None: a task the policy solved, where becoming
-    confident (lower entropy) is what learning looks like."""
+    confident (lower entropy) is what learning looks like.  A run whose training diverged
+    (:attr:`~ppo_doctor.standing.Standing.diverged`: its loss or gradient norm non-finite to the
+    end) solved nothing: its weights are gone."""
+    if ctx.run.standing.diverged is not None:
+        return None
     rising = _rising_reward(ctx, min_points)
     if rising is None:
         return None
