@@ -1,6 +1,6 @@
 """What the blind sets real10-real12 found the readers getting wrong, each case built at test time
-(docs/scorecard.md#blind-runs): a step-like column that is a setting, and an episode return that
-stops because no episode ended."""
+(docs/scorecard.md#blind-runs): a step-like column that is a setting, an episode return that
+stops because no episode ended, and a home-made LLM loop's response length and KL term."""
 
 from __future__ import annotations
 
@@ -37,3 +37,21 @@ def test_an_episode_return_that_stops_is_no_value_that_could_not_be_computed(tmp
     report = ppo_doctor.analyze(tmp_path)
     (rr,) = report.runs
     assert "PD604" not in {f.code for f in rr.findings}
+
+
+def test_a_home_made_llm_loop_names_its_response_length_and_kl_term(tmp_path):
+    # a home-made GRPO loop on MATH: avg_response_len marks it as sampling answers, so its
+    # kl_loss is the KL to the reference model (which runs away here: 0.2 -> 27)
+    rows = [[i, 0.5 if i < 60 else 0.0, 300 + 2 * i, 0.2 if i < 70 else 27.0] for i in range(1, 301)]
+    _write(tmp_path / "metrics.csv", ["step", "reward_avg", "avg_response_len", "kl_loss"], rows)
+    (run,) = ppo_doctor.load_runs(tmp_path)
+    assert run.mapping["avg_response_len"] == "len/response_mean"
+    assert run.mapping["kl_loss"] == "kl/ref" and run.metric_info["kl/ref"].inferred
+
+
+def test_a_kl_loss_without_sampled_answers_is_left_alone(tmp_path):
+    # a classic-RL PPO with a KL penalty: its KL is to the old policy, not a reference model
+    rows = [[i, 10.0 + i, 0.01] for i in range(1, 101)]
+    _write(tmp_path / "progress.csv", ["step", "episode_reward_mean", "kl_loss"], rows)
+    (run,) = ppo_doctor.load_runs(tmp_path)
+    assert "kl_loss" not in run.mapping

@@ -289,3 +289,13 @@ def test_a_sign_before_the_training_diverges_is_kept():
     assert (calm.severity, calm.basis) == ("info", "sign")
     broken = one(example_run(Example(series={**base, "grad/norm": grad})), "PD701")
     assert broken.severity != "info" and any("diverged" in e for e in broken.evidence)
+
+
+def test_longer_answers_while_the_reward_collapses_are_not_hacking():
+    # a reward that collapses while the answers grow to the length limit: the collapse is the
+    # symptom (PD204); hacking is a reward bought, and this reward was lost
+    n = 200
+    reward = np.r_[saturating(60, 0.1, 0.6, sd=0.02, seed=5), np.full(n - 60, 0.0)]
+    length = np.r_[flat(60, 350, 10, seed=6), flat(n - 60, 1010, 5, seed=7)]
+    f = one(example_run(Example(series={"reward/score": reward, "len/response_mean": length})), "PD703")
+    assert (f.severity, f.basis) == ("info", "sign") and "not hacking" in f.message

@@ -80,6 +80,9 @@ def infer_canonical(tag: str) -> Guess | None:
         # "reward per episode", or a column that is the reward and nothing else ("Return" beside
         # "Episode" in a home-made loop's CSV, "train_reward" beside "val_reward")
         return Guess("reward/score", "")
+    if w & {"response", "completion", "generation"} and w & {"len", "length"} and w <= {"response", "completion", "generation", "len", "length"} | _AVERAGE:
+        # a home-made LLM loop's "avg_response_len": the mean length of the sampled answers
+        return Guess("len/response_mean", "")
     if ("learning" in w and "rate" in w) or ws == ["lr"]:
         return Guess("opt/lr", "")
     if "grad" in w and "norm" in w:

@@ -61,11 +61,13 @@ MIN_REWARD_POINTS = 20
 @dataclass(frozen=True)
 class Outcome:
     """Whether the run's objective got worse or stopped improving, and the evidence in words;
-    ``stuck``: the bad outcome is an absence of progress (a trend), not a fall."""
+    ``stuck``: the bad outcome is an absence of progress (a trend), not a fall; ``reward``: it
+    is read from the reward itself (not from degenerate text or a diverged training)."""
 
     bad: bool
     text: str
     stuck: bool = False
+    reward: bool = False
 
 
 def _fell_after(ctx: RuleContext, metric: str, step: int) -> str | None:
@@ -224,20 +226,32 @@ def outcome_after(ctx: RuleContext, step: int | None) -> Outcome:
         task = task_improved(ctx)
         if task is not None:
             return Outcome(False, f"{suffers[1]}, but {task}")
-        return Outcome(True, suffers[1], stuck=suffers.stuck)
+        return Outcome(True, suffers[1], stuck=suffers.stuck, reward=True)
     fell = _fell_after(ctx, metric, int(step) if step is not None else int(ctx.finite(metric)[0][0]))
     if fell is not None:
-        return Outcome(True, fell)
+        return Outcome(True, fell, reward=True)
     return Outcome(False, suffers[1] if suffers is not None else "the reward did not fall")
 
 
 def judge_sign(ctx: RuleContext, finding: Finding, watch: str) -> Finding:
     """A sign rule's warning or error kept when it is a runaway or the outcome after its onset is
     bad (the evidence says which); otherwise an info note that gives the reward's story and what
-    to ``watch``.  Info findings and runaways pass through."""
+    to ``watch``.  A reward-hacking sign is not confirmed by a reward that fell or stalled
+    (hacking is a reward bought; a lost one is a collapse or stagnation, judged by their own
+    rules), only by degenerate text or a diverged training.  Info findings and runaways pass
+    through."""
     if finding.severity == "info" or finding.basis in ("runaway", "outcome"):
         return finding
     out = outcome_after(ctx, finding.start_step)
+    if out.bad and out.reward and finding.symptom == "reward_hacking":
+        # hacking is a reward bought, not earned: a reward that fell or stalled is another
+        # symptom (a collapse, stagnation), whatever else grew with it
+        return replace(
+            finding,
+            severity="info",
+            basis="sign",
+            message=f"{finding.message} (a sign, not hacking: {out.text}; that is judged as its own symptom)",
+        )
     if out.bad:
         kept = replace(finding, basis="outcome", evidence=[*finding.evidence, f"outcome: {out.text}"])
         # a reward that has not risen yet is an absence of progress, judged on the whole plan like

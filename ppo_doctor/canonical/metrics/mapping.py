@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..frameworks import candidate_keys, logs_episodes
-from ..name_tokens import infer_canonical
+from ..name_tokens import infer_canonical, words
 from ...run import MetricInfo
 from .aliases import ALIASES, Alias
 from .vocabulary import CANONICAL, NONNEGATIVE_ESTIMATORS
@@ -121,7 +121,33 @@ def map_tags(
             info[guess.canonical] = MetricInfo(
                 canonical=guess.canonical, raw_tag=tag, framework=framework, sign=guess.sign, note=guess.note, inferred=True
             )
+    _infer_reference_kl(tags, mapping, info, framework)
     return MappingResult(mapping, info, notes)
+
+
+# Names a home-made loop gives its KL term (rasbt's GRPO ``kl_loss``, a bare ``kl``).
+_KL_NAMES = ({"kl"}, {"kl", "loss"}, {"kl", "penalty"}, {"kl", "div"}, {"kl", "divergence"})
+
+
+def _infer_reference_kl(tags: list[str], mapping: dict[str, str], info: dict[str, MetricInfo], framework: str) -> None:
+    """A home-made loop's KL term is to the reference model once its names show it samples
+    answers (a response length was read): an LLM loop's KL penalty or KL loss is to the frozen
+    reference (veRL's ``actor/kl_loss``, GRPO's ``beta * KL``), while a classic-RL PPO's KL
+    penalty is to the old policy, so without that sign the name is left alone."""
+    if "len/response_mean" not in info or "kl/ref" in info:
+        return
+    for tag in tags:
+        if tag not in mapping and set(words(tag)) in _KL_NAMES:
+            mapping[tag] = "kl/ref"
+            info["kl/ref"] = MetricInfo(
+                canonical="kl/ref",
+                raw_tag=tag,
+                framework=framework,
+                between="ref",
+                note="a KL term in a loop that samples answers: read as the KL to the reference model",
+                inferred=True,
+            )
+            return
 
 
 def _pattern_hit(key: str, patterns: list[tuple[int, Alias]]) -> tuple[int, Alias] | None:
