@@ -298,4 +298,27 @@ def test_longer_answers_while_the_reward_collapses_are_not_hacking():
     reward = np.r_[saturating(60, 0.1, 0.6, sd=0.02, seed=5), np.full(n - 60, 0.0)]
     length = np.r_[flat(60, 350, 10, seed=6), flat(n - 60, 1010, 5, seed=7)]
     f = one(example_run(Example(series={"reward/score": reward, "len/response_mean": length})), "PD703")
-    assert (f.severity, f.basis) == ("info", "sign") and "not hacking" in f.message
+    assert (f.severity, f.basis) == ("info", "sign") and "not reward hacking" in f.message
+
+
+def test_a_running_best_is_no_evidence_that_the_task_improved():
+    # a home-made GRPO loop logs best_answer_accuracy, the best validation accuracy so far: it
+    # only rises, so it cannot veto a reward that collapsed
+    n = 120
+    reward = np.r_[saturating(50, 0.1, 0.4, sd=0.02, seed=8), np.full(n - 50, 0.0)]
+    clip = np.r_[flat(55, 0.1, 0.01, seed=9), flat(n - 55, 0.9, 0.03, seed=10)]
+    best = np.maximum.accumulate(np.r_[np.linspace(0.04, 0.48, 50), np.zeros(n - 50)])
+    f = one(example_run(Example(series={"reward/score": reward, "policy/clipfrac": clip, "best_answer_accuracy": best})), "PD802")
+    assert f.severity != "info" and not any("best_answer_accuracy" in e for e in [f.message, *f.evidence])
+
+
+def test_gradients_that_vanish_after_a_collapse_are_not_stagnation():
+    # the reward rose, then fell to 0 for good; every group then has zero advantage and the
+    # gradient norm goes to 0: the collapse's aftermath, not a run that never learned
+    n = 120
+    reward = np.r_[saturating(60, 0.1, 0.4, sd=0.02, seed=11), np.full(n - 60, 0.0)]
+    grad = np.r_[flat(60, 0.2, 0.02, seed=12), np.zeros(n - 60)]
+    found = findings(example_run(Example(series={"reward/score": reward, "grad/norm": grad})), "PD302", "PD204")
+    assert {(f.code, f.severity) for f in found if f.severity != "info"} == {("PD204", "error")}
+    (vanish,) = [f for f in found if f.code == "PD302"]
+    assert "not stagnation" in vanish.message

@@ -98,6 +98,15 @@ def _fell_after(ctx: RuleContext, metric: str, step: int) -> str | None:
 # as opposed to a shaping term (format, length): the held-out evaluation and these are what the
 # run's author reports.
 TASK_NAME = re.compile(r"(^|[/_.])(acc|accuracy|correct|correctness|success|success_rate|pass_rate|solved?|solve_rate|win_rate|final_ans)($|[/_.])", re.I)
+# A task metric's running best or a batch extreme (``best_answer_accuracy``, ``max_accuracy``) only
+# ever rises or says nothing of the level: never evidence that the task improved.
+EXTREME_NAME = re.compile(r"(^|[/_.])(best|max|min|peak|top|std)($|[/_.])", re.I)
+
+
+def is_task_metric(name: str) -> bool:
+    """A metric that measures the task itself (:data:`TASK_NAME`), not a format score nor a
+    running best or extreme of one (:data:`EXTREME_NAME`)."""
+    return bool(TASK_NAME.search(name)) and "format" not in name.lower() and not EXTREME_NAME.search(name)
 # Points a task series needs before its rise is judged (evaluations are logged sparsely).
 MIN_TASK_POINTS = 8
 
@@ -111,7 +120,7 @@ def _task_series(ctx: RuleContext) -> list[tuple[str, np.ndarray, np.ndarray]]:
             continue
         for metric in frame.metrics:
             is_eval_reward = prefix and metric in ("reward/score", "reward/total")
-            if not (is_eval_reward or (TASK_NAME.search(metric) and "format" not in metric.lower())):
+            if not (is_eval_reward or is_task_metric(metric)):
                 continue
             s, v = finite_xy(*frame.arrays(metric))
             if len(v) >= MIN_TASK_POINTS:
@@ -136,7 +145,7 @@ def held_out_series(run: Run) -> tuple[str, np.ndarray, np.ndarray] | None:
     if run.eval_frame is not None:
         frame = run.eval_frame
         candidates += [(m, frame) for m in ("reward/score", "reward/total") if frame.has(m)]
-        candidates += [(m, frame) for m in frame.metrics if TASK_NAME.search(m) and "format" not in m.lower()]
+        candidates += [(m, frame) for m in frame.metrics if is_task_metric(m)]
     # the tabular readers keep evaluation keys apart; TensorBoard and W&B leave SB3's
     # eval/mean_reward among the training tags, unmapped, under its own name
     candidates += [(m, run.frame) for m in run.frame.metrics if m in EVAL_REWARDS]
@@ -238,19 +247,22 @@ def judge_sign(ctx: RuleContext, finding: Finding, watch: str) -> Finding:
     bad (the evidence says which); otherwise an info note that gives the reward's story and what
     to ``watch``.  A reward-hacking sign is not confirmed by a reward that fell or stalled
     (hacking is a reward bought; a lost one is a collapse or stagnation, judged by their own
-    rules), only by degenerate text or a diverged training.  Info findings and runaways pass
-    through."""
+    rules), only by degenerate text or a diverged training; a stagnation sign (vanishing
+    gradients) is confirmed by a reward that is stuck, not by one that rose and fell.  Info
+    findings and runaways pass through."""
     if finding.severity == "info" or finding.basis in ("runaway", "outcome"):
         return finding
     out = outcome_after(ctx, finding.start_step)
-    if out.bad and out.reward and finding.symptom == "reward_hacking":
+    if out.bad and out.reward and (finding.symptom == "reward_hacking" or (finding.symptom == "stagnation" and not out.stuck)):
         # hacking is a reward bought, not earned: a reward that fell or stalled is another
-        # symptom (a collapse, stagnation), whatever else grew with it
+        # symptom (a collapse, stagnation); and gradients that vanish after the reward fell
+        # (every group at zero reward, no advantage left) are the collapse's aftermath, not a
+        # run that never learned
         return replace(
             finding,
             severity="info",
             basis="sign",
-            message=f"{finding.message} (a sign, not hacking: {out.text}; that is judged as its own symptom)",
+            message=f"{finding.message} (a sign, not {finding.symptom.replace('_', ' ')}: {out.text}; that is judged as its own symptom)",
         )
     if out.bad:
         kept = replace(finding, basis="outcome", evidence=[*finding.evidence, f"outcome: {out.text}"])
