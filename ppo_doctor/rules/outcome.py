@@ -107,6 +107,8 @@ def is_task_metric(name: str) -> bool:
     """A metric that measures the task itself (:data:`TASK_NAME`), not a format score nor a
     running best or extreme of one (:data:`EXTREME_NAME`)."""
     return bool(TASK_NAME.search(name)) and "format" not in name.lower() and not EXTREME_NAME.search(name)
+
+
 # Points a task series needs before its rise is judged (evaluations are logged sparsely).
 MIN_TASK_POINTS = 8
 
@@ -138,8 +140,8 @@ EVAL_REWARDS = frozenset({"eval/mean_reward", "eval/episodic_return", "eval/retu
 
 def held_out_series(run: Run) -> tuple[str, np.ndarray, np.ndarray] | None:
     """The held-out series the author reports: the evaluation reward, else the first task
-    metric (:data:`TASK_NAME`: accuracy, success, pass rate; not a format score) of the
-    evaluation frame, as ``(name, steps, finite values)``; None when there is none with
+    metric (:func:`is_task_metric`: accuracy, success, pass rate; not a format score nor a
+    running best) of the evaluation frame, as ``(name, steps, finite values)``; None when there is none with
     :data:`MIN_EVAL_POINTS` points."""
     candidates: list[tuple[str, RunFrame]] = []
     if run.eval_frame is not None:
