@@ -108,6 +108,13 @@ class Run:
         return None
 
     @property
+    def generates_text(self) -> bool:
+        """Text samples logged at two or more steps: what a policy generates as it trains.  Text
+        written at one step only is a note about the run (TensorBoard's ``algo/text_summary``,
+        ``env_name/text_summary`` ...), no mark of LLM RL."""
+        return len({t.step for t in self.texts}) >= 2
+
+    @property
     def critic_free(self) -> bool:
         return "critic" in self.by_design
 

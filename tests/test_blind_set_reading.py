@@ -55,3 +55,16 @@ def test_a_kl_loss_without_sampled_answers_is_left_alone(tmp_path):
     _write(tmp_path / "progress.csv", ["step", "episode_reward_mean", "kl_loss"], rows)
     (run,) = ppo_doctor.load_runs(tmp_path)
     assert "kl_loss" not in run.mapping
+
+
+def test_a_statistic_never_finite_is_not_measured_not_a_nan(tmp_path):
+    # an ML-Agents SAC run writes its discrete entropy coefficient as NaN at every summary (its
+    # agent has no discrete actions): never measured, so no NaN finding
+    rows = [[1000 * i, 4.0 + 0.01 * i, "nan", 0.5] for i in range(1, 61)]
+    _write(tmp_path / "progress.csv", ["step", "episode_reward_mean", "Policy/Discrete Entropy Coeff", "value_loss"], rows)
+    (rr,) = ppo_doctor.analyze(tmp_path).runs
+    assert "PD601" not in {f.code for f in rr.findings}
+    rows[-5:] = [[r[0], r[1], r[2], "nan"] for r in rows[-5:]]  # a loss that breaks is still one
+    _write(tmp_path / "progress.csv", ["step", "episode_reward_mean", "Policy/Discrete Entropy Coeff", "value_loss"], rows)
+    (rr,) = ppo_doctor.analyze(tmp_path).runs
+    assert "PD601" in {f.code for f in rr.findings}

@@ -19,7 +19,7 @@ from ppo_doctor.view import RunView
 def _run(tags: dict[str, list[float]], texts: bool = False, run_id: str = "r"):
     raw = RawRun(
         series=[RawSeries(tag=t, steps=np.arange(len(v)), values=np.asarray(v, float), source="t") for t, v in tags.items()],
-        texts=[TextSample(step=0, tag="samples", text="hello", source="t")] if texts else [],
+        texts=[TextSample(step=k, tag="samples", text="hello", source="t") for k in (0, 1)] if texts else [],
     )
     return build_run(run_id, f"/tmp/{run_id}", "test", [f"/tmp/{run_id}/f"], raw)
 
@@ -53,11 +53,24 @@ def test_rules_and_diagnosis_classify_alike():
     }
     want = {"sb3": "classic", "llm by framework": "llm", "llm by metric": "llm", "llm by texts": "llm", "unknown": "unknown"}
     for name, run in cases.items():
-        got = frameworks.domain(run.framework, run.frame.has, texts=bool(run.texts))
+        got = frameworks.domain(run.framework, run.frame.has, texts=run.generates_text)
         assert got == want[name], (name, run.framework, sorted(run.metric_info))
         assert RunView(run).domain == got  # the one domain rules and diagnosis read
         assert RunView(run).is_classic_rl == (got == "classic")
         assert RunView(run).is_llm_rl == (got == "llm")
+
+
+def test_text_written_once_is_a_note_not_a_generated_sample():
+    # a home-made PPO's TensorBoard settings (algo/text_summary, env_name/text_summary ...) and
+    # ML-Agents' Hyperparameters/text_summary: no mark of LLM RL
+    raw = RawRun(
+        series=[RawSeries(tag="reward_mean", steps=np.arange(2), values=np.array([1.0, 2.0]), source="t")],
+        texts=[TextSample(step=0, tag=f"{k}/text_summary", text="v", source="t") for k in ("algo", "env_name", "device")],
+    )
+    run = build_run("r", "/tmp/r", "test", ["/tmp/r/f"], raw)
+    assert not run.generates_text and RunView(run).domain == "unknown"
+    dump = RawRun(series=raw.series, texts=[TextSample(step=k, tag="Hyperparameters/text_summary", text="lr: 3e-4", source="t") for k in (0, 9)])
+    assert build_run("r", "/tmp/r", "test", ["/tmp/r/f"], dump).texts == []  # a settings dump is never a sample
 
 
 def test_grpo_is_told_by_id():

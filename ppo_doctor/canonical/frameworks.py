@@ -24,6 +24,8 @@ docs/sources.md#trl-legacy-ppo-metrics to docs/sources.md#sb3-logger-keys).
 
 from __future__ import annotations
 
+import re
+
 from typing import Any, Callable, Iterable, Literal
 
 Domain = Literal["llm", "classic", "unknown"]
@@ -348,6 +350,16 @@ HF_EVAL_ROW_PREFIXES = ("eval_", "test_")
 def is_eval_key(tag: str) -> bool:
     """True for keys of evaluation / test rows (kept apart as ``RawRun.eval_series``)."""
     return tag.startswith(EVAL_PREFIXES)
+
+
+# Text a trainer writes about its own settings (Unity ML-Agents' ``Hyperparameters/text_summary``,
+# a ``config`` or ``args`` dump): never a sample the policy generated, so never a mark of LLM RL.
+SETTINGS_TEXT = re.compile(r"(^|[/_. ])(hyperparameters?|hparams|config|configuration|args|arguments|settings)([/_. ]|$)", re.I)
+
+
+def is_settings_text(tag: str) -> bool:
+    """True for a text tag that holds the run's settings (:data:`SETTINGS_TEXT`), not a sample."""
+    return bool(SETTINGS_TEXT.search(tag))
 
 
 # What ppo_doctor's own live callbacks write into a run's TensorBoard / W&B log (alert texts and

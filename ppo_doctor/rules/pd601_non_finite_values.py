@@ -42,7 +42,8 @@ class NonFiniteValues(Rule):
     and -Inf.  Severity: error for the training metrics (reward, KL, losses, policy, value,
     advantage statistics); warning for a gradient norm with a few isolated non-finite points
     that recovers (fp16 loss-scale overflow: the optimiser skips that step, veRL skips
-    non-finite grad norms, verl#789) and for metrics ppo_doctor does not know; info for
+    non-finite grad norms, verl#789) and for metrics ppo_doctor does not know (one it does not
+    know that is never finite was never measured, and is skipped); info for
     ``value/explained_var``, which CleanRL writes as NaN when the returns are constant.  The
     onset is where the metric started to run away before the first non-finite value, when it
     did (e.g. a growing gradient norm), else the first non-finite step.
@@ -89,12 +90,16 @@ class NonFiniteValues(Rule):
                 continue
             severity = self._severity(metric, nf, len(v), p["isolated_share"])
             if metric not in CANONICAL:
+                if not np.isfinite(v).any():
+                    # a statistic the trainer never had a value for (ML-Agents' discrete
+                    # entropy coefficient of an agent with no discrete actions: NaN at every
+                    # summary): not measured, not a training that broke
+                    continue
                 unknown.append((metric, s, v, nf))
                 continue
             yield self._finding(ctx, metric, s, v, nf, severity, p)
         if unknown:
-            # a series without any finite point has no first step: it sorts first
-            unknown.sort(key=lambda item: -1 if item[3].first_step is None else item[3].first_step)
+            unknown.sort(key=lambda item: item[3].first_step)
             metric, s, v, nf = unknown[0]
             f = self._finding(ctx, metric, s, v, nf, "warning", p)
             f.evidence.append(f"metrics not in ppo_doctor's vocabulary with non-finite values: {describe(m for m, *_ in unknown)}")

@@ -54,7 +54,7 @@ class RunView:
     @cached_property
     def domain(self) -> Domain:
         """``"classic"``, ``"llm"`` or ``"unknown"`` (:func:`ppo_doctor.canonical.frameworks.domain`)."""
-        return domain(self.run.framework, self.run.frame.has, texts=bool(self.run.texts))
+        return domain(self.run.framework, self.run.frame.has, texts=self.run.generates_text)
 
     @property
     def is_classic_rl(self) -> bool:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..design import by_design
 from ...frame import RawRun, RawSeries, ReadIssue, RunFrame
-from ..frameworks import candidate_keys, framework_proof, guess_framework, is_doctor_tag, strip_eval_prefix
+from ..frameworks import candidate_keys, framework_proof, guess_framework, is_doctor_tag, is_settings_text, strip_eval_prefix
 from ..hparams import flatten_config, normalize_config
 from ..name_tokens import entropy_sign
 from ...run import MetricInfo, Run
@@ -117,7 +117,8 @@ def build_run(
         mapping=mapping,
         unmapped=sorted(t for t in all_tags if t not in mapping),
         metric_info=result.info,
-        texts=[t for t in texts if not is_doctor_tag(t.tag)],  # the doctor's alerts are not samples
+        # the doctor's alerts and a trainer's settings dump are not samples
+        texts=[t for t in texts if not (is_doctor_tag(t.tag) or is_settings_text(t.tag))],
         issues=issues,
         restarts=restarts,
         eval_frame=eval_frame,
