@@ -42,10 +42,11 @@ def test_it_is_decided_on_a_partial_run_so_a_live_run_is_stopped_on_it():
     assert f.severity == "error"
 
 
-def test_half_the_answers_cut_at_the_end_is_a_trend_watched_on_a_partial_run():
+def test_half_the_answers_cut_with_a_stuck_reward_is_no_hack_and_watched_on_a_partial_run():
     series = {"len/response_clip_ratio": ramp(N, 0.0, 0.6, sd=0.01, seed=2, begin=60), "reward/score": flat(N, 0.2, 0.05, seed=3)}
     (whole,) = pd703(series)
-    assert whole.severity == "warning"  # a sign whose reward is stuck
+    # a sign whose reward is stuck: stagnation, judged by PD301, not a reward bought by an exploit
+    assert whole.severity == "info" and "not reward hacking" in whole.message
     (partial,) = pd703(series, planned=4 * N)
     assert partial.severity == "info" and "watching" in partial.message
 
