@@ -21,7 +21,7 @@ from ppo_doctor.results import Finding
 from ppo_doctor.rules import population
 from ppo_doctor.rules.base import Example, Rule
 from ppo_doctor.rules.engine import run_rules
-from ppo_doctor.rules.examples import example_run, flat, ramp, saturating
+from ppo_doctor.rules.examples import example_run, flat, ramp, saturating, with_points
 from ppo_doctor.verdict import verdict_for
 
 N = 200
@@ -322,3 +322,13 @@ def test_gradients_that_vanish_after_a_collapse_are_not_stagnation():
     assert {(f.code, f.severity) for f in found if f.severity != "info"} == {("PD204", "error")}
     (vanish,) = [f for f in found if f.code == "PD302"]
     assert "not stagnation" in vanish.message
+
+
+def test_a_spike_far_beyond_the_range_seen_so_far_is_watched_on_a_prefix():
+    # one summary far above a narrow early range: an error on the finished run, but on a prefix
+    # (a live check) the range the spike is judged against has not been seen in full
+    reward = with_points(flat(200, 0.0, 0.1, seed=13), {120: 3.0})
+    run = example_run(Example(series={"reward/score": reward}))
+    assert one(run, "PD201").severity == "error"
+    partial = one(replace(run, planned_steps=800), "PD201")
+    assert partial.severity == "info" and "watching" in partial.message

@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 
 from ..detect import Span, approx_median, default_window, median, quantiles, spans_to_mask, spike_scores, spikes
-from .base import Example, Rule, RuleContext
+from ..standing import FAIR_SHARE
+from .base import Example, Rule, RuleContext, as_trend
 from .examples import saturating, with_points
 from .incidents import incident
 from .messages import fmt_num
@@ -80,6 +81,12 @@ class RewardSpike(Rule):
     **Known false positives.** Curricula or reward changes at a known step; evaluation rows
     mixed into the training series.
 
+    **Evidence.** A spike within the plausible range is an event, judged at once (a warning
+    that the outcome after it confirms).  One "far beyond the plausible range" is judged against
+    the run's other points, a range that a prefix has not seen in full: it is a trend, an info
+    note saying what is watched until ``fair_share`` of the plan (default 1.0: all of it) is
+    behind the run, so a live run is never stopped on a range it has not seen yet.
+
     **Source.** The troubleshooting guide's "reward surge"; robust z as in rlwatch / ADTK
     PersistAD; OLMo 2 (arXiv:2501.00656) "spike score" and PaLM's (arXiv:2204.02311) loss-spike
     practice (docs/sources.md#reward-spike).
@@ -92,7 +99,7 @@ class RewardSpike(Rule):
     basis = "sign"
     watch = "the reward after the spikes: a spike the run absorbs is noise of the scorer, one it does not recover from is damage"
     requires = (("reward/score", "reward/total"),)
-    params = {"z": 8.0, "range_frac": 0.25, "level_frac": 0.1, "direction": "up", "min_points": 20}
+    params = {"z": 8.0, "range_frac": 0.25, "level_frac": 0.1, "direction": "up", "fair_share": FAIR_SHARE, "min_points": 20}
     causes = {"reward-model-flawed": 0.6, "reward-not-clipped": 0.6, "reward-not-normalized": 0.5, "lr-too-high": 0.2}
     message = "{count} reward spike(s), the largest {peak:num} at step {peak_step} (robust z {z:num} above the local level)"
 
@@ -132,7 +139,7 @@ class RewardSpike(Rule):
             # sample that clipping or normalisation would tame
             causes = {"reward-model-flawed": 0.9, "reward-not-clipped": 0.4, "reward-not-normalized": 0.3}
         extra: dict[str, Any] = {"causes": causes} if causes else {}  # else the rule's own causes
-        yield incident(
+        finding = incident(
             self,
             ctx,
             metric=metric,
@@ -151,6 +158,11 @@ class RewardSpike(Rule):
             + (["reward/std is ~0 at the spike: every sample of that batch got the same score"] if causes else []),
             **extra,
         )
+        # "far beyond the plausible range" is judged against the run's other points: on a prefix
+        # that range is still growing (a self-play ML-Agents run of the real-run set had one
+        # summary at 1.26 against -0.3..0.2 at 1.3M steps, inside the range of its finished run),
+        # so it is a trend, watched until the run has had its fair share of the plan
+        yield as_trend(ctx, finding) if far else finding
 
     @classmethod
     def bad_example(cls):
