@@ -90,6 +90,12 @@ def noise_sd(x: np.ndarray) -> float:
     return robust_sd(np.diff(x)) / np.sqrt(2.0)
 
 
+def level_se(x: np.ndarray, window: int) -> float:
+    """Standard error of a window median's level: the point-to-point noise (:func:`noise_sd`)
+    over sqrt(window / 2)."""
+    return noise_sd(x) * float(np.sqrt(2.0 / max(1, window)))
+
+
 # A series that holds one value on at least this share of its points is "sticky": a sparse
 # reward that rarely pays (or is rarely penalised), a 100-episode mean of a rare success, a metric
 # clipped at its cap.  Its medians and MADs sit on that value and see nothing of the departures,

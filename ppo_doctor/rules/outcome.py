@@ -31,11 +31,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from ..detect import finite_xy, median, percentile, summarize
+from ..detect import finite_xy, level_se, median, percentile, smooth_level, summarize
 from ..results import Finding
 from ..standing import FAIR_SHARE, Standing
 from .messages import fmt_num
@@ -156,6 +156,35 @@ def held_out_series(run: Run) -> tuple[str, np.ndarray, np.ndarray] | None:
         if len(v) >= MIN_EVAL_POINTS:
             return name, s, v
     return None
+
+
+# The held-out evaluation's level is the median of this many neighbouring evaluations, so that one
+# lucky or unlucky evaluation is neither its best nor its end; at least this many follow its best.
+EVAL_BLOCK = 3
+MIN_AFTER = 3
+
+
+class HeldOutCourse(NamedTuple):
+    """A held-out series' level (medians of :data:`EVAL_BLOCK` neighbouring evaluations), the
+    standard error of that level, and ``best``: the index of the first evaluation within two
+    standard errors of the highest level (on a noisy plateau the highest point is anywhere along
+    it)."""
+
+    level: np.ndarray
+    se: float
+    best: int
+
+    def after_best(self) -> int:
+        """How many evaluations follow the best."""
+        return len(self.level) - 1 - self.best
+
+
+def held_out_course(values: np.ndarray) -> HeldOutCourse:
+    """The course of a held-out series (:class:`HeldOutCourse`), for the rules that compare it
+    with the training reward (PD205, PD208)."""
+    level = smooth_level(values, EVAL_BLOCK)
+    se = level_se(values, EVAL_BLOCK)
+    return HeldOutCourse(level, se, int(np.flatnonzero(level >= float(np.max(level)) - 2 * se)[0]))
 
 
 def held_out_kept(run: Run, peak_step: int, fall_step: int) -> str | None:

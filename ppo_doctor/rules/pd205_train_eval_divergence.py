@@ -6,25 +6,17 @@ from typing import Iterator
 
 import numpy as np
 
-from ..detect import finite_xy, median, noise_sd, smooth_level, window_size
+from ..detect import finite_xy, level_se, median, smooth_level, window_size
 from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .examples import flat, ramp, saturating
 from .messages import fmt_num
+from .outcome import MIN_AFTER, held_out_course
 
-# The eval points a comparison needs, and how many must follow the point where the curves part:
-# evaluation is sparse (HF Trainer's ``eval_steps``, SB3's ``EvalCallback(eval_freq=...)``), and
-# one evaluation after the best is a noisy point, not a trend.
+# The eval points a comparison needs: evaluation is sparse (HF Trainer's ``eval_steps``, SB3's
+# ``EvalCallback(eval_freq=...)``).  How many must follow the point where the curves part, and the
+# block the evaluation's level is taken over, are the held-out course's (outcome.MIN_AFTER, EVAL_BLOCK).
 MIN_EVAL_POINTS = 5
-MIN_AFTER = 3
-# The eval series' level is the median of 3 neighbouring evaluations, so that one lucky
-# evaluation is not taken for the point where the curves part.
-EVAL_BLOCK = 3
-
-
-def _se(values: np.ndarray, window: int) -> float:
-    """Standard error of a window median's level: point-to-point noise over sqrt(window / 2)."""
-    return noise_sd(values) * float(np.sqrt(2.0 / max(1, window)))
 
 
 class TrainEvalDivergence(Rule):
@@ -95,12 +87,11 @@ class TrainEvalDivergence(Rule):
         es, ev = es[inside], ev[inside]
         if len(ev) < MIN_EVAL_POINTS:
             return
-        level = smooth_level(ev, EVAL_BLOCK)
-        se_train, se_eval = _se(train.values, window_size(len(train), 0.1, 3)), _se(ev, MIN_AFTER)
-        # the curves part where the evaluation first reached its best level (within two standard
-        # errors: on a noisy plateau the highest point is anywhere along it)
-        part = int(np.flatnonzero(level >= float(np.max(level)) - 2 * se_eval)[0])
-        if len(ev) - 1 - part < MIN_AFTER:
+        # the curves part where the evaluation first reached its best level
+        course = held_out_course(ev)
+        level, se_eval, part = course
+        se_train = level_se(train.values, window_size(len(train), 0.1, 3))
+        if course.after_best() < MIN_AFTER:
             return  # the evaluation is still at its best, or too few evaluations after it
         w = window_size(len(train), 0.1, 3)
         train_level = float(np.interp(es[part], train.steps, smooth_level(train.values, w)))

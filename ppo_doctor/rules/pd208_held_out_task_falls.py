@@ -6,24 +6,13 @@ from typing import Iterator
 
 import numpy as np
 
-from ..detect import median, noise_sd, smooth_level, window_size
+from ..detect import median, window_size
 from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 from .messages import fmt_num
-from .outcome import MIN_EVAL_POINTS, MIN_FALL_SHARE, held_out_series
+from .outcome import MIN_AFTER, MIN_EVAL_POINTS, MIN_FALL_SHARE, held_out_course, held_out_series
 from .reward_progress import LEARNING_RISE
-
-# The evaluation's level is the median of 3 neighbouring evaluations (PD205's block), so one
-# lucky or unlucky evaluation is neither the best nor the end; at least this many follow the best.
-EVAL_BLOCK = 3
-MIN_AFTER = 3
-
-
-def _se(values: np.ndarray, window: int) -> float:
-    """Standard error of a window median's level: point-to-point noise over sqrt(window / 2)."""
-    return noise_sd(values) * float(np.sqrt(2.0 / max(1, window)))
-
 
 class HeldOutTaskFalls(Rule):
     """The held-out evaluation falls below where it started while the training reward holds.
@@ -88,10 +77,9 @@ class HeldOutTaskFalls(Rule):
         es, ev = es[inside], ev[inside]
         if len(ev) < MIN_EVAL_POINTS:
             return
-        level = smooth_level(ev, EVAL_BLOCK)
-        se_eval = _se(ev, EVAL_BLOCK)
-        part = int(np.flatnonzero(level >= float(np.max(level)) - 2 * se_eval)[0])
-        if len(ev) - 1 - part < MIN_AFTER:
+        course = held_out_course(ev)
+        level, se_eval, part = course
+        if course.after_best() < MIN_AFTER:
             return  # the evaluation is still at its best, or too few evaluations after it
         best, late, first = float(np.max(level[part:])), float(median(ev[-MIN_AFTER:])), float(level[0])
         if not (best - late >= p["min_fall"] * max(se_eval, 1e-12) and late <= first):
