@@ -40,10 +40,6 @@ def supporting_evidence(ctx: RuleContext) -> list[str]:
     return out
 
 
-# What a reward-hacking sign asks the user to watch (PD202's info note).
-WATCH = "the samples and any held-out metric: a reward that keeps climbing while the text degenerates or accuracy falls is hacking"
-
-
 class RewardHacking(Rule):
     """Reward keeps rising while the KL to the reference rises much faster, past its band.
 
@@ -88,6 +84,8 @@ class RewardHacking(Rule):
     evidence = "trend"
     requires = (("reward/score", "reward/total"), "kl/ref")
     params = {"seq_band": SEQ_KL_BAND, "token_band": TOKEN_KL_BAND, "ratio": 3.0, "min_reward_rise": 3.0, "min_points": 20}
+    # what the weak case, a sign, asks the user to watch
+    watch = "the samples and any held-out metric: a reward that keeps climbing while the text degenerates or accuracy falls is hacking"
     causes = {"reward-model-flawed": 0.9, "kl-coef-too-low": 0.8, "lr-too-high": 0.3, "reward-not-normalized": 0.2}
     message = (
         "reward rose {reward_first:num} -> {reward_last:num} while KL rose {kl_first:num} -> {kl_last:num} {unit} "
@@ -145,7 +143,7 @@ class RewardHacking(Rule):
             # a reward that rises with a KL somewhat past its band is what learning looks like
             # until something shows the reward is bought, not earned: a sign, kept as a warning
             # only when the outcome after it is bad (degenerate text, a reward that falls back)
-            found = judge_sign(ctx, replace(found, basis="sign"), WATCH)
+            found = judge_sign(ctx, replace(found, basis="sign"), self.watch)
         yield found
 
     @classmethod
