@@ -99,7 +99,7 @@ class NonFiniteValues(Rule):
                 continue
             yield self._finding(ctx, metric, s, v, nf, severity, p)
         if unknown:
-            unknown.sort(key=lambda item: item[3].first_step)
+            unknown.sort(key=lambda item: item[3].first_step or 0)  # never None: each has a non-finite value
             metric, s, v, nf = unknown[0]
             f = self._finding(ctx, metric, s, v, nf, "warning", p)
             f.evidence.append(f"metrics not in ppo_doctor's vocabulary with non-finite values: {describe(m for m, *_ in unknown)}")
