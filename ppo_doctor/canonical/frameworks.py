@@ -73,6 +73,7 @@ EPISODE_TAGS = (
     "rollout/ep_rew_mean",
     "AverageEpRet",  # Spinning Up's EpochLogger
     "EpRewMean",  # baselines ppo1 / trpo_mpi / acktr
+    "rollout/return_history",  # baselines DDPG
     "eprew",  # OpenAI's curiosity PPO (large-scale-curiosity, random-network-distillation)
     "Environment/Cumulative Reward",  # Unity ML-Agents
 )

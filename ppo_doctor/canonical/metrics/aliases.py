@@ -490,6 +490,13 @@ _CURIOSITY = (
     _a("ev", "value/explained_var"),
 )
 
+# OpenAI baselines DDPG (``baselines/ddpg/training.py``): ``rollout/return_history`` is the mean of
+# a deque of the last 100 episode returns, ``rollout/return`` the mean over the epoch's episodes.
+_BASELINES_DDPG = (
+    _a("rollout/return_history", "reward/score", note="mean return of the last 100 episodes"),
+    _a("rollout/return", "reward/score", note="mean return of the epoch's episodes"),
+)
+
 # Classic-RL custom loggers (baselines, procgen ports): episode returns are the reward, and
 # a bare ``kl`` is the old-vs-new KL of the PPO update (baselines ppo1/ppo2), not a ref-KL.
 # Unity ML-Agents' TensorBoard statistics (page Using-Tensorboard.md: "Environment/Cumulative
@@ -532,6 +539,7 @@ _GENERIC_RL = (
     *_SB3,
     *_SPINUP,
     *_BASELINES_TABULAR,
+    *_BASELINES_DDPG,
     *_CURIOSITY,
     *_MLAGENTS,
 )
