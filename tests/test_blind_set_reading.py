@@ -68,3 +68,14 @@ def test_a_statistic_never_finite_is_not_measured_not_a_nan(tmp_path):
     _write(tmp_path / "progress.csv", ["step", "episode_reward_mean", "Policy/Discrete Entropy Coeff", "value_loss"], rows)
     (rr,) = ppo_doctor.analyze(tmp_path).runs
     assert "PD601" in {f.code for f in rr.findings}
+
+
+def test_a_success_rate_stands_for_a_reward_that_is_not_logged(tmp_path):
+    # baselines HER logs train/success_rate and no return: the rate is what it is trained to raise
+    rows = [[e, 0.06 + 0.01 * (e % 3 == 0)] for e in range(43)]
+    _write(tmp_path / "progress.csv", ["train/episode", "train/success_rate"], rows)
+    (run,) = ppo_doctor.load_runs(tmp_path)
+    assert run.mapping["train/success_rate"] == "reward/score" and run.metric_info["reward/score"].inferred
+    _write(tmp_path / "progress.csv", ["train/episode", "eprewmean", "train/success_rate"], [[e, 1.0 + e, 0.5] for e in range(43)])
+    (run,) = ppo_doctor.load_runs(tmp_path)
+    assert run.mapping["eprewmean"] == "reward/score" and "train/success_rate" not in run.mapping

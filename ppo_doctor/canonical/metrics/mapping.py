@@ -122,7 +122,31 @@ def map_tags(
                 canonical=guess.canonical, raw_tag=tag, framework=framework, sign=guess.sign, note=guess.note, inferred=True
             )
     _infer_reference_kl(tags, mapping, info, framework)
+    _success_as_reward(tags, mapping, info, framework)
     return MappingResult(mapping, info, notes)
+
+
+# A training success rate's names (baselines HER's ``train/success_rate``, a win rate).
+_SUCCESS_NAMES = ({"success", "rate"}, {"train", "success", "rate"}, {"success"}, {"win", "rate"}, {"train", "win", "rate"})
+
+
+def _success_as_reward(tags: list[str], mapping: dict[str, str], info: dict[str, MetricInfo], framework: str) -> None:
+    """A log with no reward but a training success rate (goal-conditioned RL: baselines HER logs
+    ``train/success_rate`` and no return) is judged on that rate: it is what the policy is
+    trained to raise."""
+    if "reward/score" in info or "reward/total" in info:
+        return
+    for tag in tags:
+        if tag not in mapping and set(words(tag)) in _SUCCESS_NAMES:
+            mapping[tag] = "reward/score"
+            info["reward/score"] = MetricInfo(
+                canonical="reward/score",
+                raw_tag=tag,
+                framework=framework,
+                note="no reward is logged: the training success rate stands for it",
+                inferred=True,
+            )
+            return
 
 
 # Names a home-made loop gives its KL term (rasbt's GRPO ``kl_loss``, a bare ``kl``).
