@@ -165,26 +165,31 @@ MIN_AFTER = 3
 
 
 class HeldOutCourse(NamedTuple):
-    """A held-out series' level (medians of :data:`EVAL_BLOCK` neighbouring evaluations), the
-    standard error of that level, and ``best``: the index of the first evaluation within two
-    standard errors of the highest level (on a noisy plateau the highest point is anywhere along
-    it)."""
+    """A held-out series within the training's steps: its ``steps`` and ``values``, its
+    ``level`` (medians of :data:`EVAL_BLOCK` neighbouring evaluations), the standard error
+    ``se`` of that level, and ``best``: the index of the first evaluation within two standard
+    errors of the highest level (on a noisy plateau the highest point is anywhere along it)."""
 
+    steps: np.ndarray
+    values: np.ndarray
     level: np.ndarray
     se: float
     best: int
 
-    def after_best(self) -> int:
-        """How many evaluations follow the best."""
-        return len(self.level) - 1 - self.best
 
-
-def held_out_course(values: np.ndarray) -> HeldOutCourse:
-    """The course of a held-out series (:class:`HeldOutCourse`), for the rules that compare it
-    with the training reward (PD205, PD208)."""
+def held_out_course(steps: np.ndarray, values: np.ndarray, within: np.ndarray, min_points: int) -> HeldOutCourse | None:
+    """The course of a held-out series over the training steps ``within`` (:class:`HeldOutCourse`),
+    for the rules that compare it with the training reward (PD205, PD208); None with fewer than
+    ``min_points`` evaluations there, or fewer than :data:`MIN_AFTER` after the best (the
+    evaluation is still at its best)."""
+    inside = (steps >= within[0]) & (steps <= within[-1])
+    steps, values = steps[inside], values[inside]
+    if len(values) < min_points:
+        return None
     level = smooth_level(values, EVAL_BLOCK)
     se = level_se(values, EVAL_BLOCK)
-    return HeldOutCourse(level, se, int(np.flatnonzero(level >= float(np.max(level)) - 2 * se)[0]))
+    best = int(np.flatnonzero(level >= float(np.max(level)) - 2 * se)[0])
+    return HeldOutCourse(steps, values, level, se, best) if len(values) - 1 - best >= MIN_AFTER else None
 
 
 def held_out_kept(run: Run, peak_step: int, fall_step: int) -> str | None:

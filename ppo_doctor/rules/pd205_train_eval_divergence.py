@@ -82,17 +82,12 @@ class TrainEvalDivergence(Rule):
         if len(train) < p["min_points"] or ctx.run.eval_frame is None:
             return
         metric = next(m for group in self.requires_eval for m in group if ctx.run.eval_frame.has(m))
-        es, ev = finite_xy(*ctx.run.eval_frame.arrays(metric))
-        inside = (es >= train.steps[0]) & (es <= train.steps[-1])
-        es, ev = es[inside], ev[inside]
-        if len(ev) < MIN_EVAL_POINTS:
-            return
         # the curves part where the evaluation first reached its best level
-        course = held_out_course(ev)
-        level, se_eval, part = course
+        course = held_out_course(*finite_xy(*ctx.run.eval_frame.arrays(metric)), train.steps, MIN_EVAL_POINTS)
+        if course is None:
+            return  # too few evaluations, or the evaluation is still at its best
+        es, ev, level, se_eval, part = course
         se_train = level_se(train.values, window_size(len(train), 0.1, 3))
-        if course.after_best() < MIN_AFTER:
-            return  # the evaluation is still at its best, or too few evaluations after it
         w = window_size(len(train), 0.1, 3)
         train_level = float(np.interp(es[part], train.steps, smooth_level(train.values, w)))
         train_late = float(median(train.values[-w:]))

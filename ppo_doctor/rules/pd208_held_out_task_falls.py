@@ -72,15 +72,11 @@ class HeldOutTaskFalls(Rule):
         held = held_out_series(ctx.run)
         if held is None or len(train) < p["min_points"]:
             return
-        name, es, ev = held
-        inside = (es >= train.steps[0]) & (es <= train.steps[-1])
-        es, ev = es[inside], ev[inside]
-        if len(ev) < MIN_EVAL_POINTS:
-            return
-        course = held_out_course(ev)
-        level, se_eval, part = course
-        if course.after_best() < MIN_AFTER:
-            return  # the evaluation is still at its best, or too few evaluations after it
+        name = held[0]
+        course = held_out_course(held[1], held[2], train.steps, MIN_EVAL_POINTS)
+        if course is None:
+            return  # too few evaluations, or the evaluation is still at its best
+        es, ev, level, se_eval, part = course
         best, late, first = float(np.max(level[part:])), float(median(ev[-MIN_AFTER:])), float(level[0])
         if not (best - late >= p["min_fall"] * max(se_eval, 1e-12) and late <= first):
             return

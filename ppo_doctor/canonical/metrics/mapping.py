@@ -5,7 +5,7 @@ of a name (:mod:`ppo_doctor.canonical.name_tokens`); what each mapped number mea
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from ..frameworks import candidate_keys, logs_episodes
@@ -128,29 +128,17 @@ def map_tags(
 
 # A training success rate's names (baselines HER's ``train/success_rate``, a win rate).
 _SUCCESS_NAMES = ({"success", "rate"}, {"train", "success", "rate"}, {"success"}, {"win", "rate"}, {"train", "win", "rate"})
+# Names a home-made loop gives its KL term (rasbt's GRPO ``kl_loss``, a bare ``kl``).
+_KL_NAMES = ({"kl"}, {"kl", "loss"}, {"kl", "penalty"}, {"kl", "div"}, {"kl", "divergence"})
 
 
 def _success_as_reward(tags: list[str], mapping: dict[str, str], info: dict[str, MetricInfo], framework: str) -> None:
     """A log with no reward but a training success rate (goal-conditioned RL: baselines HER logs
     ``train/success_rate`` and no return) is judged on that rate: it is what the policy is
     trained to raise."""
-    if "reward/score" in info or "reward/total" in info:
-        return
-    for tag in tags:
-        if tag not in mapping and set(words(tag)) in _SUCCESS_NAMES:
-            mapping[tag] = "reward/score"
-            info["reward/score"] = MetricInfo(
-                canonical="reward/score",
-                raw_tag=tag,
-                framework=framework,
-                note="no reward is logged: the training success rate stands for it",
-                inferred=True,
-            )
-            return
-
-
-# Names a home-made loop gives its KL term (rasbt's GRPO ``kl_loss``, a bare ``kl``).
-_KL_NAMES = ({"kl"}, {"kl", "loss"}, {"kl", "penalty"}, {"kl", "div"}, {"kl", "divergence"})
+    if "reward/score" not in info and "reward/total" not in info:
+        note = "no reward is logged: the training success rate stands for it"
+        _infer_first(tags, mapping, info, MetricInfo("reward/score", "", framework, note=note, inferred=True), _SUCCESS_NAMES)
 
 
 def _infer_reference_kl(tags: list[str], mapping: dict[str, str], info: dict[str, MetricInfo], framework: str) -> None:
@@ -158,19 +146,17 @@ def _infer_reference_kl(tags: list[str], mapping: dict[str, str], info: dict[str
     answers (a response length was read): an LLM loop's KL penalty or KL loss is to the frozen
     reference (veRL's ``actor/kl_loss``, GRPO's ``beta * KL``), while a classic-RL PPO's KL
     penalty is to the old policy, so without that sign the name is left alone."""
-    if "len/response_mean" not in info or "kl/ref" in info:
-        return
+    if "len/response_mean" in info and "kl/ref" not in info:
+        note = "a KL term in a loop that samples answers: read as the KL to the reference model"
+        _infer_first(tags, mapping, info, MetricInfo("kl/ref", "", framework, between="ref", note=note, inferred=True), _KL_NAMES)
+
+
+def _infer_first(tags: list[str], mapping: dict[str, str], info: dict[str, MetricInfo], meaning: MetricInfo, names: tuple[set[str], ...]) -> None:
+    """Map the first unmapped tag whose words are one of ``names`` to ``meaning``'s canonical name."""
     for tag in tags:
-        if tag not in mapping and set(words(tag)) in _KL_NAMES:
-            mapping[tag] = "kl/ref"
-            info["kl/ref"] = MetricInfo(
-                canonical="kl/ref",
-                raw_tag=tag,
-                framework=framework,
-                between="ref",
-                note="a KL term in a loop that samples answers: read as the KL to the reference model",
-                inferred=True,
-            )
+        if tag not in mapping and set(words(tag)) in names:
+            mapping[tag] = meaning.canonical
+            info[meaning.canonical] = replace(meaning, raw_tag=tag)
             return
 
 
