@@ -324,6 +324,19 @@ def test_gradients_that_vanish_after_a_collapse_are_not_stagnation():
     assert "not stagnation" in vanish.message
 
 
+def test_a_far_spike_the_improving_reward_comes_back_from_is_a_sign():
+    # a heavy-tailed episode score (a DQN's Tetris score, a drone's return): single episodes far
+    # beyond the range of the others while the policy improves; the reward came back, nothing
+    # grew without bound, and nothing got worse after it
+    reward = with_points(saturating(300, 0.0, 10.0, sd=0.5, seed=14), {150: 60.0, 230: 70.0})
+    f = one(example_run(Example(series={"reward/score": reward})), "PD201")
+    assert (f.severity, f.basis) == ("info", "sign") and "a sign, not an outcome" in f.message
+    # the same spikes before a fall are kept, at the error their distance earns
+    fallen = np.r_[reward[:260], np.full(40, 1.0) + flat(40, 0.0, 0.5, seed=15)]
+    kept = one(example_run(Example(series={"reward/score": fallen})), "PD201")
+    assert (kept.severity, kept.basis) == ("error", "outcome")
+
+
 def test_a_spike_far_beyond_the_range_seen_so_far_is_watched_on_a_prefix():
     # one summary far above a narrow early range: an error on the finished run, but on a prefix
     # (a live check) the range the spike is judged against has not been seen in full
