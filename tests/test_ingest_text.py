@@ -291,6 +291,39 @@ def test_json_document_of_arrays(tmp_path):
     assert "array position" in messages(run) and "short" in messages(run)
 
 
+@pytest.mark.parametrize("orient,indent", [("index", 4), ("index", None), ("columns", None), ("columns", 2)])
+def test_json_pandas_table_rows_are_records(tmp_path, orient, indent):
+    # pd.DataFrame(trainer.state.log_history).to_json(...): the default orient="columns" or
+    # orient="index", pretty-printed or not; a row without a value is written as null
+    frame = pd.DataFrame({"reward": [-2.0, -1.5, float("inf"), -1.0], "kl": [0.0, 0.01, 0.02, None], "loss": [0.5, 0.4, 0.3, 0.2]})
+    f = tmp_path / "train_logs.json"
+    frame.to_json(f, orient=orient, indent=indent)
+    assert jsonl.sniff(f, read_head(f))
+    (run,) = jsonl.read(f)
+    assert tags(run) == ["kl", "loss", "reward"]
+    steps, vals = series(run, "loss")
+    assert steps == [0, 1, 2, 3] and vals == [0.5, 0.4, 0.3, 0.2]
+    assert "its row label used as step" in messages(run)
+
+
+def test_json_pandas_table_with_a_step_column_keeps_its_steps(tmp_path):
+    frame = pd.DataFrame({"global_step": [10, 20, 30], "reward": [0.1, 0.2, 0.3]}, index=[5, 6, 7])
+    f = tmp_path / "log.json"
+    frame.to_json(f, orient="index")
+    (run,) = jsonl.read(f)
+    assert series(run, "reward") == ([10, 20, 30], [0.1, 0.2, 0.3]) and "row label" not in messages(run)
+
+
+def test_json_settings_keyed_by_number_are_not_a_table(tmp_path):
+    # one entry keyed by a number, or entries holding nested settings, are no table of rows
+    one = tmp_path / "trial.json"
+    one.write_text(json.dumps({"1": {"lr": 0.1, "beta": 0.05}}, indent=2))
+    nested = tmp_path / "trials.json"
+    nested.write_text(json.dumps({"1": {"opt": {"lr": 0.1}}, "2": {"opt": {"lr": 0.2}}}, indent=2))
+    assert jsonl._frame_rows(json.loads(one.read_text())) is None
+    assert jsonl._frame_rows(json.loads(nested.read_text())) is None
+
+
 def test_jsonl_not_claimed_for_model_files_and_plain_objects(tmp_path):
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps({"n_layer": 2, "eos_token_id": [1, 2]}, indent=2))

@@ -11,7 +11,11 @@ docs/sources.md#sb3-logger-keys, docs/sources.md#nan-encodings):
 * several runs appended concurrently to one file (every step twice, order ``0,1,2,0,1,3,2 ...``):
   split into ``part1``, ``part2`` ... when the steps separate cleanly into increasing sequences;
 * a single JSON object holding equal-length numeric arrays (``{"kl_curve": [...], "beta": 0.1}``):
-  each array is a series indexed by position, scalars are config.
+  each array is a series indexed by position, scalars are config;
+* a table written by pandas' ``DataFrame.to_json``: ``orient="index"`` (``{"0": {"reward": ...},
+  "1": {...}}``, what ``pd.DataFrame(trainer.state.log_history).to_json(orient="index")`` gives)
+  or the default ``orient="columns"`` (``{"reward": {"0": ..., "1": ...}}``): one row a record,
+  the row label the step unless the rows hold a step key.
 
 Speed (1,000,000 points must read at least as fast as ``pandas.read_json(lines=True)``): a file of
 flat, all-number lines without ``null`` is parsed by pyarrow's JSON reader straight into columns
@@ -48,6 +52,7 @@ from ..tabular import (
     EPOCH_FLOOR,
     MAX_DEPTH,
     SAMPLE_NUMBER_KEYS,
+    STEP_KEYS,
     TIME_KEYS,
     Columns,
     ColumnsBuilder,
@@ -104,6 +109,11 @@ MAX_LINE_BYTES = 16 << 20
 _LEAD = re.compile(rb"(?:\xef\xbb\xbf)?\s*")
 _BLANK_REST = re.compile(rb"\s*\Z")
 _NUMERIC_ARRAY_RE = re.compile(rb'"[^"\n]{1,200}"\s*:\s*\[\s*(-?[0-9.]|NaN|-?Infinity|null)')
+# The start of a pandas ``DataFrame.to_json`` table: a row label holding a record
+# (``orient="index"``) or a column holding a row label (``orient="columns"``).
+_FRAME_RE = re.compile(rb'\s*\{\s*(?:"-?\d+"\s*:\s*\{|"[^"\n]{1,200}"\s*:\s*\{\s*"-?\d+"\s*:)')
+# A table of fewer rows is no log (a dict of settings keyed by a number).
+_MIN_FRAME_ROWS = 2
 # A string value (a colon, then a quote): pyarrow would read such a file only to find a text
 # column it does not take (10^6 short samples: 0.4 s and 80 MB for nothing).  The search costs
 # about as much as the other checks of the file (70 ms a 100 MB); a key ending in a colon
@@ -159,8 +169,9 @@ def sniff(path: Path, head: bytes) -> bool:
             return False
     elif text.startswith(b'{"'):
         return True  # a first line longer than the head: JSON lines with wide records
-    # a pretty-printed document: claim it only when it holds numeric arrays and is no trainer_state
-    return b'"log_history"' not in text and _NUMERIC_ARRAY_RE.search(text) is not None
+    # a pretty-printed document: claim it only when it holds numeric arrays or a pandas table, and
+    # is no trainer_state
+    return b'"log_history"' not in text and (_NUMERIC_ARRAY_RE.search(text) is not None or _FRAME_RE.match(text) is not None)
 
 
 def read(path: Path) -> list[RawRun]:
@@ -194,7 +205,7 @@ def _read_data(path: Path, data: bytes, skipped: list[ReadIssue]) -> list[RawRun
     nl = data.find(b"\n", start)
     first_line = data[start : nl if nl >= 0 else len(data)].strip()
     single = nl < 0 or _BLANK_REST.match(data, nl) is not None
-    if first_line == b"{" or (single and _NUMERIC_ARRAY_RE.search(data)):
+    if first_line == b"{" or (single and (_NUMERIC_ARRAY_RE.search(data) or _FRAME_RE.match(data, start))):
         doc = _read_document(path, data)
         if doc is not None:
             return doc
@@ -611,6 +622,14 @@ def _read_document(path: Path, data: bytes) -> list[RawRun] | None:
         return None
     if not isinstance(doc, dict):
         return None
+    frame = _frame_rows(doc)
+    if frame is not None:
+        rows, labels, orient = frame
+        if not any(k in row for row in rows for k in STEP_KEYS):
+            rows = [{"step": label, **row} for row, label in zip(rows, labels)]
+            note = f"pandas table (DataFrame.to_json, orient={orient!r}) without a step key: its row label used as step"
+            return records_to_runs(path, rows, labels, [ReadIssue(src, note, level="info")])
+        return records_to_runs(path, rows, labels, [])
     flat: dict[str, Any] = {}
     _flatten(doc, "", flat, 0)
     arrays: dict[str, np.ndarray] = {}
@@ -642,6 +661,35 @@ def _read_document(path: Path, data: bytes) -> list[RawRun] | None:
         run.config.setdefault(k, v)
     run.issues.extend(cfg_issues)
     return [run]
+
+
+def _frame_rows(doc: dict) -> tuple[list[dict], list[int], str] | None:
+    """The rows of a pandas ``DataFrame.to_json`` table in row-label order, their integer labels
+    and the orient, or None when ``doc`` is not one: ``orient="index"`` maps each row label to a
+    record of plain values, ``orient="columns"`` maps each column to its values by row label."""
+    values = list(doc.values())
+    if not values or not all(isinstance(v, dict) for v in values):
+        return None
+    if all(_is_label(k) for k in doc) and all(not isinstance(x, (dict, list)) for row in values for x in row.values()):
+        by_label = {int(k): row for k, row in doc.items()}
+        orient = "index"
+    elif all(_is_label(k) for col in values for k in col):
+        by_label = {}
+        for name, col in doc.items():
+            for k, x in col.items():
+                by_label.setdefault(int(k), {})[name] = x
+        orient = "columns"
+    else:
+        return None
+    if len(by_label) < _MIN_FRAME_ROWS:
+        return None
+    labels = sorted(by_label)
+    return [by_label[k] for k in labels], labels, orient
+
+
+def _is_label(key: str) -> bool:
+    """A pandas default row label: an integer written as a string."""
+    return key.lstrip("-").isdigit()
 
 
 def _flatten(obj: dict, prefix: str, out: dict, depth: int) -> None:
