@@ -558,6 +558,30 @@ def test_csv_text_columns_and_absolute_wall_time(tmp_path):
     assert "non-numeric columns ignored: status" in messages(run)
 
 
+def test_csv_long_table_of_several_runs_is_split_by_its_run_column(tmp_path):
+    # a notebook's comparison table: arm,step,reward with each arm's steps starting again
+    rows = ["arm,step,reward,grad_norm"]
+    for arm, n in (("SFT -> RL (shaped)", 5), ("composite", 3), ("typecheck-only", 4)):
+        rows += [f"{arm},{s},{s / 10},{s}" for s in range(1, n + 1)]
+    f = write_lines(tmp_path / "training_metrics.csv", rows)
+    runs = csv_logs.read(f)
+    assert [r.name for r in runs] == ["SFT -> RL (shaped)", "composite", "typecheck-only"]
+    assert series(runs[1], "reward") == ([1, 2, 3], [0.1, 0.2, 0.3])
+    assert "told apart by its 'arm' column" in messages(runs[2]) and "lines 10-13" in messages(runs[2])
+    assert not any(r.restarts for r in runs) and "arm" not in "".join(tags(r)[0] for r in runs)
+
+
+def test_csv_a_phase_column_while_the_steps_keep_counting_is_one_run(tmp_path):
+    # a curriculum stage or a warm-up phase names parts of one run, not runs
+    rows = ["phase,step,reward"] + [f"{'warmup' if s < 4 else 'main'},{s},{s}" for s in range(1, 9)]
+    (run,) = csv_logs.read(write_lines(tmp_path / "log.csv", rows))
+    assert run.name is None and series(run, "reward")[0] == list(range(1, 9))
+    # and a restart the column does not explain stays one run whose restart is reported
+    rows = ["arm,step,reward"] + [f"a,{s},{s}" for s in (1, 2, 3, 1, 2)] + [f"b,{s},{s}" for s in (3, 4)]
+    (run,) = csv_logs.read(write_lines(tmp_path / "log2.csv", rows))
+    assert run.name is None and run.restarts
+
+
 def test_csv_does_not_claim_wandb_exports_or_text(tmp_path):
     hist = write_lines(tmp_path / "h.csv", ["_step,_runtime,loss", "0,1.0,0.5"])
     panel = write_lines(tmp_path / "wandb_export.csv", ["Step,run-a - train/kl,run-a - train/kl__MIN", "1,0.1,0.1"])

@@ -188,7 +188,7 @@ def read(path: Path) -> list[RawRun]:
         ReadIssue(str(path), f"line {ln.number} skipped: {ln.length} bytes, over the {MAX_LINE_BYTES}-byte line limit (MAX_LINE_BYTES)", offset=ln.offset)
         for ln in long
     ]
-    return [_table_to_run(path, table, issues, lines, empty=empty, block=block)]
+    return _table_to_runs(path, table, issues, lines, empty=empty, block=block)
 
 
 def _arrow_run(path: Path) -> RawRun | None:
@@ -572,7 +572,7 @@ def _numeric_column(col: pd.Series) -> tuple[np.ndarray, np.ndarray, int] | None
 _NAN_WORDS = ("nan", "-nan", "+nan")
 
 
-def _table_to_run(
+def _table_to_runs(
     path: Path,
     df: pd.DataFrame,
     issues: list[ReadIssue],
@@ -580,8 +580,9 @@ def _table_to_run(
     *,
     empty: dict[str, np.ndarray] | None = None,
     block: NumericBlock | None = None,
-) -> RawRun:
-    """Columns to series.  ``lines``: the file line of each row, if known.  ``empty`` (from
+) -> list[RawRun]:
+    """Columns to series: one run, or one per block of a long table (:func:`_run_blocks`).
+    ``lines``: the file line of each row, if known.  ``empty`` (from
     :func:`_empty_nan_cells`): NaN in numeric columns may be written nans, and only the rows it
     marks were empty cells; without it every NaN there is empty.  ``block``:
     :func:`_numeric_block` of ``df`` when the caller has it already."""
@@ -605,7 +606,56 @@ def _table_to_run(
         else:
             numeric[str(name)] = got[:2]
             garbled += got[2]
-    return _columns_to_run(path, len(df), numeric, text_cols, issues, garbled, lines=lines)
+    found = _run_blocks(numeric, text_cols)
+    if found is None:
+        return [_columns_to_run(path, len(df), numeric, text_cols, issues, garbled, lines=lines)]
+    key, blocks = found
+    runs = []
+    for label, a, b in blocks:
+        where = "" if lines is None else f", lines {int(lines[a])}-{int(lines[b - 1])}"
+        note = ReadIssue(
+            str(path),
+            f"{len(blocks)} runs in one table, told apart by its '{key}' column (each a block of rows whose steps start again): this is '{label}'{where}",
+            level="info",
+        )
+        run = _columns_to_run(
+            path,
+            b - a,
+            {k: (v[a:b], m[a:b]) for k, (v, m) in numeric.items()},
+            {k: c.iloc[a:b] for k, c in text_cols.items() if k != key},
+            [*issues, note],
+            garbled if a == 0 else 0,
+            lines=None if lines is None else lines[a:b],
+        )
+        run.name = label
+        runs.append(run)
+    return runs
+
+
+def _run_blocks(numeric: dict[str, tuple[np.ndarray, np.ndarray]], text_cols: dict[str, pd.Series]) -> tuple[str, list[tuple[str, int, int]]] | None:
+    """A long table of several runs (a seaborn-style ``arm,step,reward`` file a notebook writes
+    for a comparison plot): a text column whose every value fills one block of rows, where the
+    steps never go back inside a block and go back at every boundary between blocks.  Returns
+    the column and each block's (value, first row, end row), or None.  A column that changes
+    while the steps keep counting (a phase, a curriculum stage) names parts of one run."""
+    step_col = _step_column(numeric)
+    if step_col is None or not text_cols:
+        return None
+    values, logged = numeric[step_col]
+    if not logged.all():
+        return None
+    for key, col in text_cols.items():
+        if key.lower() in WALL_COLUMNS or col.isna().any():
+            continue
+        labels = col.astype(str).to_numpy()
+        starts = np.r_[0, np.flatnonzero(labels[1:] != labels[:-1]) + 1]
+        ends = np.r_[starts[1:], len(labels)]
+        if len(starts) < 2 or len(set(labels[starts])) != len(starts) or (ends - starts).min() < 2:
+            continue
+        back = np.flatnonzero(values[1:] < values[:-1]) + 1
+        if np.array_equal(back, starts[1:]):
+            return key, [(str(labels[a]), int(a), int(b)) for a, b in zip(starts, ends)]
+    return None
 
 
 def _columns_to_run(
