@@ -558,6 +558,14 @@ def test_csv_text_columns_and_absolute_wall_time(tmp_path):
     assert "non-numeric columns ignored: status" in messages(run)
 
 
+def test_csv_episode_column_is_the_step_of_a_per_episode_log(tmp_path):
+    # a home-made loop's per-episode CSV: Episode, total_reward, epsilon; its restarts are reported
+    rows = ["Episode,total_reward,epsilon"] + [f"{e},{e * 2},{1 - e / 10}" for e in (0, 1, 2, 0, 1, 2, 3)]
+    (run,) = csv_logs.read(write_lines(tmp_path / "training_log.csv", rows))
+    assert series(run, "total_reward")[0] == [0, 1, 2, 0, 1, 2, 3] and run.restarts == [0]
+    assert "row index used as step" not in messages(run)
+
+
 def test_csv_long_table_of_several_runs_is_split_by_its_run_column(tmp_path):
     # a notebook's comparison table: arm,step,reward with each arm's steps starting again
     rows = ["arm,step,reward,grad_norm"]

@@ -337,6 +337,11 @@ def test_sb2_tags_are_mapped_and_its_step_scheme_is_not_a_restart(writer, tmp_pa
         ("test_reward", None),
         ("discounted_return", None),
         ("val_value_loss", None),
+        # an episode's total reward, the sum of its step rewards (three home-made loops of real15)
+        ("total_reward", "reward/score"),
+        ("Total Reward", "reward/score"),
+        ("val_total_reward", None),
+        ("total_reward_std", None),
     ],
 )
 def test_names_are_inferred_from_their_words(tag, canonical):

@@ -76,9 +76,10 @@ def infer_canonical(tag: str) -> Guess | None:
         return Guess("policy/clipfrac", "")
     if "explained" in w and w & {"variance", "var"}:
         return Guess("value/explained_var", "")
-    if w & _REWARD and (w & _AVERAGE or w <= _REWARD | _TRAINING) and not w & {"discounted", "signal"}:
+    if w & _REWARD and (w & _AVERAGE or w <= _REWARD | _TRAINING | {"total"}) and not w & {"discounted", "signal"}:
         # "reward per episode", or a column that is the reward and nothing else ("Return" beside
-        # "Episode" in a home-made loop's CSV, "train_reward" beside "val_reward")
+        # "Episode" in a home-made loop's CSV, "train_reward" beside "val_reward", an episode's
+        # "total_reward", the sum of its step rewards: what classic RL calls the return)
         return Guess("reward/score", "")
     if w & {"response", "completion", "generation"} and w & {"len", "length"} and w <= {"response", "completion", "generation", "len", "length"} | _AVERAGE:
         # a home-made LLM loop's "avg_response_len": the mean length of the sampled answers

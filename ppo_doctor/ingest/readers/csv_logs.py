@@ -79,6 +79,7 @@ STEP_COLUMNS = (
     "update",
     "num episodes",
     "num_episodes",
+    "episode",
     "episodes",
     "epoch",
 )
