@@ -566,6 +566,17 @@ def test_csv_episode_column_is_the_step_of_a_per_episode_log(tmp_path):
     assert "row index used as step" not in messages(run)
 
 
+def test_csv_numbers_written_as_tensor_or_numpy_reprs_are_numbers(tmp_path):
+    # a home-made loop that logs str(loss) without .item(): the cell is the tensor's repr
+    rows = ["episode,total_reward,policy_loss,entropy,note"] + [
+        f'{e},{e},"tensor(-2.98{e}, grad_fn=<NegBackward0>)",np.float64(1.5{e}),tensor board' for e in range(4)
+    ]
+    (run,) = csv_logs.read(write_lines(tmp_path / "training_metrics.csv", rows))
+    assert series(run, "policy_loss")[1] == [-2.980, -2.981, -2.982, -2.983]
+    assert series(run, "entropy")[1] == [1.50, 1.51, 1.52, 1.53]
+    assert "non-numeric columns ignored: note" in messages(run)
+
+
 def test_csv_long_table_of_several_runs_is_split_by_its_run_column(tmp_path):
     # a notebook's comparison table: arm,step,reward with each arm's steps starting again
     rows = ["arm,step,reward,grad_norm"]

@@ -549,12 +549,16 @@ def _numeric_column(col: pd.Series) -> tuple[np.ndarray, np.ndarray, int] | None
     """(values, logged mask, garbled cells) of a column, or None when it is not numeric.
 
     An empty cell is "not logged at this row" (SB3's first row, EvalCallback rows, Lightning's
-    sparse rows); a written ``nan`` is a logged NaN and is kept.
+    sparse rows); a written ``nan`` is a logged NaN and is kept.  A number written as the repr
+    of its torch tensor or NumPy scalar (``tensor(-2.98, grad_fn=<NegBackward0>)``,
+    ``np.float64(0.5)``: a home-made loop that logs ``str(loss)`` without ``.item()``) is that number.
     """
     present = col.notna().to_numpy().copy()
     if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col):
         return col.to_numpy(dtype=np.float64, na_value=np.nan), present, 0
     text = col.astype(str).str.strip()
+    if text.str.startswith(_WRAPPER_STARTS).any():
+        text = text.str.replace(_WRAPPED_NUMBER, r"\1", regex=True)
     present &= (text != "").to_numpy()
     vals = pd.to_numeric(text.where(present, None), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
     parsed = ~np.isnan(vals) | text.str.lower().isin(_NAN_WORDS).to_numpy()
@@ -571,6 +575,10 @@ def _numeric_column(col: pd.Series) -> tuple[np.ndarray, np.ndarray, int] | None
 
 
 _NAN_WORDS = ("nan", "-nan", "+nan")
+# A number inside the repr of a torch tensor or a NumPy scalar, with what follows it (device,
+# dtype, grad_fn) dropped.
+_WRAPPER_STARTS = ("tensor(", "np.float", "np.int", "numpy.float")
+_WRAPPED_NUMBER = r"^(?:tensor|np\.float\d+|np\.int\d+|numpy\.float\d+)\(\s*([^,()\s]+)\s*(?:,.*)?\)$"
 
 
 def _table_to_runs(
