@@ -35,7 +35,9 @@ class RestartedLog(Rule):
     requires = ()
     params = {}
     causes = {}
-    message = "the log goes back to an earlier step {count} time(s) (at step(s) {steps}): restarted or resumed run"
+    # the readers give the distinct steps the log goes back to, not how often it went back there
+    # (six launches appended to one per-episode CSV all go back to episode 0): no count is claimed
+    message = "the log goes back to earlier steps (to step(s) {steps}): a restarted or resumed run, or several runs appended to one file"
 
     def evaluate(self, ctx):
         restarts = sorted(int(r) for r in ctx.run.restarts)
