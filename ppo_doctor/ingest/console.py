@@ -40,6 +40,9 @@ SNIFF_BYTES = 16 << 20
 # be long): a longer one, such as the zero-filled tail a killed job leaves, is skipped as the
 # file streams in (docs/architecture.md#inputs-are-untrusted).
 MAX_LINE_BYTES = 16 << 20
+# A call that wraps a number when Python prints it: a NumPy scalar (numpy >= 2's repr,
+# ``np.float64(0.1)``) or a torch tensor (``tensor(0.5, grad_fn=<MeanBackward0>)``).
+NUMBER_WRAPPER = r"(?:(?:np|numpy)\.(?:float|int|uint)(?:8|16|32|64)|(?:torch\.)?tensor)"
 # A number as Python's repr/str, ``%g`` or ``f"{v:.4g}"`` prints it.
 _NUMBER = re.compile(r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf|infinity)", re.IGNORECASE)
 

@@ -43,6 +43,7 @@ from ...frame import RawRun, RawSeries, ReadIssue
 from ...canonical.frameworks import is_eval_key
 from .. import filebytes
 from ..base import HEAD_BYTES, PARSER_IMPORT_BYTES
+from ..console import NUMBER_WRAPPER
 from ..tabular import EPOCH_FLOOR, to_wall_seconds, usable_steps
 from ..storage import as_path, is_url, open_binary, size_of
 
@@ -557,7 +558,7 @@ def _numeric_column(col: pd.Series) -> tuple[np.ndarray, np.ndarray, int] | None
     if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col):
         return col.to_numpy(dtype=np.float64, na_value=np.nan), present, 0
     text = col.astype(str).str.strip()
-    if text.str.startswith(_WRAPPER_STARTS).any():
+    if text.str.endswith(")").any():
         text = text.str.replace(_WRAPPED_NUMBER, r"\1", regex=True)
     present &= (text != "").to_numpy()
     vals = pd.to_numeric(text.where(present, None), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
@@ -577,8 +578,7 @@ def _numeric_column(col: pd.Series) -> tuple[np.ndarray, np.ndarray, int] | None
 _NAN_WORDS = ("nan", "-nan", "+nan")
 # A number inside the repr of a torch tensor or a NumPy scalar, with what follows it (device,
 # dtype, grad_fn) dropped.
-_WRAPPER_STARTS = ("tensor(", "np.float", "np.int", "numpy.float")
-_WRAPPED_NUMBER = r"^(?:tensor|np\.float\d+|np\.int\d+|numpy\.float\d+)\(\s*([^,()\s]+)\s*(?:,.*)?\)$"
+_WRAPPED_NUMBER = rf"^{NUMBER_WRAPPER}\(\s*([^,()\s]+)\s*(?:,.*)?\)$"
 
 
 def _table_to_runs(

@@ -64,8 +64,7 @@ _ROW_KEY = re.compile(r"['\"](?:epoch|step|global_step)['\"]: ")
 _ROW_KEY_BYTES = re.compile(rb"['\"](?:epoch|step|global_step)['\"]: ")
 # The start of a printed dict, its first key read: a row cut after this is recognisable.
 _FIRST_KEY = re.compile(r"\{(?:'[^'\n]*'|\"[^\"\n]*\"): ")
-# Calls that wrap a number in a print: numpy scalars (numpy >= 2) and torch tensors.
-_WRAPPER = re.compile(r"(?:(?:np|numpy)\.(?:float|int|uint)(?:8|16|32|64)|(?:torch\.)?tensor)")
+_WRAPPER = re.compile(console.NUMBER_WRAPPER)
 _NAMES = {"nan": math.nan, "inf": math.inf}
 
 
