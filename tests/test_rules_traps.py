@@ -336,12 +336,31 @@ def test_cleanrl_nan_explained_variance_is_info():
     assert fired(run, "PD601") == {("PD601", "info")}
 
 
-def test_isolated_fp16_overflow_in_grad_norm_is_a_warning_but_nan_loss_is_an_error():
+def test_isolated_fp16_overflow_in_grad_norm_is_a_note_but_nan_loss_is_an_error():
+    # finite again after it: the weights never took that step (GradScaler skipped it)
     g = with_points(np.abs(flat(300, 1.0, 0.1)), {100: np.inf, 200: np.inf})
     run = example_run(Example(series={"grad/norm": g}))
-    assert fired(run, "PD601") == {("PD601", "warning")}
+    assert fired(run, "PD601") == {("PD601", "info")}
     loss = with_points(flat(300, 0.5, 0.01), {250: np.nan})
     run = example_run(Example(series={"loss/policy": loss}))
+    assert fired(run, "PD601") == {("PD601", "error")}
+
+
+def test_skipped_gradient_steps_are_judged_by_the_reward_after_them():
+    g = with_points(np.abs(flat(200, 1.0, 0.1)), {20: np.nan, 21: np.nan, 60: np.nan, 61: np.nan, 120: np.nan})
+    learning = saturating(200, 0.1, 0.8, sd=0.02, seed=3)
+    run = example_run(Example(series={"grad/norm": g, "reward/score": learning}))
+    (f,) = run_rules(run, coerce({"select": ["PD601"]}))[0]
+    assert (f.severity, f.basis) == ("info", "sign") and "a sign, not an outcome" in f.message
+    collapsing = learning.copy()
+    collapsing[100:] = 0.05 + 0.01 * np.sin(np.arange(100))
+    run = example_run(Example(series={"grad/norm": g, "reward/score": collapsing}))
+    (f,) = run_rules(run, coerce({"select": ["PD601"]}))[0]
+    assert f.severity == "error" and any(e.startswith("outcome:") for e in f.evidence)
+    # non-finite to the end: the weights took it, the training broke
+    g_end = g.copy()
+    g_end[150:] = np.nan
+    run = example_run(Example(series={"grad/norm": g_end, "reward/score": learning}))
     assert fired(run, "PD601") == {("PD601", "error")}
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..detect import NonFinite, median, nonfinite, onset
@@ -10,6 +12,7 @@ from .clipping import unclipped_causes
 from .examples import ramp, saturating
 from .incidents import describe
 from .nan_causes import NAN_CAUSES, reward_nan_causes
+from .outcome import judge_sign
 
 CANONICAL = frozenset(
     "reward/score reward/total reward/kl_penalty reward/std kl/ref kl/coef kl/old policy/entropy "
@@ -20,6 +23,7 @@ CANONICAL = frozenset(
 # Written as NaN by design when the returns of a batch are constant (CleanRL, docs/sources.md#nan-encodings).
 BENIGN_NAN = frozenset({"value/explained_var"})
 GRAD_NORMS = frozenset({"grad/norm", "grad/norm_critic"})
+SKIPPED_WATCH = "the reward and the losses: skipped steps cost only the updates they would have made, unless they grow frequent"
 
 
 def _where_it_ends(steps: np.ndarray, nf: NonFinite) -> str:
@@ -40,13 +44,19 @@ class NonFiniteValues(Rule):
 
     **What it detects.** Every metric of the run, canonical or not, is scanned for NaN, +Inf
     and -Inf.  Severity: error for the training metrics (reward, KL, losses, policy, value,
-    advantage statistics); warning for a gradient norm with a few isolated non-finite points
-    that recovers (fp16 loss-scale overflow: the optimiser skips that step, veRL skips
-    non-finite grad norms, verl#789) and for metrics ppo_doctor does not know (one it does not
-    know that is never finite was never measured, and is skipped); info for
-    ``value/explained_var``, which CleanRL writes as NaN when the returns are constant.  The
-    onset is where the metric started to run away before the first non-finite value, when it
-    did (e.g. a growing gradient norm), else the first non-finite step.
+    advantage statistics); warning for metrics ppo_doctor does not know (one it does not know
+    that is never finite was never measured, and is skipped); info for ``value/explained_var``,
+    which CleanRL writes as NaN when the returns are constant.  The onset is where the metric
+    started to run away before the first non-finite value, when it did (e.g. a growing gradient
+    norm), else the first non-finite step.
+
+    A gradient norm that is finite again after its non-finite points is a sign, not broken
+    numbers: a non-finite gradient that reached the weights would make every later forward pass,
+    loss and gradient norm non-finite, so those steps were skipped (PyTorch's ``GradScaler`` skips
+    ``optimizer.step()`` when the gradients hold infs or NaNs; veRL skips non-finite grad norms,
+    verl#789).  A few isolated ones (fp16 loss-scale overflow) are an info note; more are judged
+    by the outcome after them (:func:`.outcome.judge_sign`): an error only when the reward got
+    worse or stopped improving.
 
     **Why it matters.** NaN in a loss, KL or reward poisons every later update: the run is
     broken from there.  Causes: overflow in ``exp`` (the k3 KL, verl#751), a learning rate too
@@ -77,7 +87,7 @@ class NonFiniteValues(Rule):
             return "warning"
         isolated = nf.recovered and nf.count <= max(2, int(isolated_share * n))
         if metric in GRAD_NORMS and isolated:
-            return "warning"
+            return "info"
         return "error"
 
     def evaluate(self, ctx):
@@ -97,7 +107,12 @@ class NonFiniteValues(Rule):
                     continue
                 unknown.append((metric, s, v, nf))
                 continue
-            yield self._finding(ctx, metric, s, v, nf, severity, p)
+            finding = self._finding(ctx, metric, s, v, nf, severity, p)
+            if metric in GRAD_NORMS and np.isfinite(v[-1]):
+                # finite again: the weights never took those steps (the docstring), so the skipped
+                # updates matter only if the run suffers after them
+                finding = judge_sign(ctx, replace(finding, basis="sign"), SKIPPED_WATCH)
+            yield finding
         if unknown:
             unknown.sort(key=lambda item: item[3].first_step or 0)  # never None: each has a non-finite value
             metric, s, v, nf = unknown[0]
