@@ -250,11 +250,19 @@ def test_a_reward_that_has_not_risen_yet_confirms_no_sign_on_a_partial_run():
     partial = replace(example_run(Example(series={"policy/clipfrac": clip, "reward/score": stuck()}, framework="sb3")), planned_steps=4 * N)
     f = one(partial, "PD802")
     assert f.severity == "info" and "watching" in f.message and any(e.startswith("outcome: the reward is stuck") for e in f.evidence)
-    # a fall after the sign is an outcome on a prefix too
-    reward = np.r_[saturating(120, 0.1, 0.9, sd=0.02, seed=4), np.linspace(0.9, 0.3, 80)]
+    # a decisive collapse after the sign is an outcome on a prefix too (PD204 judges it when it
+    # holds); a fall short of one is watched, as PD204 watches it (it may still recover)
     approx = np.r_[flat(100, 0.01, 0.002, seed=5), flat(100, 0.2, 0.01, seed=6)]
-    fell = replace(example_run(Example(series={"kl/old": approx, "reward/score": reward}, framework="sb3")), planned_steps=4 * N)
+    collapse = np.r_[saturating(120, 0.1, 0.9, sd=0.02, seed=4), flat(80, 0.1, 0.02, seed=7)]
+    fell = replace(example_run(Example(series={"kl/old": approx, "reward/score": collapse}, framework="sb3")), planned_steps=4 * N)
     assert one(fell, "PD803").severity != "info"
+    dip = np.r_[saturating(120, 0.1, 0.9, sd=0.02, seed=4), np.linspace(0.9, 0.5, 80)]
+    dipped = replace(example_run(Example(series={"kl/old": approx, "reward/score": dip}, framework="sb3")), planned_steps=4 * N)
+    f = one(dipped, "PD803")
+    assert f.severity == "info" and "watching" in f.message and any(e.startswith("outcome: the reward fell") for e in f.evidence)
+    # the same dip on a finished run is judged
+    finished = replace(dipped, planned_steps=None)
+    assert one(finished, "PD803").severity != "info"
 
 
 def _live_collapse(reward_key: str) -> list[Finding]:

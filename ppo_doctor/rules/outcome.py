@@ -62,12 +62,15 @@ MIN_REWARD_POINTS = 20
 class Outcome:
     """Whether the run's objective got worse or stopped improving, and the evidence in words;
     ``stuck``: the bad outcome is an absence of progress (a trend), not a fall; ``reward``: it
-    is read from the reward itself (not from degenerate text or a diverged training)."""
+    is read from the reward itself (not from degenerate text or a diverged training);
+    ``decisive``: a reward collapse that reward-collapse (PD204) judges when it holds, not on
+    the whole plan (:func:`.reward_progress.decisive`)."""
 
     bad: bool
     text: str
     stuck: bool = False
     reward: bool = False
+    decisive: bool = False
 
 
 def _fell_after(ctx: RuleContext, metric: str, step: int) -> str | None:
@@ -271,7 +274,7 @@ def outcome_after(ctx: RuleContext, step: int | None) -> Outcome:
         task = task_improved(ctx)
         if task is not None:
             return Outcome(False, f"{suffers[1]}, but {task}")
-        return Outcome(True, suffers[1], stuck=suffers.stuck, reward=True)
+        return Outcome(True, suffers[1], stuck=suffers.stuck, reward=True, decisive=suffers.decisive)
     fell = _fell_after(ctx, metric, int(step) if step is not None else int(ctx.finite(metric)[0][0]))
     if fell is not None:
         return Outcome(True, fell, reward=True)
@@ -302,11 +305,15 @@ def judge_sign(ctx: RuleContext, finding: Finding, watch: str) -> Finding:
         )
     if out.bad:
         kept = replace(finding, basis="outcome", evidence=[*finding.evidence, f"outcome: {out.text}"])
-        # a reward that has not risen yet is an absence of progress, judged on the whole plan like
-        # PD301: on a prefix it confirms nothing (two healthy TRL GRPO runs of the real-run set were
-        # stopped at their first check for a KL whose reward had not had time to rise)
+        # the reward's course confirms a sign no sooner than the reward's own rules judge it: a
+        # reward that has not risen yet is an absence of progress, judged on the whole plan like
+        # PD301 (two healthy TRL GRPO runs of the real-run set were stopped at their first check
+        # for a KL whose reward had not had time to rise), and a fall short of a decisive
+        # collapse is watched like PD204's (a healthy GRPO run of the set was stopped at a dip
+        # its reward climbed back from)
         standing = ctx.run.standing
-        return watched(kept, standing, FAIR_SHARE) if out.stuck and not standing.fair(FAIR_SHARE) else kept
+        waits = out.reward and not out.decisive
+        return watched(kept, standing, FAIR_SHARE) if waits and not standing.fair(FAIR_SHARE) else kept
     return replace(
         finding,
         severity="info",

@@ -12,7 +12,7 @@ from .base import Example, Rule, RuleContext, as_trend
 from .examples import flat, saturating
 from .messages import fmt_num
 from .outcome import held_out_kept
-from .reward_progress import COLLAPSE_DEFAULTS, collapsed, phase_starts
+from .reward_progress import COLLAPSE_DEFAULTS, collapsed, decisive, phase_starts
 
 
 class RewardCollapse(Rule):
@@ -75,8 +75,8 @@ class RewardCollapse(Rule):
     params = {
         "min_gain": COLLAPSE_DEFAULTS["min_gain"],
         "drop": COLLAPSE_DEFAULTS["drop"],
-        "error_drop": 0.8,
-        "decisive": 10.0,
+        "error_drop": COLLAPSE_DEFAULTS["error_drop"],
+        "decisive": COLLAPSE_DEFAULTS["decisive"],
         "fair_share": FAIR_SHARE,
         "min_points": COLLAPSE_DEFAULTS["min_points"],
     }
@@ -122,16 +122,8 @@ class RewardCollapse(Rule):
             fmt={"rise": rise, "mark": pd.mark, "lost": lost},
         )
         # a decisive fall that has held for a window is judged when it holds; any other waits for
-        # a fair share of the plan (a prefix's dip can still recover).  A rolling mean over the last
-        # N episodes (SB3's rollout/ep_rew_mean: RunView.returns) moves together from point to
-        # point, so its point-to-point noise understates how far it wanders: a dip of "10 noise
-        # units" is ordinary there, and 5 healthy SB3 runs of the labelled real-run set (chess,
-        # CartPole A2C, MiniGrid) were stopped live at dips they recovered from
-        far = not rose or pd.lost_share >= p["error_drop"]
-        held = pd.fall_idx is not None and pd.fall_idx < len(s) - pd.window
-        smoothed = ctx.view.returns.rolling is not None
-        decisive = far and held and not smoothed and pd.fall >= p["decisive"] * max(pd.noise_se, 1e-12)
-        yield finding if decisive else as_trend(ctx, finding)
+        # a fair share of the plan (a prefix's dip can still recover)
+        yield finding if decisive(ctx, s, pd, p) else as_trend(ctx, finding)
 
     @classmethod
     def bad_example(cls) -> Example:

@@ -10,7 +10,7 @@ continuing step axis can change what the reward measures (:func:`phase_starts`).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Mapping, NamedTuple
 
 import numpy as np
 
@@ -118,7 +118,23 @@ def phase_starts(ctx: RuleContext) -> list[int]:
 
 # reward-collapse's (PD204) defaults for :func:`collapsed`; PD301 applies the same test with
 # PD204's configured values (``RuleContext.params_of``), falling back to these.
-COLLAPSE_DEFAULTS = {"min_gain": 4.0, "drop": 0.5, "min_points": 30}
+COLLAPSE_DEFAULTS = {"min_gain": 4.0, "drop": 0.5, "min_points": 30, "error_drop": 0.8, "decisive": 10.0}
+
+
+def decisive(ctx: RuleContext, s: np.ndarray, pd: PeakDrop, params: Mapping[str, float]) -> bool:
+    """A collapse (:func:`collapsed`) that is judged when it holds, not on the whole plan (with
+    reward-collapse's ``params``): the run lost at least ``error_drop`` of its gain (or never
+    rose ``min_gain`` noise standard errors: it started at its best), by at least ``decisive``
+    noise standard errors of a window median, has stayed down for a window, and the reward is not
+    a rolling mean of the last N episodes (SB3's ``rollout/ep_rew_mean``: :attr:`RunView.returns`
+    moves together from point to point, so its point-to-point noise understates how far it
+    wanders, and 5 healthy SB3 runs of the labelled real-run set were stopped live at dips they
+    recovered from).  Any other fall may still recover on a run short of its plan."""
+    rose = pd.gain >= params["min_gain"] * max(pd.noise_se, 1e-12)
+    far = not rose or pd.lost_share >= params["error_drop"]
+    held = pd.fall_idx is not None and pd.fall_idx < len(s) - pd.window
+    smoothed = ctx.view.returns.rolling is not None
+    return bool(far and held and not smoothed and pd.fall >= params["decisive"] * max(pd.noise_se, 1e-12))
 
 
 # A gain or a fall must span at least this many of the series' smallest steps (its quantum).
@@ -187,11 +203,12 @@ START_POINTS = 3
 
 class Suffering(NamedTuple):
     """Whether the reward suffers (:func:`reward_suffers`), the evidence in words, and whether it
-    is stuck (an absence of progress) rather than fallen."""
+    is stuck (an absence of progress) rather than fallen, or fell decisively."""
 
     bad: bool
     text: str
     stuck: bool = False
+    decisive: bool = False  # a collapse judged when it holds (:func:`decisive`)
 
 
 def reward_suffers(ctx: RuleContext, min_points: int = 20) -> Suffering | None:
@@ -211,7 +228,9 @@ def reward_suffers(ctx: RuleContext, min_points: int = 20) -> Suffering | None:
     fell = collapsed(ctx, metric, rc["min_gain"], rc["drop"], rc["min_points"])
     if fell is not None:
         pd = fell[1]
-        return Suffering(True, f"the reward fell from its best ({fmt_num(pd.peak)} -> {fmt_num(pd.late)}) and stayed down")
+        return Suffering(
+            True, f"the reward fell from its best ({fmt_num(pd.peak)} -> {fmt_num(pd.late)}) and stayed down", decisive=decisive(ctx, fell[0], pd, rc)
+        )
     t = summarize(s, v)
     start = float(median(v[:START_POINTS]))
     se = t.noise * math.sqrt(1.0 / START_POINTS + 1.0 / max(1, t.window))
