@@ -518,3 +518,24 @@ def test_critic_free_without_any_loss_names_the_policy_loss_only(tmp_path):
     assert rr.verdict == "healthy"
     assert "no value metrics by design" in rr.verdict_reason
     assert "not judged: no policy loss metric logged" in rr.verdict_reason
+
+
+def test_skrl_reads_the_episode_return_not_the_per_step_reward():
+    # skrl's agents track "Total reward" (the return of the last finished episodes, what skrl keeps
+    # its best checkpoint by) beside "Instantaneous reward" (one step's mean reward, which
+    # zig-zags within each episode); blind set real16 lost an IsaacGym collapse to the latter
+    n = 40
+    run = _run(
+        {
+            "Reward / Instantaneous reward (mean)": [0.1, -0.2] * (n // 2),
+            "Reward / Total reward (mean)": list(np.linspace(-1500.0, -24000.0, n)),
+            "Episode / Total timesteps (mean)": [500.0] * n,
+            "Loss / Policy loss": [0.01] * n,
+            "Loss / Value loss": list(np.linspace(1.0, 0.1, n)),
+            "Loss / Entropy loss": [-0.02] * n,
+            "Learning / Learning rate": [1e-3] * n,
+        }
+    )
+    assert run.mapping["Reward / Total reward (mean)"] == "reward/score"
+    assert "Reward / Instantaneous reward (mean)" not in run.mapping
+    assert run.mapping["Loss / Entropy loss"] == "loss/entropy" and run.mapping["Learning / Learning rate"] == "opt/lr"

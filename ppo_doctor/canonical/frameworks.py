@@ -76,6 +76,7 @@ EPISODE_TAGS = (
     "rollout/return_history",  # baselines DDPG
     "eprew",  # OpenAI's curiosity PPO (large-scale-curiosity, random-network-distillation)
     "Environment/Cumulative Reward",  # Unity ML-Agents
+    "Reward / Total reward (mean)",  # skrl
 )
 
 # The HF Trainer (TensorBoard/W&B) and OpenRLHF prefix every key with ``train/``.

@@ -511,6 +511,18 @@ _MLAGENTS = (
     _a("Policy/Learning Rate", "opt/lr"),
 )
 
+# skrl's agents (skrl/agents/torch/base.py ``track_data``): "Total reward" is the cumulative
+# reward of the last finished episodes (``_track_rewards``, a deque of 100), the curve skrl keeps
+# its best checkpoint by; "Instantaneous reward" is the mean per-step reward of one rollout step,
+# which zig-zags within each episode and is not what the author reads (docs/sources.md#classic-rl-arguments)
+_SKRL = (
+    _a("Reward / Total reward (mean)", "reward/score", note="skrl: mean return of the last finished episodes"),
+    _a("Loss / Policy loss", "loss/policy"),
+    _a("Loss / Value loss", "loss/value"),
+    _a("Loss / Entropy loss", "loss/entropy"),
+    _a("Learning / Learning rate", "opt/lr"),
+)
+
 _GENERIC_RL = (
     _a("eprewmean", "reward/score"),
     _a("episode_reward", "reward/score"),
@@ -542,6 +554,7 @@ _GENERIC_RL = (
     *_BASELINES_DDPG,
     *_CURIOSITY,
     *_MLAGENTS,
+    *_SKRL,
 )
 
 ALIASES: dict[str, tuple[Alias, ...]] = {
