@@ -346,10 +346,18 @@ def test_a_far_spike_the_improving_reward_comes_back_from_is_a_sign():
 
 
 def test_a_spike_far_beyond_the_range_seen_so_far_is_watched_on_a_prefix():
-    # one summary far above a narrow early range: an error on the finished run, but on a prefix
+    # one summary far above the range, then the reward falls: an error on the finished run, but on a prefix
     # (a live check) the range the spike is judged against has not been seen in full
-    reward = with_points(flat(200, 0.0, 0.1, seed=13), {120: 3.0})
+    reward = with_points(np.r_[saturating(120, 0.0, 1.0, sd=0.05, seed=13), flat(80, 0.2, 0.05, seed=14)], {121: 4.0})
     run = example_run(Example(series={"reward/score": reward}))
     assert one(run, "PD201").severity == "error"
     partial = one(replace(run, planned_steps=800), "PD201")
     assert partial.severity == "info" and "watching" in partial.message
+
+
+def test_spikes_on_a_reward_that_never_rose_are_no_damage():
+    # rare successes of a sparse task on a reward that never rises: the run stagnates (PD301's
+    # symptom); the spikes broke no level it had, so they are a note
+    reward = with_points(flat(200, 0.0, 0.0005, seed=15), {50: 0.05, 120: 0.06, 170: 0.05})
+    f = one(example_run(Example(series={"reward/score": reward})), "PD201")
+    assert f.severity == "info" and "a sign, not reward spike" in f.message
