@@ -364,10 +364,10 @@ def test_skipped_gradient_steps_are_judged_by_the_reward_after_them():
     assert fired(run, "PD601") == {("PD601", "error")}
 
 
-def test_unknown_metrics_with_nan_are_grouped_into_one_warning():
+def test_unknown_metrics_with_nan_are_grouped_into_one_note():
     run = example_run(Example(series={"custom/a": with_points(flat(20, 1.0), {5: np.nan}), "custom/b": with_points(flat(20, 1.0), {9: np.inf})}))
     findings, _ = run_rules(run, coerce({"select": ["PD601"]}))
-    assert [(f.severity, f.metric) for f in findings] == [("warning", "custom/a")]
+    assert [(f.severity, f.metric) for f in findings] == [("info", "custom/a")]
     assert "custom/b" in findings[0].evidence[-1]
 
 

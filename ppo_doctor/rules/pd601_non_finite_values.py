@@ -44,9 +44,13 @@ class NonFiniteValues(Rule):
 
     **What it detects.** Every metric of the run, canonical or not, is scanned for NaN, +Inf
     and -Inf.  Severity: error for the training metrics (reward, KL, losses, policy, value,
-    advantage statistics); warning for metrics ppo_doctor does not know (one it does not know
-    that is never finite was never measured, and is skipped); info for ``value/explained_var``,
-    which CleanRL writes as NaN when the returns are constant.  The onset is where the metric
+    advantage statistics); info for ``value/explained_var``, which CleanRL writes as NaN when the
+    returns are constant, and for metrics ppo_doctor does not know, grouped in one note (one it
+    does not know that is never finite was never measured, and is skipped).  What an unknown
+    metric's NaN or Inf means is its author's convention (a task error written as ``Infinity``
+    when an answer does not parse, an observation statistic of a wrapper); a training that broke
+    shows in the metrics it does know (its losses, reward, gradient norm), so the unknown one is
+    a sign to check, not an outcome.  The onset is where the metric
     started to run away before the first non-finite value, when it did (e.g. a growing gradient
     norm), else the first non-finite step.
 
@@ -83,8 +87,6 @@ class NonFiniteValues(Rule):
     def _severity(metric: str, nf: NonFinite, n: int, isolated_share: float) -> str:
         if metric in BENIGN_NAN:
             return "info"
-        if metric not in CANONICAL:
-            return "warning"
         isolated = nf.recovered and nf.count <= max(2, int(isolated_share * n))
         if metric in GRAD_NORMS and isolated:
             return "info"
@@ -98,7 +100,6 @@ class NonFiniteValues(Rule):
             nf = nonfinite(s, v)
             if nf.first_step is None:
                 continue
-            severity = self._severity(metric, nf, len(v), p["isolated_share"])
             if metric not in CANONICAL:
                 if not np.isfinite(v).any():
                     # a statistic the trainer never had a value for (ML-Agents' discrete
@@ -107,7 +108,7 @@ class NonFiniteValues(Rule):
                     continue
                 unknown.append((metric, s, v, nf))
                 continue
-            finding = self._finding(ctx, metric, s, v, nf, severity, p)
+            finding = self._finding(ctx, metric, s, v, nf, self._severity(metric, nf, len(v), p["isolated_share"]), p)
             if metric in GRAD_NORMS and np.isfinite(v[-1]):
                 # finite again: the weights never took those steps (the docstring), so the skipped
                 # updates matter only if the run suffers after them
@@ -116,7 +117,7 @@ class NonFiniteValues(Rule):
         if unknown:
             unknown.sort(key=lambda item: item[3].first_step or 0)  # never None: each has a non-finite value
             metric, s, v, nf = unknown[0]
-            f = self._finding(ctx, metric, s, v, nf, "warning", p)
+            f = self._finding(ctx, metric, s, v, nf, "info", p)  # a sign to check (the docstring)
             f.evidence.append(f"metrics not in ppo_doctor's vocabulary with non-finite values: {describe(m for m, *_ in unknown)}")
             yield f
 
