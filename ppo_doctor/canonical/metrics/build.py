@@ -56,6 +56,7 @@ def build_run(
     issues = list(raw.issues)
     cfg_notes: list[str] = []
     series, totals = _split_totals(raw.series)
+    series = _drop_time_axis_copies(series, cfg_notes)
     flat = flatten_config({**totals, **raw.config}, cfg_notes)
     all_tags = list(dict.fromkeys(s.tag for s in series))
     # the doctor's own counts stay in the frame under their names, but never name a framework
@@ -128,6 +129,19 @@ def build_run(
         planned_from=planned_from,
         warmup_steps=warmup,
     )
+
+
+def _drop_time_axis_copies(series: list[RawSeries], notes: list[str]) -> list[RawSeries]:
+    """The series without ``<tag>/time`` copies of another series: rsl_rl writes its episode
+    statistics twice, against the iteration and against the seconds trained
+    (``on_policy_runner.py``: ``add_scalar("Train/mean_reward/time", ..., self.tot_time)``), and
+    seconds on the step axis would stretch the run past its last iteration."""
+    tags = {s.tag for s in series}
+    copies = sorted({s.tag for s in series if s.tag.endswith("/time") and s.tag[: -len("/time")] in tags})
+    if not copies:
+        return series
+    notes.append(f"left out of the step axis (the same statistic written against seconds trained): {', '.join(copies)}")
+    return [s for s in series if s.tag not in copies]
 
 
 def _split_totals(series: list[RawSeries]) -> tuple[list[RawSeries], dict[str, float]]:
