@@ -551,3 +551,12 @@ def test_rsl_rl_statistics_written_against_seconds_stay_off_the_step_axis():
     assert run.frame.step_range() == (0, n - 1)
     assert "Train/mean_reward/time" not in run.frame.metrics and run.mapping["Train/mean_reward"] == "reward/score"
     assert any("Train/mean_reward/time" in i.message for i in run.issues)
+
+
+def test_trl_014_reward_functions_are_read_by_their_old_names():
+    # TRL 0.14-0.15's GRPOTrainer logged each reward function's batch mean as
+    # rewards/{reward_func_name} (no /mean): real16's GRPO run lost its components to it
+    n = 30
+    run = _run({"reward": [0.5] * n, "rewards/numeric": [-3.0] * n, "rewards/xml": list(np.linspace(0.4, 0.5, n)), "completion_length": [80.0] * n, "kl": [0.01] * n})
+    assert run.framework == "trl_grpo"
+    assert run.mapping["rewards/numeric"] == "reward/fn/numeric/mean" and run.mapping["rewards/xml"] == "reward/fn/xml/mean"

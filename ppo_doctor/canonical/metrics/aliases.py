@@ -139,6 +139,9 @@ def _grpo_like(kl: Alias) -> tuple[Alias, ...]:
         _a("frac_reward_zero_std", "reward/zero_std_frac", note="groups whose rewards are all equal: zero advantage, no signal"),
         _a("rewards/*/mean", "reward/fn/*/mean", note="one reward function, before its weight; NaN rows (not applicable) excluded"),
         _a("rewards/*/std", "reward/fn/*/std"),
+        # TRL 0.14-0.15 logged each reward function's batch mean as ``rewards/{reward_func_name}``
+        # (grpo_trainer.py ``self._metrics[f"rewards/{reward_func_name}"]``)
+        _a("rewards/*", "reward/fn/*/mean", note="TRL 0.14-0.15 name of one reward function's mean"),
         kl,
         _a("entropy", "policy/entropy", reduction=_TOK, note="full-distribution entropy, masked token mean"),
         _a("clip_ratio/region_mean", "policy/clipfrac", reduction=_TOK, note="low or high clip active; token mean"),
