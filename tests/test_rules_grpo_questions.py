@@ -221,6 +221,16 @@ def test_the_heaviest_component_is_the_task_when_none_is_named(tmp_path):
     assert "most weight in reward_weights (2)" in e.message
 
 
+def test_the_only_component_not_named_for_form_is_the_task(tmp_path):
+    # TRL 0.14's rewards/<name>: two form rewards (keywords, xml) saturate beside a numeric answer
+    # reward stuck at its floor (real16's deepscope run)
+    more = {"rewards/keywords": FORMAT, "rewards/xml": FORMAT, "rewards/numeric": flat(N, -3.0, 0.02, seed=42)}
+    f = jsonl(tmp_path / "run", grpo(FORMAT - 3.0, **more))
+    (w,) = findings(f.parent, "PD207")
+    assert w.severity == "warning" and "task component numeric stalled" in w.message
+    assert "the only component not named for the answer's form" in w.message
+
+
 def test_the_configured_task_component_wins(tmp_path):
     more = {"rewards/style/mean": FORMAT, "rewards/judge/mean": flat(N, 0.3, 0.02, seed=44)}
     f = trl_state(tmp_path / "run", grpo(FORMAT, **more))

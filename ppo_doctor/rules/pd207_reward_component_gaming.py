@@ -24,6 +24,10 @@ COMPONENT = re.compile(r"^reward/fn/(.+)/mean$")
 # Words that name the component measuring the task (open-r1's ``accuracy_reward``, the TRL docs'
 # ``correctness_reward_func``); a name is split into words at anything but letters and digits.
 TASK_WORDS = frozenset({"correct", "correctness", "accuracy", "acc", "accurate"})
+# Words that name a component rewarding the answer's form, not its content: open-r1's
+# ``format_reward``, ``tag_count_reward``, ``len_reward``; the TRL GRPO tutorials'
+# ``xmlcount_reward_func``, ``soft_format_reward_func``, ``strict_format_reward_func``.
+FORMAT_WORDS = frozenset({"format", "xml", "xmlcount", "tag", "tags", "keyword", "keywords", "len", "length"})
 # The run config's per-function weights: TRL ``GRPOConfig.reward_weights``, in the order of ``reward_funcs``.
 WEIGHT_KEYS = ("reward_weights",)
 
@@ -75,7 +79,10 @@ class RewardComponentGaming(Rule):
        to the components in the order the log lists them (TRL logs them in the order of
        ``reward_funcs``, the order of the weights), when there is one weight per component and
        one weight is largest;
-    4. else none: a component that saturated while another did not is an info note that says
+    4. else the only component whose name holds no word of the answer's form (``format``,
+       ``xml``, ``xmlcount``, ``tag``, ``keyword``, ``len``, ``length``: open-r1's and the TRL
+       tutorials' format rewards), when all the others hold one;
+    5. else none: a component that saturated while another did not is an info note that says
        how to name the task.
 
     Then another component **saturates**: it rose clearly (by at least 3 noise standard errors
@@ -234,7 +241,7 @@ def _pick(configured: str, names: list[str], weights: dict[str, float] | None) -
     """The task component and why (see the rule's docstring), or None."""
     if configured:
         return Pick(configured, "set by the rule's task parameter") if configured in names else None
-    named = [n for n in names if TASK_WORDS.intersection(re.split(r"[^a-z0-9]+", n.lower()))]
+    named = [n for n in names if TASK_WORDS.intersection(_words(n))]
     if len(named) == 1:
         return Pick(named[0], "its name says it measures correctness")
     if named:
@@ -245,7 +252,14 @@ def _pick(configured: str, names: list[str], weights: dict[str, float] | None) -
     if weights is not None and _unique_max(weights, names):
         top = max(names, key=lambda n: weights[n])
         return Pick(top, f"no component is named for correctness; it has the most weight in reward_weights ({fmt_num(weights[top])})")
+    content = [n for n in names if not FORMAT_WORDS.intersection(_words(n))]
+    if len(content) == 1 and len(names) > 1:
+        return Pick(content[0], "the only component not named for the answer's form (format, xml, tags, keywords, length)")
     return None
+
+
+def _words(name: str) -> set[str]:
+    return set(re.split(r"[^a-z0-9]+", name.lower()))
 
 
 def _unique_max(weights: dict[str, float], names: list[str]) -> bool:
