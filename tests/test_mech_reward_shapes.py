@@ -213,8 +213,10 @@ def _sb3_run(steps: np.ndarray, tags: dict[str, np.ndarray]):
 
 
 def _pd501(run) -> bool:
+    """PD501 found the swings, at any severity: around a flat level its finding is a note (a
+    sign whose outcome, no progress, is PD301's), so the detector is what is tested here."""
     findings, _ = run_rules(run)
-    return any(f.code == "PD501" and f.severity != "info" for f in findings)
+    return any(f.code == "PD501" for f in findings)
 
 
 def test_a_rolling_mean_of_independent_episodes_does_not_oscillate():

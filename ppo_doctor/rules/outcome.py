@@ -296,7 +296,7 @@ def judge_sign(ctx: RuleContext, finding: Finding, watch: str) -> Finding:
     if out.bad and out.reward and (
         finding.symptom == "reward_hacking"
         or (finding.symptom == "stagnation" and not out.stuck)
-        or (finding.symptom == "reward_spike" and out.stuck)
+        or (finding.symptom in ("reward_spike", "oscillation") and out.stuck)
     ):
         # hacking is a reward bought, not earned: a reward that fell or stalled is another
         # symptom (a collapse, stagnation); gradients that vanish after the reward fell (every

@@ -27,6 +27,13 @@ class RewardOscillation(OscillationRule[Input]):
     logged mean episode length): neighbouring points share most of their episodes, so their
     differences understate the mean's noise and its slow wander looks structured.
 
+    **Outcome.** Swings are a sign (``basis = "sign"``): kept as a warning only when the reward
+    fell after they began (:func:`.outcome.judge_sign`); around a level the run keeps or raises
+    they cost nothing the author cares about, and on a reward that never rose the absence of
+    progress is stagnation, PD301's symptom.  No run of the labelled real-run set needs the
+    symptom; a legged-robot run whose 100-episode reward swings with the waves of episodes that
+    time out together was a false alarm.
+
     **Known false positives.** Curricula or periodic evaluation mixed into the training
     reward; a rolling mean of episodes whose episode length is not logged (its window's span in
     steps is unknown, so its points are judged as they are: raise ``min_structure`` for those).
@@ -45,7 +52,8 @@ class RewardOscillation(OscillationRule[Input]):
     name = "reward-oscillation"
     symptom = "oscillation"
     severity = "warning"
-    basis = "outcome"
+    basis = "sign"
+    watch = "the reward's level: swings around a level the run keeps or raises cost nothing"
     evidence = "trend"
     requires = (("reward/score", "reward/total"),)
     causes = {"lr-too-high": 0.8, "too-many-ppo-epochs": 0.5, "batch-too-large": 0.3, "value-lr-mistuned": 0.3}
