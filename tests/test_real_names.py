@@ -560,3 +560,21 @@ def test_trl_014_reward_functions_are_read_by_their_old_names():
     run = _run({"reward": [0.5] * n, "rewards/numeric": [-3.0] * n, "rewards/xml": list(np.linspace(0.4, 0.5, n)), "completion_length": [80.0] * n, "kl": [0.01] * n})
     assert run.framework == "trl_grpo"
     assert run.mapping["rewards/numeric"] == "reward/fn/numeric/mean" and run.mapping["rewards/xml"] == "reward/fn/xml/mean"
+
+
+def test_rsl_rl_and_skrl_rewards_are_100_episode_rolling_means():
+    # rsl_rl: rewbuffer = deque(maxlen=100); skrl: _track_rewards = deque(maxlen=100).  A dip of
+    # such a mean is no decisive collapse on a prefix: two healthy real16 legged-robot runs were
+    # stopped live at dips their reward climbed back from
+    from dataclasses import replace
+
+    from ppo_doctor.rules.engine import run_rules
+    from ppo_doctor.view import RunView
+
+    n = 200
+    dip = np.r_[np.linspace(0.0, 150.0, 100), np.full(60, 30.0), np.linspace(30.0, 100.0, 40)][:150]
+    for tag in ("Train/mean_reward", "Reward / Total reward (mean)"):
+        run = replace(_run({tag: list(dip), "Loss/surrogate": [0.01] * len(dip)}), planned_steps=n)
+        assert RunView(run).returns.rolling == 100
+        findings, _ = run_rules(run)
+        assert all(f.severity == "info" for f in findings if f.code == "PD204")

@@ -32,11 +32,24 @@ from ..detect import align, finite_xy
 if TYPE_CHECKING:
     from . import RunView
 
-# Raw tags of a reward that is a rolling mean over the last N episodes, with N (module docstring).
-ROLLING_EPISODE_MEANS = {"rollout/ep_rew_mean": 100, "ep_rew_mean": 100, "eprewmean": 100, "EpRewMean": 100, "eprew": 100, "mean 100 episode reward": 100}
+# Raw tags of a reward that is a rolling mean over the last N episodes, with N (module docstring);
+# also rsl_rl's ``Train/mean_reward`` (on_policy_runner.py: ``rewbuffer = deque(maxlen=100)``) and
+# skrl's ``Reward / Total reward (mean)`` (``_track_rewards = collections.deque(maxlen=100)``).
+ROLLING_EPISODE_MEANS = {
+    "rollout/ep_rew_mean": 100,
+    "ep_rew_mean": 100,
+    "eprewmean": 100,
+    "EpRewMean": 100,
+    "eprew": 100,
+    "mean 100 episode reward": 100,
+    "Train/mean_reward": 100,
+    "Reward / Total reward (mean)": 100,
+}
 
 # Raw tags of the mean episode length logged beside such a rolling mean (SB3 ``rollout/ep_len_mean``
-# from the same ``ep_info_buffer``; baselines ppo2 ``eplenmean``).
+# from the same ``ep_info_buffer``; baselines ppo2 ``eplenmean``), on a step axis of environment
+# steps.  rsl_rl's and skrl's lengths are not listed: their step is the iteration, or one
+# environment's step of thousands run in parallel, so N episodes' span on it is unknown.
 EPISODE_LENGTH_TAGS = ("rollout/ep_len_mean", "ep_len_mean", "eplenmean")
 
 # A run whose episode-return mean is exactly unchanged at this share of its updates has sparse
