@@ -35,6 +35,10 @@ def test_standing_share_partial_fair_and_text() -> None:
     # no plan: an offline log is taken as finished, a live one is not judged yet
     assert Standing(done=40).fair() and not Standing(done=40, live=True).fair()
     assert Standing(done=40, live=True).describe() == "step 40, planned length unknown"
+    # a log counting from 0 finishes at planned - 1 (a 50-step loop's last step is 49), one
+    # counting from 1 at planned
+    assert Standing(done=49, first=0, planned=50).finished and not Standing(done=48, first=0, planned=50).finished
+    assert not Standing(done=49, first=1, planned=50).finished
     # warm-up: the share of the plan counts from its end
     assert not Standing(done=60, first=1, planned=100, warmup=50).fair(0.5)
     assert Standing(done=75, first=1, planned=100, warmup=50).fair(0.5)
