@@ -105,7 +105,8 @@ class Standing(NamedTuple):
         share = self.share
         if share is None:
             return None
-        counted_from_zero = self.first == 0 and self.done is not None and self.planned is not None and self.done + 1 >= self.planned
+        # a share implies both a plan and a last step
+        counted_from_zero = self.first == 0 and self.done + 1 >= self.planned  # type: ignore[operator]
         return share >= FINISHED_SHARE or counted_from_zero
 
     @property

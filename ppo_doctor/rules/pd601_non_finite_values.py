@@ -50,9 +50,9 @@ class NonFiniteValues(Rule):
     metric's NaN or Inf means is its author's convention (a task error written as ``Infinity``
     when an answer does not parse, an observation statistic of a wrapper); a training that broke
     shows in the metrics it does know (its losses, reward, gradient norm), so the unknown one is
-    a sign to check, not an outcome.  The onset is where the metric
-    started to run away before the first non-finite value, when it did (e.g. a growing gradient
-    norm), else the first non-finite step.
+    a sign to check, not an outcome.  The onset is where the metric started to run away before
+    the first non-finite value, when it did (e.g. a growing gradient norm), else the first
+    non-finite step.
 
     A gradient norm that is finite again after its non-finite points is a sign, not broken
     numbers: a non-finite gradient that reached the weights would make every later forward pass,
