@@ -320,6 +320,20 @@ def test_a_running_best_is_no_evidence_that_the_task_improved():
     assert f.severity != "info" and not any("best_answer_accuracy" in e for e in [f.message, *f.evidence])
 
 
+def test_a_self_play_rating_that_climbs_is_the_task_improving():
+    # ML-Agents self-play: the reward against past selves settles near 0 by construction while
+    # Self-play/ELO, the skill measure, climbs; a flat reward there is a note, not stagnation
+    n = 120
+    reward = flat(n, 0.2, 0.5, seed=30)
+    elo = np.linspace(1190.0, 1280.0, n) + flat(n, 0.0, 3.0, seed=31)
+    found = findings(example_run(Example(series={"reward/score": reward, "Self-play/ELO": elo})), "PD301")
+    (f,) = [f for f in found if f.code == "PD301"]
+    assert f.severity == "info" and "Self-play/ELO rose" in f.message
+    # without the rating the same reward is stagnation
+    (g,) = findings(example_run(Example(series={"reward/score": reward})), "PD301")
+    assert g.severity == "warning"
+
+
 def test_gradients_that_vanish_after_a_collapse_are_not_stagnation():
     # the reward rose, then fell to 0 for good; every group then has zero advantage and the
     # gradient norm goes to 0: the collapse's aftermath, not a run that never learned

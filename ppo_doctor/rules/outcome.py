@@ -99,8 +99,11 @@ def _fell_after(ctx: RuleContext, metric: str, step: int) -> str | None:
 
 # What a task metric is called when it measures the task itself (accuracy, success, a pass rate),
 # as opposed to a shaping term (format, length): the held-out evaluation and these are what the
-# run's author reports.
-TASK_NAME = re.compile(r"(^|[/_.])(acc|accuracy|correct|correctness|success|success_rate|pass_rate|solved?|solve_rate|win_rate|final_ans)($|[/_.])", re.I)
+# run's author reports.  A self-play rating (ML-Agents' ``Self-play/ELO``) is one too: in an
+# adversarial game the reward depends on the opponent's skill, so the rating is what tracks
+# learning (ML-Agents docs, ELO-Rating-System.md: "if the training performs correctly, this value
+# should steadily increase").
+TASK_NAME = re.compile(r"(^|[/_.])(acc|accuracy|correct|correctness|success|success_rate|pass_rate|solved?|solve_rate|win_rate|final_ans|elo)($|[/_.])", re.I)
 # A task metric's running best or a batch extreme (``best_answer_accuracy``, ``max_accuracy``) only
 # ever rises or says nothing of the level: never evidence that the task improved.
 EXTREME_NAME = re.compile(r"(^|[/_.])(best|max|min|peak|top|std)($|[/_.])", re.I)
