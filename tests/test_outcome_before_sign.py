@@ -334,6 +334,19 @@ def test_a_self_play_rating_that_climbs_is_the_task_improving():
     assert g.severity == "warning"
 
 
+def test_an_entropy_that_began_near_deterministic_has_no_collapse_to_report():
+    # a run initialised from a trained policy: its entropy is 0.04 nats at the first points and
+    # ends at 0.012; a 70 % fall of almost nothing, while the noisy reward does not rise
+    n = 120
+    reward = flat(n, 5.0, 30.0, seed=32)
+    entropy = np.r_[np.full(20, 0.042), np.linspace(0.042, 0.012, n - 40), np.full(20, 0.012)] + flat(n, 0.0, 0.001, seed=33)
+    (f,) = findings(example_run(Example(series={"reward/score": reward, "policy/entropy": entropy})), "PD701")
+    assert f.severity == "info" and "near-deterministic from the log's start" in " ".join(f.evidence)
+    # the same fall from a policy that began uncertain is still judged against the reward
+    (g,) = findings(example_run(Example(series={"reward/score": reward, "policy/entropy": entropy * 20})), "PD701")
+    assert g.severity != "info"
+
+
 def test_gradients_that_vanish_after_a_collapse_are_not_stagnation():
     # the reward rose, then fell to 0 for good; every group then has zero advantage and the
     # gradient norm goes to 0: the collapse's aftermath, not a run that never learned

@@ -42,6 +42,10 @@ class EntropyCollapse(SustainedRule[EntropyView]):
     (``reward_progress.reward_suffers``).  While the reward rose and kept its gain, or when no
     reward is logged, it is an info note that gives the late action std when it is logged.
 
+    A discrete policy whose entropy is already under ``floor`` at the log's first points began
+    near-deterministic (a run initialised from a trained policy, as ML-Agents' ``--initialize-from``,
+    or a collapse before the log began): the fall in this log is an info note.
+
     When the reward rose clearly and ends at the top of its range (``reward_progress.solved``), the
     fall is an info note: a policy that solved its task (a math answer, a game) should become
     confident.  Not when the KL to the reference ends above its healthy band (the band of
@@ -113,7 +117,13 @@ class EntropyCollapse(SustainedRule[EntropyView]):
             converging, why = _gaussian_converging(ctx)
             evidence += why
         observed = {"first": first, "late": late, "drop": drop, "min": float(np.min(view.values))}
-        severity = "info" if done or converging else ("error" if severe else "warning")
+        # a discrete policy already under the floor at the log's first points began
+        # near-deterministic (initialised from a trained policy, or its collapse predates the log):
+        # what it lost in this log is a share of almost nothing
+        began_low = not differential and first < p["floor"]
+        if began_low:
+            evidence.append(f"the entropy began at {fmt_num(first)}, under {fmt_num(p['floor'])}: the policy was near-deterministic from the log's start")
+        severity = "info" if done or converging or began_low else ("error" if severe else "warning")
         # a reward at its ceiling bought by running away from the reference is a runaway, judged
         # as such; any other falling entropy is a sign, a collapse only while the reward suffers
         basis = "runaway" if away else "sign"
