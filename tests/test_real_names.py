@@ -578,3 +578,32 @@ def test_rsl_rl_and_skrl_rewards_are_100_episode_rolling_means():
         assert RunView(run).returns.rolling == 100
         findings, _ = run_rules(run)
         assert all(f.severity == "info" for f in findings if f.code == "PD204")
+
+
+def test_rl_games_statistics_are_read_and_their_epoch_and_seconds_copies_left_off():
+    # rl_games (IsaacGymEnvs) writes rewards/step against the frames played and the same mean as
+    # rewards/iter (epochs) and rewards/time (seconds): blind set real18's five rl_games runs were
+    # all "unknown, no reward" before this table
+    from ppo_doctor.view import RunView
+
+    n = 60
+    frames = list(np.arange(1, n + 1) * 16384)
+    series = {
+        "rewards/step": list(np.linspace(-5.0, 40.0, n)),
+        "episode_lengths/step": [300.0] * n,
+        "losses/a_loss": [0.01] * n,
+        "losses/c_loss": list(np.linspace(2.0, 0.2, n)),
+        "losses/entropy": list(np.linspace(4.0, 2.0, n)),
+        "info/kl": [0.008] * n,
+        "info/last_lr": [3e-4] * n,
+    }
+    raw = _raw(series, steps=frames)
+    for tag in ("rewards/iter", "episode_lengths/iter"):
+        raw.series.append(RawSeries(tag=tag, steps=np.arange(1, n + 1), values=np.linspace(-5.0, 40.0, n)))
+    raw.series.append(RawSeries(tag="rewards/time", steps=np.arange(1, n + 1) * 7, values=np.linspace(-5.0, 40.0, n)))
+    run = build_run("r", "r", "tensorboard", [], raw)
+    assert run.mapping["rewards/step"] == "reward/score" and run.mapping["info/kl"] == "kl/old"
+    assert run.mapping["losses/a_loss"] == "loss/policy" and run.mapping["losses/c_loss"] == "loss/value"
+    assert run.frame.step_range() == (16384, n * 16384)
+    assert not {"rewards/iter", "rewards/time", "episode_lengths/iter"} & set(run.frame.metrics)
+    assert RunView(run).returns.rolling == 100

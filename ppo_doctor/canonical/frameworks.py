@@ -77,6 +77,8 @@ EPISODE_TAGS = (
     "eprew",  # OpenAI's curiosity PPO (large-scale-curiosity, random-network-distillation)
     "Environment/Cumulative Reward",  # Unity ML-Agents
     "Reward / Total reward (mean)",  # skrl
+    "rewards/step",  # rl_games
+    "rewards/frame",  # rl_games before 1.6
 )
 
 # The HF Trainer (TensorBoard/W&B) and OpenRLHF prefix every key with ``train/``.

@@ -526,6 +526,22 @@ _SKRL = (
     _a("Learning / Learning rate", "opt/lr"),
 )
 
+# rl_games (a2c_common.py ``write_stats`` and ``train``; IsaacGymEnvs' runs/<task>/summaries):
+# ``rewards/step`` is a running mean return of about the last ``games_to_track`` (100) finished
+# games (torch_ext.AverageMeter) against
+# the frames played (``/frame`` in older releases; ``/iter`` and ``/time`` are copies against the
+# epoch and the seconds, left off the step axis); ``info/kl`` the mean KL between the policy before
+# and after the update; ``losses/a_loss`` / ``losses/c_loss`` the actor and critic losses.
+_RL_GAMES = (
+    _a("rewards/step", "reward/score", note="rl_games: running mean return of about the last 100 finished games"),
+    _a("rewards/frame", "reward/score", note="rl_games: running mean return of about the last 100 finished games"),
+    _a("losses/a_loss", "loss/policy"),
+    _a("losses/c_loss", "loss/value"),
+    _a("losses/entropy", "policy/entropy"),
+    _a("info/kl", "kl/old", between="old"),
+    _a("info/last_lr", "opt/lr"),
+)
+
 _GENERIC_RL = (
     _a("eprewmean", "reward/score"),
     _a("episode_reward", "reward/score"),
@@ -558,6 +574,7 @@ _GENERIC_RL = (
     *_CURIOSITY,
     *_MLAGENTS,
     *_SKRL,
+    *_RL_GAMES,
 )
 
 ALIASES: dict[str, tuple[Alias, ...]] = {

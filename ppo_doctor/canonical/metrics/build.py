@@ -132,15 +132,24 @@ def build_run(
 
 
 def _drop_time_axis_copies(series: list[RawSeries], notes: list[str]) -> list[RawSeries]:
-    """The series without ``<tag>/time`` copies of another series: rsl_rl writes its episode
-    statistics twice, against the iteration and against the seconds trained
-    (``on_policy_runner.py``: ``add_scalar("Train/mean_reward/time", ..., self.tot_time)``), and
-    seconds on the step axis would stretch the run past its last iteration."""
+    """The series without copies of a statistic written against another axis than the step:
+    rsl_rl writes its episode statistics against the iteration and again against the seconds
+    trained (``on_policy_runner.py``: ``add_scalar("Train/mean_reward/time", ..., self.tot_time)``);
+    rl_games writes each of ``rewards/step`` and ``episode_lengths/step`` against the frames played,
+    then as ``/iter`` against the epoch and ``/time`` against the seconds (``a2c_common.py``).
+    Seconds or epochs on the step axis would stretch or squeeze the run."""
     tags = {s.tag for s in series}
-    copies = sorted({s.tag for s in series if s.tag.endswith("/time") and s.tag[: -len("/time")] in tags})
+
+    def is_copy(tag: str) -> bool:
+        stem, _, axis = tag.rpartition("/")
+        if axis == "time" and stem in tags:
+            return True
+        return axis in ("time", "iter") and bool(stem) and any(f"{stem}/{main}" in tags for main in ("step", "frame"))
+
+    copies = sorted({s.tag for s in series if is_copy(s.tag)})
     if not copies:
         return series
-    notes.append(f"left out of the step axis (the same statistic written against seconds trained): {', '.join(copies)}")
+    notes.append(f"left out of the step axis (the same statistic written against seconds trained or epochs): {', '.join(copies)}")
     return [s for s in series if s.tag not in copies]
 
 
