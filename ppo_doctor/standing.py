@@ -2,16 +2,18 @@
 (docs/architecture.md#contracts).
 
 A rule that judges an *absence of progress* (the reward did not improve, the gradients vanished,
-the critic learns nothing) reads "the whole run".  On a run that is still training, or that was
-killed, the whole run so far is a prefix: GRPO rewards on small models often stay flat for the first
-fifth of a run and rise after it.  Such a rule may only reach a warning or an error once the run has
-had a *fair chance*: its plan behind it (or the share of it a rule's ``fair_share`` asks for, past
-its learning-rate warm-up), judged here.
+the critic learns nothing) reads "the whole run".  On a run that is still training the whole run so
+far is a prefix: GRPO rewards on small models often stay flat for the first fifth of a run and rise
+after it.  On a live run (a Monitor, ``watch``) such a rule may only reach a warning or an error once
+the run has had a *fair chance*: its plan behind it (or the share of it a rule's ``fair_share`` asks
+for, past its learning-rate warm-up), judged here.  An offline log is the run as it ended, killed
+or stopped short of its plan included: no more steps will come to overturn what it shows, so it is
+judged where it stands, and its verdict says how far it got.
 
 The plan comes from the log or the caller: ``max_steps`` of a ``trainer_state.json`` and of the
 Trainer's state (HF ``TrainerState.max_steps``), ``total_timesteps`` of an SB3 / CleanRL config,
-``trainer.total_training_steps`` of veRL, ``Monitor(planned_steps=...)``.  When none says so, an
-offline log is taken as finished (nothing says otherwise), a live one as unfinished.
+``trainer.total_training_steps`` of veRL, ``Monitor(planned_steps=...)``.  When none says so, a
+live run is taken as unfinished.
 
 This module is a leaf: it knows steps and numbers, nothing of rules or reports.
 """
@@ -26,8 +28,8 @@ from typing import Any, NamedTuple
 # total_timesteps rounded down to a whole batch, SB3 logs its last iteration at the first multiple
 # of n_steps x n_envs past it.  Kept tight: a live run at 95 % of its plan can still turn around.
 FINISHED_SHARE = 0.99
-# The share of its plan (after warm-up) a run must have behind it before an absence of progress
-# may be called a symptom: all of it.  Measured by replaying this project's real runs through the
+# The share of its plan (after warm-up) a live run must have behind it before an absence of
+# progress may be called a symptom: all of it.  Measured by replaying this project's real runs through the
 # callback's schedule (benchmarks/live_replay.py, docs/live.md): trend findings said on a prefix
 # and overturned by the finished run were said at 51 % to 92 % of their runs (value losses that
 # settle late, an SB3 sparse reward flat at -100 for 56 % of its steps before it rises to -47),
@@ -115,14 +117,17 @@ class Standing(NamedTuple):
         return self.finished is False
 
     def fair(self, share: float = FAIR_SHARE) -> bool:
-        """Whether an absence of progress may be judged: the run reached its plan
-        (:attr:`finished`), or at least ``share`` of the plan after warm-up is behind it.  With no
-        known plan, an offline log is judged as finished and a live one is not judged.  A run
-        that :attr:`diverged` is over where it stands, so it is judged there."""
-        if self.diverged is not None:
+        """Whether an absence of progress may be judged.  An offline log always: it is the run as
+        it ended, and a run stopped short of its plan trained no further (measured on the labelled
+        real runs, docs/scorecard.md: of 29 logs stopped short of a known plan, judging them where
+        they stand turned 6 misses right and no healthy run wrong; waiting for a plan that never
+        came had left their stagnation "watched").  A live run once it reached its plan
+        (:attr:`finished`), or once at least ``share`` of the plan after warm-up is behind it; with
+        no known plan, not until it ends."""
+        if not self.live:
             return True
         if self.planned is None or self.done is None:
-            return not self.live
+            return False
         return bool(self.finished) or self.done >= self.judged_from(share)
 
     def judged_from(self, share: float = FAIR_SHARE) -> int:

@@ -80,12 +80,17 @@ def unhealthy_reason(findings: list[Finding], *, with_message: bool = True) -> s
 def verdict_for(run: Run, findings: list[Finding], not_applicable: list[NotApplicable]) -> tuple[str, str]:
     """``(verdict, reason)`` (:func:`_verdict`), the reason saying where a run stands when it
     stopped short of its plan or is still being written: "partial run: 40 of 200 planned steps
-    (20 %)" (an absence of progress is judged only on a fair share of the plan)."""
+    (20 %)" (on a live run an absence of progress is judged only on a fair share of the plan; an
+    offline log is judged where it stopped, :mod:`ppo_doctor.standing`)."""
     verdict, reason = _verdict(run, findings, not_applicable)
     stand = run.standing
     if stand.partial:
-        # beside a symptom the run already shows, the plan left is no reason to wait
-        pending = "" if verdict == "unhealthy" else ", an absence of progress is judged once it reaches its plan"
+        if not stand.live:
+            pending = ", judged where it stopped (`ppo-doctor watch` follows a run still training)"
+        elif verdict == "unhealthy":
+            pending = ""  # beside a symptom the run already shows, the plan left is no reason to wait
+        else:
+            pending = ", an absence of progress is judged once it reaches its plan"
         reason += f"; partial run: {stand.describe()}{pending}"
     elif stand.live and stand.planned is None and stand.done is not None:
         reason += f"; live: {stand.describe()}"

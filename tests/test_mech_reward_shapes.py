@@ -194,7 +194,8 @@ def test_nan_in_a_metric_of_the_data_does_not_end_a_run():
     ex.series["grad/norm"] = np.abs(ex.series["grad/norm"][:-1]).tolist() + [5.0]
     ex.series["value/explained_var"] = np.r_[np.zeros(10), np.full(40, np.nan)]
     run = dataclasses.replace(example_run(ex), planned_steps=1001, planned_from="test")
-    assert run.standing.diverged is None and not run.standing.fair()
+    # the explained variance's NaN says nothing of the weights: the training did not diverge
+    assert run.standing.diverged is None
 
 
 def test_peak_drop_of_a_sticky_series_uses_its_means():

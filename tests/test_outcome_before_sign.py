@@ -247,22 +247,24 @@ def test_a_reward_that_has_not_risen_yet_confirms_no_sign_on_a_partial_run():
     does not make a sign a warning (two healthy TRL GRPO runs of the real-run set were stopped at
     their first check for a KL whose reward had not had time to rise)."""
     clip = saturating(N, 0.05, 0.45, sd=0.02, seed=3)
-    partial = replace(example_run(Example(series={"policy/clipfrac": clip, "reward/score": stuck()}, framework="sb3")), planned_steps=4 * N)
+    partial = replace(example_run(Example(series={"policy/clipfrac": clip, "reward/score": stuck()}, framework="sb3")), planned_steps=4 * N, live=True)
     f = one(partial, "PD802")
     assert f.severity == "info" and "watching" in f.message and any(e.startswith("outcome: the reward is stuck") for e in f.evidence)
     # a decisive collapse after the sign is an outcome on a prefix too (PD204 judges it when it
     # holds); a fall short of one is watched, as PD204 watches it (it may still recover)
     approx = np.r_[flat(100, 0.01, 0.002, seed=5), flat(100, 0.2, 0.01, seed=6)]
     collapse = np.r_[saturating(120, 0.1, 0.9, sd=0.02, seed=4), flat(80, 0.1, 0.02, seed=7)]
-    fell = replace(example_run(Example(series={"kl/old": approx, "reward/score": collapse}, framework="sb3")), planned_steps=4 * N)
+    fell = replace(example_run(Example(series={"kl/old": approx, "reward/score": collapse}, framework="sb3")), planned_steps=4 * N, live=True)
     assert one(fell, "PD803").severity != "info"
     dip = np.r_[saturating(120, 0.1, 0.9, sd=0.02, seed=4), np.linspace(0.9, 0.5, 80)]
-    dipped = replace(example_run(Example(series={"kl/old": approx, "reward/score": dip}, framework="sb3")), planned_steps=4 * N)
+    dipped = replace(example_run(Example(series={"kl/old": approx, "reward/score": dip}, framework="sb3")), planned_steps=4 * N, live=True)
     f = one(dipped, "PD803")
     assert f.severity == "info" and "watching" in f.message and any(e.startswith("outcome: the reward fell") for e in f.evidence)
-    # the same dip on a finished run is judged
-    finished = replace(dipped, planned_steps=None)
+    # the same dip on a finished run is judged, and so it is on an offline log that stopped short
+    # of its plan: that log is the run as it ended
+    finished = replace(dipped, planned_steps=None, live=False)
     assert one(finished, "PD803").severity != "info"
+    assert one(replace(dipped, live=False), "PD803").severity != "info"
 
 
 def _live_collapse(reward_key: str) -> list[Finding]:
@@ -378,7 +380,7 @@ def test_a_spike_far_beyond_the_range_seen_so_far_is_watched_on_a_prefix():
     reward = with_points(np.r_[saturating(120, 0.0, 1.0, sd=0.05, seed=13), flat(80, 0.2, 0.05, seed=14)], {121: 4.0})
     run = example_run(Example(series={"reward/score": reward}))
     assert one(run, "PD201").severity == "error"
-    partial = one(replace(run, planned_steps=800), "PD201")
+    partial = one(replace(run, planned_steps=800, live=True), "PD201")
     assert partial.severity == "info" and "watching" in partial.message
 
 

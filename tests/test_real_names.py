@@ -574,7 +574,7 @@ def test_rsl_rl_and_skrl_rewards_are_100_episode_rolling_means():
     n = 200
     dip = np.r_[np.linspace(0.0, 150.0, 100), np.full(60, 30.0), np.linspace(30.0, 100.0, 40)][:150]
     for tag in ("Train/mean_reward", "Reward / Total reward (mean)"):
-        run = replace(_run({tag: list(dip), "Loss/surrogate": [0.01] * len(dip)}), planned_steps=n)
+        run = replace(_run({tag: list(dip), "Loss/surrogate": [0.01] * len(dip)}), planned_steps=n, live=True)
         assert RunView(run).returns.rolling == 100
         findings, _ = run_rules(run)
         assert all(f.severity == "info" for f in findings if f.code == "PD204")

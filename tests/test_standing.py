@@ -26,9 +26,11 @@ from ppo_doctor.standing import Standing
 
 # -- the plan ---------------------------------------------------------------------------------
 def test_standing_share_partial_fair_and_text() -> None:
-    s = Standing(done=40, first=1, planned=200, planned_from="max_steps")
+    s = Standing(done=40, first=1, planned=200, planned_from="max_steps", live=True)
     assert s.partial and not s.finished and s.share == pytest.approx(39 / 199)
     assert not s.fair() and s.fair(0.15)
+    # an offline log stopped short of its plan is the run as it ended: judged where it stands
+    assert s._replace(live=False).partial and s._replace(live=False).fair()
     assert s.describe() == "40 of 200 planned steps (20%)"
     done = Standing(done=199, first=1, planned=200)
     assert done.finished and not done.partial and done.fair()
@@ -40,8 +42,8 @@ def test_standing_share_partial_fair_and_text() -> None:
     assert Standing(done=49, first=0, planned=50).finished and not Standing(done=48, first=0, planned=50).finished
     assert not Standing(done=49, first=1, planned=50).finished
     # warm-up: the share of the plan counts from its end
-    assert not Standing(done=60, first=1, planned=100, warmup=50).fair(0.5)
-    assert Standing(done=75, first=1, planned=100, warmup=50).fair(0.5)
+    assert not Standing(done=60, first=1, planned=100, warmup=50, live=True).fair(0.5)
+    assert Standing(done=75, first=1, planned=100, warmup=50, live=True).fair(0.5)
 
 
 @pytest.mark.parametrize(
@@ -72,7 +74,7 @@ def _flat_reward_run(n: int, planned: int | None, live: bool = False):
 
 
 def test_an_absence_of_progress_on_a_partial_run_is_a_note_that_says_when_it_is_judged() -> None:
-    run = _flat_reward_run(40, planned=200)
+    run = _flat_reward_run(40, planned=200, live=True)
     findings, na = run_rules(run)
     pd301 = [f for f in findings if f.code == "PD301"]
     assert [f.severity for f in pd301] == ["info"]
@@ -88,10 +90,17 @@ def test_an_absence_of_progress_on_a_partial_run_is_a_note_that_says_when_it_is_
     # the same points as a finished run: the rule judges them
     done, _ = run_rules(_flat_reward_run(40, planned=None), coerce({}))
     assert [f.severity for f in done if f.code == "PD301"] == ["error"]
+    # and as an offline log that stopped at 39 of 200 planned steps: the run as it ended, judged
+    # where it stands, and the reason says how far it got
+    stopped = _flat_reward_run(40, planned=200)
+    found, na = run_rules(stopped)
+    assert [f.severity for f in found if f.code == "PD301"] == ["error"]
+    reason = verdict_for(stopped, [f for f in found if f.code != "PD303"], na)[1]
+    assert reason.endswith("partial run: 39 of 200 planned steps (20%), judged where it stopped (`ppo-doctor watch` follows a run still training)")
 
 
 def test_fair_share_is_a_rule_parameter_the_config_sets() -> None:
-    run = _flat_reward_run(200, planned=400)
+    run = _flat_reward_run(200, planned=400, live=True)
     assert [f.severity for f in run_rules(run)[0] if f.code == "PD301"] == ["info"]
     early = run_rules(run, coerce({"rules": {"reward-not-improving": {"fair_share": 0.4}}}))[0]
     assert [f.severity for f in early if f.code == "PD301"] == ["error"]

@@ -19,7 +19,7 @@ N = 160
 def pd703(series, planned=None):
     run = example_run(Example(series=series, framework="trl_grpo"))
     if planned is not None:
-        run = replace(run, planned_steps=planned)
+        run = replace(run, planned_steps=planned, live=True)  # a prefix: a run still training
     found, _ = run_rules(run, coerce({"select": ["PD703"]}))
     return [f for f in found if f.code == "PD703"]
 

@@ -13,10 +13,11 @@ A rule module defines one subclass of :class:`Rule` with:
 * ``evidence``: what kind of evidence the rule judges (docs/architecture.md#contracts):
   ``"event"`` (a NaN, an impossible negative KL, a KL far past its band, a spike, an explosion),
   judged at once, or ``"trend"`` (an absence of progress or a slow drift: no improvement,
-  vanishing gradients, a critic that learns nothing, a frozen entropy), which is at most an info
-  note until the run has had a fair chance (:meth:`ppo_doctor.standing.Standing.fair`: the
-  ``fair_share`` parameter of its plan behind it, past warm-up; a trend rule gets that parameter,
-  so ``[rules.<name>] fair_share`` overrides it; by default the whole plan);
+  vanishing gradients, a critic that learns nothing, a frozen entropy), which on a live run is at
+  most an info note until the run has had a fair chance (:meth:`ppo_doctor.standing.Standing.fair`:
+  the ``fair_share`` parameter of its plan behind it, past warm-up; a trend rule gets that
+  parameter, so ``[rules.<name>] fair_share`` overrides it; by default the whole plan); an offline
+  log is the run as it ended and is judged where it stands;
 * ``basis``: what a warning of the rule rests on (the verdict contract, "outcome before sign",
   docs/architecture.md#contracts): ``"outcome"`` when its condition is itself something the
   run's author cares about getting worse (the reward stalls, falls or collapses, text

@@ -55,8 +55,8 @@ class RewardStdCollapse(Rule):
     **Known false positives.** A reward that rose and whose spread collapsed while it still
     climbs (not yet at its top) in a log without a KL metric.
 
-    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
-    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    **Evidence.** A trend: judged on the whole run.  On a live run short of its plan
+    the finding is an info note saying what is watched, until ``fair_share``
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).  One case is an event, judged
     where the run stands: sampling near-greedy by config (temperature at most 0.3) with the spread

@@ -106,7 +106,7 @@ class RewardComponentGaming(Rule):
 
     **Evidence.** A task component that fell decisively (``decisive`` noise standard errors of a
     window median) while another saturated is an event, judged when it holds: the task already got
-    worse (issue 41).  Any other finding is a trend: on a run short of its plan an info note until
+    worse (issue 41).  Any other finding is a trend: on a live run short of its plan an info note until
     ``fair_share`` of the plan is behind it (:mod:`ppo_doctor.standing`).
 
     **Source.** huggingface/open-r1#255; TRL ``GRPOTrainer`` per-function ``rewards/<name>/mean``

@@ -85,7 +85,7 @@ class DegenerateGroups(SustainedRule[Input]):
     already filters degenerate groups before the update logs the share before filtering.
 
     **Evidence.** No gradient at all (above) is an event, judged where the run stands.  Any
-    other finding is a trend: on a run short of its plan (live, or stopped early) an info note
+    other finding is a trend: on a live run short of its plan an info note
     saying what is watched, until ``fair_share`` of the plan (default 1.0: all of it) is behind
     the run, past warm-up; a live run with no known plan is judged when it ends
     (:mod:`ppo_doctor.standing`).

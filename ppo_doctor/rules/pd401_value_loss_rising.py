@@ -43,8 +43,8 @@ class ValueLossRising(Rule):
     covered by the reward-scale adjustment only when a reward metric is logged; a stretch of
     constant returns that no NaN explained variance or zero ``reward/std`` marks.
 
-    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
-    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    **Evidence.** A trend: judged on the whole run.  On a live run short of its plan
+    the finding is an info note saying what is watched, until ``fair_share``
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 

@@ -41,8 +41,8 @@ class ExplainedVarianceNegative(SustainedRule[Input]):
     absolute error is tiny; the median resists isolated swings, not a whole run of them.  Runs
     where EV is computed on a tiny batch.
 
-    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
-    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    **Evidence.** A trend: judged on the whole run.  On a live run short of its plan
+    the finding is an info note saying what is watched, until ``fair_share``
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 

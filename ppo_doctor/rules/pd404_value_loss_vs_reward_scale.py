@@ -37,8 +37,8 @@ class ValueLossVsRewardScale(Rule):
     are all near 0 with rare large payoffs; a rolling-mean reward without an explained
     variance (the finding then says the scale is a rolling mean's).
 
-    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
-    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    **Evidence.** A trend: judged on the whole run.  On a live run short of its plan
+    the finding is an info note saying what is watched, until ``fair_share``
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 

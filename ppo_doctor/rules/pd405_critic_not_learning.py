@@ -52,8 +52,8 @@ class CriticNotLearning(Rule):
     **Known false positives.** Sparse-reward tasks whose returns carry almost no learnable
     variance; a critic that was pre-trained, so its first loss is already its best.
 
-    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
-    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    **Evidence.** A trend: judged on the whole run.  On a live run short of its plan
+    the finding is an info note saying what is watched, until ``fair_share``
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 

@@ -35,8 +35,8 @@ class ValueLagsReturns(Rule):
     has no spread to measure against: such updates (``RunView.returns``) are not counted, and
     the 10 % floor keeps such runs quiet unless the gap is large against the returns themselves.
 
-    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
-    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    **Evidence.** A trend: judged on the whole run.  On a live run short of its plan
+    the finding is an info note saying what is watched, until ``fair_share``
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 

@@ -38,8 +38,8 @@ class RewardOscillation(OscillationRule[Input]):
     reward; a rolling mean of episodes whose episode length is not logged (its window's span in
     steps is unknown, so its points are judged as they are: raise ``min_structure`` for those).
 
-    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
-    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    **Evidence.** A trend: judged on the whole run.  On a live run short of its plan
+    the finding is an info note saying what is watched, until ``fair_share``
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 

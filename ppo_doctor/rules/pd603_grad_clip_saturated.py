@@ -29,8 +29,8 @@ class GradClipSaturated(Rule):
     **Known false positives.** Frameworks that log the post-clip norm (then it never exceeds the
     limit and the rule is silent); a deliberately tight clip.
 
-    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
-    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    **Evidence.** A trend: judged on the whole run.  On a live run short of its plan
+    the finding is an info note saying what is watched, until ``fair_share``
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 

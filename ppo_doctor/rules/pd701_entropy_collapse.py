@@ -61,8 +61,8 @@ class EntropyCollapse(SustainedRule[EntropyView]):
     reads as lower entropy); a continuous-action run that nothing marks as one (no std logged,
     an entropy that stays above 0, no known task id), judged as a discrete policy.
 
-    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
-    stopped early) the finding is an info note saying what is watched, until ``fair_share``
+    **Evidence.** A trend: judged on the whole run.  On a live run short of its plan
+    the finding is an info note saying what is watched, until ``fair_share``
     of the plan (default 1.0: all of it) is behind the run, past warm-up; a live run with no
     known plan is judged when it ends (:mod:`ppo_doctor.standing`).
 

@@ -42,7 +42,7 @@ class ResponseLengthExplosion(Rule):
     for the task gives the same error: raise it.
 
     **Evidence.** Nearly every answer cut is an event, judged at once.  The rest is a trend:
-    judged on the whole run, and on a run short of its plan (live, or stopped early) an info
+    judged on the whole run, and on a live run short of its plan an info
     note saying what is watched, until ``fair_share`` of the plan (default 1.0: all of it) is
     behind the run, past warm-up; a live run with no known plan is judged when it ends
     (:mod:`ppo_doctor.standing`).

@@ -54,8 +54,8 @@ class EntropyRising(SustainedRule[EntropyView]):
     **Known false positives.** A run that starts from a near-deterministic policy on purpose and
     is meant to explore (an entropy bonus switched on mid-run): check the reward after the run.
 
-    **Evidence.** A trend: judged on the whole run.  On a run short of its plan (live, or
-    stopped early) the finding is an info note saying what is watched, until ``fair_share`` of
+    **Evidence.** A trend: judged on the whole run.  On a live run short of its plan
+    the finding is an info note saying what is watched, until ``fair_share`` of
     the plan is behind the run (:mod:`ppo_doctor.standing`).
 
     **Source.** verl-project/verl#2738 (entropy rising during GRPO); DAPO (Yu et al. 2025,
