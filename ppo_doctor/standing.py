@@ -119,8 +119,8 @@ class Standing(NamedTuple):
     def fair(self, share: float = FAIR_SHARE) -> bool:
         """Whether an absence of progress may be judged.  An offline log always: it is the run as
         it ended, and a run stopped short of its plan trained no further (measured on the labelled
-        real runs, docs/scorecard.md: of 29 logs stopped short of a known plan, judging them where
-        they stand turned 6 misses right and no healthy run wrong; waiting for a plan that never
+        real runs, docs/scorecard.md: of the logs stopped short of a known plan, judging them where
+        they stand turned 7 misses right and no healthy run wrong; waiting for a plan that never
         came had left their stagnation "watched").  A live run once it reached its plan
         (:attr:`finished`), or once at least ``share`` of the plan after warm-up is behind it; with
         no known plan, not until it ends."""

@@ -607,3 +607,25 @@ def test_rl_games_statistics_are_read_and_their_epoch_and_seconds_copies_left_of
     assert run.frame.step_range() == (16384, n * 16384)
     assert not {"rewards/iter", "rewards/time", "episode_lengths/iter"} & set(run.frame.metrics)
     assert RunView(run).returns.rolling == 100
+
+
+def test_an_sb3_off_policy_log_is_sb3_not_deepspeed_chat():
+    # SB3's DDPG / TD3 / SAC write train/actor_loss and train/critic_loss (DeepSpeed-Chat's names)
+    # and none of PPO's train/* names; the logger's time/* bookkeeping says SB3 (blind set real19)
+    n = 30
+    run = _run(
+        {
+            "time/time_elapsed": list(range(1, n + 1)),
+            "rollout/ep_rew_mean": list(np.linspace(-4000.0, -3000.0, n)),
+            "rollout/ep_len_mean": [781.0] * n,
+            "time/episodes": list(range(1, n + 1)),
+            "time/total_timesteps": [781.0 * (i + 1) for i in range(n)],
+            "time/fps": [100.0] * n,
+            "train/n_updates": [781.0 * i for i in range(n)],
+            "train/actor_loss": [1.8] * n,
+            "train/learning_rate": [1e-3] * n,
+            "train/critic_loss": list(np.linspace(17.0, 5.0, n)),
+        }
+    )
+    assert run.framework == "sb3"
+    assert run.mapping["rollout/ep_rew_mean"] == "reward/score" and run.mapping["train/critic_loss"] == "loss/value"

@@ -221,6 +221,12 @@ MARKERS: dict[str, dict[str, float]] = {
         "train/clip_fraction": 3,
         "rollout/ep_rew_mean": 2,
         "train/n_updates": 1,
+        # the logger's own bookkeeping, written by every SB3 algorithm, on- and off-policy
+        # (OnPolicyAlgorithm / OffPolicyAlgorithm ``_dump_logs``): an off-policy log (DDPG, TD3,
+        # SAC) has none of PPO's train/* names, and its train/actor_loss, train/critic_loss are
+        # DeepSpeed-Chat's names too (blind set real19: an SB3 DDPG log read as DeepSpeed-Chat)
+        "time/total_timesteps": 2,
+        "time/fps": 1,
     },
     "sb2": {
         "loss/approximate_kullback-leibler": 4,
