@@ -11,7 +11,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from ppo_doctor.detect import even_in_steps, oscillation, peak_drop, quantum, sticky, summarize
+from ppo_doctor.detect import at_changes, even_in_steps, oscillation, peak_drop, quantum, sticky, summarize
+from ppo_doctor.monitor import replay
 from ppo_doctor.rules.base import Example
 from ppo_doctor.rules.engine import run_rules
 from ppo_doctor.rules.examples import example_run
@@ -250,3 +251,48 @@ def test_points_one_window_apart_follow_the_episode_length():
     gaps = np.diff(apart[0])
     assert set(gaps[:400].tolist()) == {1000} and set(gaps[-40:].tolist()) == {10_000}
     assert one_per_window(RunView(_sb3_run(steps, {"rollout/ep_rew_mean": np.zeros(1000)})), steps, np.zeros(1000)) is None
+
+
+# -- a reward held over several rows (sample-and-hold) ---------------------------------------
+def _held(seed: int, collapse: bool, hold: int = 10, rows: int = 1000) -> np.ndarray:
+    """A GRPO loop that writes a row every step but recomputes the reward every ``hold``-th:
+    each evaluation (a rise from 1.6 to 1.9, noise sd 0.06) repeated ``hold`` times; with
+    ``collapse`` the reward falls to 0.5 over the last 30 % of the rows."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(rows // hold)
+    level = 1.6 + 0.3 * (1 - np.exp(-t / 15))
+    if collapse:
+        late = t >= 0.7 * len(t)
+        level[late] = 0.5
+    return np.repeat(level + rng.normal(0, 0.06, len(t)), hold)
+
+
+def test_a_held_series_is_read_at_its_changes():
+    v = _held(0, collapse=False)
+    s = np.arange(len(v), dtype=np.int64)
+    s2, v2 = at_changes(s, v)
+    assert len(v2) == 100 and np.array_equal(s2, s[::10])
+    # a sparse reward's repeats are its level, and a constant is not held
+    sparse = _sparse(1)
+    assert at_changes(np.arange(len(sparse)), sparse)[1] is sparse
+    flat = np.zeros(50)
+    assert at_changes(np.arange(50), flat)[1] is flat
+
+
+def _live_stops(v: np.ndarray) -> list[str]:
+    run = example_run(Example(series={"reward/score": v}))
+    _, alerts = replay(run, check_every=5)
+    return [a.code for _, a in alerts if a.severity == "error"]
+
+
+def test_a_healthy_reward_held_over_ten_rows_is_not_stopped_live():
+    # Before the held series was read at its changes, 12 of these 20 runs were stopped by PD204:
+    # nine zero differences in ten made the noise read near zero and a dip of one noise sd
+    # decisive (real18's Fair-RLVR runs, stopped at steps 125 and 130).
+    stopped = [seed for seed in range(20) if _live_stops(_held(seed, collapse=False))]
+    assert stopped == []
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_held_reward_that_collapses_is_still_stopped_live(seed):
+    assert "PD204" in _live_stops(_held(seed, collapse=True))

@@ -25,7 +25,7 @@ from .oscillation import Oscillation, oscillation
 from .peak_drop import PeakDrop, peak_drop
 from .spans import Span, longest, mask_to_spans, spans_to_mask
 from ._util import align, approx_median, block_min, early_late, finite_xy, level_se, noise_sd, quantiles, quantum, robust_sd, smooth_level, sticky, window_size
-from .resample import even_in_steps
+from .resample import at_changes, even_in_steps
 from .spike import default_window, robust_z, spike_scores, spikes
 from .sustained import sustained_mask, sustained_spans
 from .threshold import above, below, outside
@@ -62,6 +62,7 @@ __all__ = [
     "quantum",
     "sticky",
     "even_in_steps",
+    "at_changes",
     "theil_sen",
     "first_last",
     "held_at_max",

@@ -12,12 +12,18 @@ run, a block median) then weigh the failing stretches of a run many times over: 
 or more between stretches of the run) and returns the means of equal step bins, one value per
 bin with points: the average of the episodes that ended in that stretch of training.  Evenly
 logged series come back unchanged.
+
+:func:`at_changes` reads a sample-and-hold series at its changes: a loop that writes a row every
+step but recomputes the reward every tenth repeats each value nine times, and the repeats are
+not measurements.  Left in, they make nine of ten point-to-point differences zero, so the noise
+(a MAD of differences) reads near zero and a small fall reads as decisive.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ._util import sticky
 from .order_stats import median
 
 # The run's step range is cut into this many equal stretches to compare their point counts.
@@ -57,3 +63,24 @@ def even_in_steps(steps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np
     np.maximum.at(last, idx, steps)
     held = counts > 0
     return last[held], sums[held] / counts[held]
+
+
+# A series is held when at least this share of its points repeat their predecessor exactly:
+# most of its points are copies, not measurements.
+HELD_SHARE = 0.5
+
+
+def at_changes(steps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(steps, values)`` of a held series (at least :data:`HELD_SHARE` of its points repeat
+    their predecessor) at the first point of each run of equal values; any other series
+    unchanged.  A constant series is not held, and a :func:`~._util.sticky` series (one value on half its points: a sparse reward,
+    a rate at its cap) is not held: its repeats are its level.  Both arrays finite, ``steps``
+    sorted."""
+    if len(values) < 3:
+        return steps, values
+    new = np.empty(len(values), dtype=bool)
+    new[0] = True
+    np.not_equal(values[1:], values[:-1], out=new[1:])
+    if new.mean() > 1.0 - HELD_SHARE or new.sum() == 1 or sticky(values):
+        return steps, values
+    return steps[new], values[new]

@@ -28,6 +28,9 @@ class RewardCollapse(Rule):
     the first window, or the run started at its best) has no gain to lose a share of: it
     collapses when it falls by ``min_gain`` standard errors and by at least ``drop`` of the
     peak's magnitude, and stays there; that is an error (it ends below where it started).
+    A reward the log holds over several rows (a loop that recomputes it every tenth step) is
+    read at its changes (``detect.at_changes``), so that its copies do not make the noise, and
+    with it the standard errors, read near zero.
 
     **Why it matters.** Classic-RL PPO's "performance collapse": a policy that had learned
     forgets it, usually because late updates are as large as early ones (a learning rate too

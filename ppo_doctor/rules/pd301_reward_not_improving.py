@@ -68,7 +68,8 @@ class RewardNotImproving(Rule):
     never rose above its first window on the way (a policy that only got worse, as one that
     settles on a losing move whose return is the task's floor).
     The reward is judged on its step axis (``detect.even_in_steps``: one point per episode
-    weighs short episodes by their number) and, when it holds one value on most points (a
+    weighs short episodes by their number), at its changes when the log holds each value over
+    several rows (``detect.at_changes``), and, when it holds one value on most points (a
     sparse reward at its floor), by window means (``detect.sticky``).  Runs of fewer than
     ``min_points`` points are not judged.  The finding lists what else shows the
     policy is not moving: a KL to the reference under 5 % of its band, an approx KL per update

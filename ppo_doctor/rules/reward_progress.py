@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Mapping, NamedTuple
 
 import numpy as np
 
-from ..detect import PeakDrop, TrendSummary, even_in_steps, finite_xy, median, peak_drop, percentile, quantum, summarize
+from ..detect import PeakDrop, at_changes, TrendSummary, even_in_steps, finite_xy, median, peak_drop, percentile, quantum, summarize
 from .messages import fmt_num
 
 if TYPE_CHECKING:
@@ -26,10 +26,12 @@ LEARNING_RISE = 3.0
 
 
 def trend_arrays(ctx: RuleContext, metric: str) -> tuple[np.ndarray, np.ndarray]:
-    """Finite steps and values of ``metric`` as its trend is judged: on the step axis
+    """Finite steps and values of ``metric`` as its trend is judged: at its changes when the log
+    holds each value over several rows (:func:`~ppo_doctor.detect.at_changes`: the copies are not
+    measurements and would make the noise read near zero), and on the step axis
     (:func:`~ppo_doctor.detect.even_in_steps`), so that a log of one point per episode does not
     weigh a stretch of short, failing episodes by their number."""
-    return even_in_steps(*ctx.finite(metric))
+    return even_in_steps(*at_changes(*ctx.finite(metric)))
 
 
 def reward_arrays(ctx: RuleContext, min_points: int) -> tuple[str, np.ndarray, np.ndarray] | None:
