@@ -609,6 +609,29 @@ def test_rl_games_statistics_are_read_and_their_epoch_and_seconds_copies_left_of
     assert RunView(run).returns.rolling == 100
 
 
+def test_sample_factory_kl_is_to_the_behaviour_policy_not_a_reference():
+    # Sample Factory's learner logs train/kl_divergence = KL(behaviour policy || trained policy)
+    # (kl_old), and reward/reward is a mean of the last 100 episodes: blind set real20's two
+    # Sample Factory runs had their update KL read as a KL to a reference
+    from ppo_doctor.view import RunView
+
+    n = 40
+    run = _run(
+        {
+            "reward/reward": list(np.linspace(-35.0, -4.0, n)),
+            "len/len": [800.0] * n,
+            "train/kl_divergence": [0.02] * n,
+            "train/fraction_clipped": [0.2] * n,
+            "train/entropy": list(np.linspace(5.0, 3.0, n)),
+            "train/value_loss": [0.3] * n,
+            "train/grad_norm": [1.0] * n,
+        }
+    )
+    assert run.mapping["train/kl_divergence"] == "kl/old" and "kl/ref" not in run.frame.metrics
+    assert run.mapping["reward/reward"] == "reward/score" and run.mapping["train/fraction_clipped"] == "policy/clipfrac"
+    assert RunView(run).returns.rolling == 100
+
+
 def test_an_sb3_off_policy_log_is_sb3_not_deepspeed_chat():
     # SB3's DDPG / TD3 / SAC write train/actor_loss and train/critic_loss (DeepSpeed-Chat's names)
     # and none of PPO's train/* names; the logger's time/* bookkeeping says SB3 (blind set real19)

@@ -79,6 +79,7 @@ EPISODE_TAGS = (
     "Reward / Total reward (mean)",  # skrl
     "rewards/step",  # rl_games
     "rewards/frame",  # rl_games before 1.6
+    "reward/reward",  # Sample Factory
 )
 
 # The HF Trainer (TensorBoard/W&B) and OpenRLHF prefix every key with ``train/``.

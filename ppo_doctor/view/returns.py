@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 # Raw tags of a reward that is a rolling mean over the last N episodes, with N (module docstring);
 # also rsl_rl's ``Train/mean_reward`` (on_policy_runner.py: ``rewbuffer = deque(maxlen=100)``) and
 # skrl's ``Reward / Total reward (mean)`` (``_track_rewards = collections.deque(maxlen=100)``), and
-# rl_games' ``rewards/step`` (``game_rewards = AverageMeter(value_size, games_to_track)``, 100 by default).
+# rl_games' ``rewards/step`` (``game_rewards = AverageMeter(value_size, games_to_track)``, 100 by default),
+# and Sample Factory's ``reward/reward`` (``deque(maxlen=cfg.stats_avg)``, 100 by default).
 ROLLING_EPISODE_MEANS = {
     "rollout/ep_rew_mean": 100,
     "ep_rew_mean": 100,
@@ -47,6 +48,7 @@ ROLLING_EPISODE_MEANS = {
     "Reward / Total reward (mean)": 100,
     "rewards/step": 100,
     "rewards/frame": 100,
+    "reward/reward": 100,
 }
 
 # Raw tags of the mean episode length logged beside such a rolling mean (SB3 ``rollout/ep_len_mean``

@@ -542,6 +542,22 @@ _RL_GAMES = (
     _a("info/last_lr", "opt/lr"),
 )
 
+# Sample Factory (sample_factory/algo/runners/runner.py, learning/learner.py): ``reward/reward`` is
+# the mean return of the last ``stats_avg`` (100 by default) finished episodes; the learner's
+# ``train/kl_divergence`` is the KL between the behaviour policy that sampled the batch and the
+# policy being trained (``kl_old``), an old-vs-new KL, not a KL to a reference.
+_SAMPLE_FACTORY = (
+    _a("reward/reward", "reward/score", note="Sample Factory: mean return of the last stats_avg (100) episodes"),
+    _a("train/kl_divergence", "kl/old", between="old", note="Sample Factory: KL to the behaviour policy (kl_old)"),
+    _a("train/fraction_clipped", "policy/clipfrac"),
+    _a("train/entropy", "policy/entropy"),
+    _a("train/policy_loss", "loss/policy"),
+    _a("train/value_loss", "loss/value"),
+    _a("train/loss", "loss/total"),
+    _a("train/grad_norm", "grad/norm"),
+    _a("train/lr", "opt/lr"),
+)
+
 _GENERIC_RL = (
     _a("eprewmean", "reward/score"),
     _a("episode_reward", "reward/score"),
@@ -575,6 +591,7 @@ _GENERIC_RL = (
     *_MLAGENTS,
     *_SKRL,
     *_RL_GAMES,
+    *_SAMPLE_FACTORY,
 )
 
 ALIASES: dict[str, tuple[Alias, ...]] = {
