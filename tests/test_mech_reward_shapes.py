@@ -296,3 +296,28 @@ def test_a_healthy_reward_held_over_ten_rows_is_not_stopped_live():
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_held_reward_that_collapses_is_still_stopped_live(seed):
     assert "PD204" in _live_stops(_held(seed, collapse=True))
+
+
+# -- a reward that only got worse than the policy it started from ----------------------------
+def _fell_early(seed: int, regain: bool, n: int = 400) -> np.ndarray:
+    """A return at -50 for its first 1.5 % of points (the initial policy), down to -300 by 6 %,
+    then climbing back: to -220 (worse than the start for good), or, with ``regain``, to +100."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n, dtype=np.float64)
+    fall = np.interp(t, [0, 6, 24, n - 1], [-50, -50, -300, -300])
+    back = np.interp(t, [0, 0.4 * n, n - 1], [0, 0, 400 if regain else 80])
+    return fall + back + rng.normal(0, 8, n)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_reward_worse_than_its_start_for_good_is_not_an_improvement(seed):
+    # real20's SB3 CarRacing run (-52 -> -330 within 30k steps, back to -217 at best) had "risen"
+    # from its first 10 % window, which already held the fall
+    codes = _codes(Example(series={"reward/score": _fell_early(seed, regain=False)}, framework="sb3"))
+    assert codes.get("PD301") == "warning"
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_reward_that_dips_early_and_climbs_past_its_start_is_learning(seed):
+    codes = _codes(Example(series={"reward/score": _fell_early(seed, regain=True)}, framework="sb3"))
+    assert "PD301" not in codes and "PD204" not in codes

@@ -39,7 +39,7 @@ from ..detect import finite_xy, level_se, median, percentile, smooth_level, summ
 from ..results import Finding
 from ..standing import FAIR_SHARE, Standing
 from .messages import fmt_num
-from .reward_progress import LEARNING_RISE, reward_suffers, trend_arrays
+from .reward_progress import FALL_NOISE, LEARNING_RISE, MIN_FALL_SHARE, reward_suffers, trend_arrays
 from .textstats import mean, near_duplicate_share, repetition, split_early_late
 
 if TYPE_CHECKING:
@@ -47,11 +47,6 @@ if TYPE_CHECKING:
     from ..run import Run
     from .base import RuleContext
 
-# A fall must cover this share of the run's reward range (5th to 95th percentile) to be an outcome,
-# and this many noise standard errors of a window median (more than the 3 of a plain change: the
-# best of many windows sits above the level by chance).
-MIN_FALL_SHARE = 0.2
-FALL_NOISE = 4.0
 # Points the reward needs after a sign's onset before a fall after it can be judged.
 MIN_POINTS_AFTER = 10
 # Points a reward needs before its outcome is judged at all (the verdict's own minimum).

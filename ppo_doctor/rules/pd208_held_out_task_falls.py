@@ -11,8 +11,9 @@ from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 from .messages import fmt_num
-from .outcome import MIN_AFTER, MIN_EVAL_POINTS, MIN_FALL_SHARE, held_out_course, held_out_series
-from .reward_progress import LEARNING_RISE
+from .outcome import MIN_AFTER, MIN_EVAL_POINTS, held_out_course, held_out_series
+from .reward_progress import LEARNING_RISE, MIN_FALL_SHARE
+
 
 class HeldOutTaskFalls(Rule):
     """The held-out evaluation falls below where it started while the training reward holds.

@@ -11,7 +11,7 @@ from .examples import flat, saturating
 from .messages import fmt_num
 from .movement import no_movement_evidence
 from .outcome import task_improved
-from .reward_progress import COLLAPSE_DEFAULTS, LEARNING_RISE, collapsed, trend_arrays
+from .reward_progress import COLLAPSE_DEFAULTS, LEARNING_RISE, collapsed, fell_from_start, trend_arrays
 
 
 def reached_ceiling(v: np.ndarray, window: int, limit: float) -> bool:
@@ -66,7 +66,10 @@ class RewardNotImproving(Rule):
     the point-to-point noise), and the Theil-Sen trend over the run is no larger; or the
     reward fell to the lowest value of the run, where its last window sits, and its level
     never rose above its first window on the way (a policy that only got worse, as one that
-    settles on a losing move whose return is the task's floor).
+    settles on a losing move whose return is the task's floor); or it ends below its first three
+    points by 4 standard errors and a fifth of its range, and its level never
+    came back to them (``reward_progress.fell_from_start``: a policy worse than the one it
+    started from, whatever it regained from the trough of its fall).
     The reward is judged on its step axis (``detect.even_in_steps``: one point per episode
     weighs short episodes by their number), at its changes when the log holds each value over
     several rows (``detect.at_changes``), and, when it holds one value on most points (a
@@ -123,12 +126,15 @@ class RewardNotImproving(Rule):
         t = summarize(s, v)
         se = t.noise * np.sqrt(2.0 / max(1, t.window))
         limit = p["min_rise"] * max(se, 1e-12)
-        if t.change >= limit or t.fitted_change >= limit:
+        # worse than the policy it started from, and never back: a rise from the trough is a
+        # partial recovery, not an improvement
+        worse = fell_from_start(v, t)
+        if worse is None and (t.change >= limit or t.fitted_change >= limit):
             return  # improving
         # a fall is another problem only when it is significant (the rules' LEARNING_RISE noise
         # standard errors): a sag within that is a flat reward wobbling
-        fell = t.change <= -LEARNING_RISE * max(se, 1e-12)
-        if fell and not (_never_rose(s, v, limit) and _ends_at_floor(v, t.window)):
+        fell = worse is not None or t.change <= -LEARNING_RISE * max(se, 1e-12)
+        if fell and worse is None and not (_never_rose(s, v, limit) and _ends_at_floor(v, t.window)):
             return  # it rose then fell (PD204), or sagged from where it began: another problem
         if reached_ceiling(v, t.window, limit):
             return  # it rose to its plateau within the first window and stayed there: solved, not stuck
@@ -163,7 +169,7 @@ class RewardNotImproving(Rule):
             severity="info" if task or resumed else "error" if evidence else "warning",
             fmt={
                 "n": len(v),
-                "why": ("; it only fell" if fell else "")
+                "why": (f"; it only fell: {worse}" if worse else "; it only fell" if fell else "")
                 + ("; the policy is barely moving" if evidence and not task else "")
                 + (f"; but {task}: the task improves" if task else "")
                 + (f"; the log begins at step {int(s[0])}, {resumed}" if resumed and not task else ""),

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Mapping, NamedTuple
 
 import numpy as np
 
-from ..detect import PeakDrop, at_changes, TrendSummary, even_in_steps, finite_xy, median, peak_drop, percentile, quantum, summarize
+from ..detect import PeakDrop, TrendSummary, at_changes, even_in_steps, finite_xy, median, peak_drop, percentile, quantum, smooth_level, summarize
 from .messages import fmt_num
 
 if TYPE_CHECKING:
@@ -203,6 +203,36 @@ EDGE_POINTS = 3
 START_POINTS = 3
 
 
+# A fall must cover this share of the run's reward range (5th to 95th percentile) to be an outcome:
+# a move the author would see on the curve, not noise (outcome.py's falls after a sign, PD208's
+# held-out falls and :func:`fell_from_start` use it); and this many noise standard errors, more
+# than the 3 of a plain change: the level it falls from (the best of many windows, or three
+# points) sits above the true level by chance.
+MIN_FALL_SHARE = 0.2
+FALL_NOISE = 4.0
+
+
+def fell_from_start(v: np.ndarray, t: TrendSummary) -> str | None:
+    """Evidence when the reward ``v`` (trend arrays, summary ``t``) only got worse than the policy
+    it started from, else None: its last window sits below the median of its first
+    :data:`START_POINTS` points by :data:`FALL_NOISE` standard errors and by
+    :data:`MIN_FALL_SHARE` of its range, and its local level never came back to them after the
+    first window.  A rise from the trough of such a fall is a partial recovery, not learning: a
+    PPO CarRacing run that fell -52 -> -330 within its first 30k steps and climbed back to -217
+    had "risen" from its first 10 % window (blind set real20)."""
+    if len(v) <= max(START_POINTS, t.window):
+        return None
+    start = float(median(v[:START_POINTS]))
+    se = t.noise * math.sqrt(1.0 / START_POINTS + 1.0 / max(1, t.window))
+    spread = float(percentile(v, 95) - percentile(v, 5))
+    fall = start - t.last
+    if not (fall >= FALL_NOISE * se and fall >= MIN_FALL_SHARE * spread):
+        return None
+    if (smooth_level(v, t.window)[t.window :] >= start).any():
+        return None
+    return f"the reward fell from {fmt_num(start)} (its first points) to {fmt_num(t.last)} and never came back"
+
+
 class Suffering(NamedTuple):
     """Whether the reward suffers (:func:`reward_suffers`), the evidence in words, and whether it
     is stuck (an absence of progress) rather than fallen, or fell decisively."""
@@ -219,7 +249,8 @@ def reward_suffers(ctx: RuleContext, min_points: int = 20) -> Suffering | None:
     with reward-collapse's settings) or is stuck: its last window does not sit clearly
     (:data:`LEARNING_RISE` noise standard errors) above its first :data:`START_POINTS` points,
     nor above its first window (or by its fitted change) by as many standard errors of a window
-    median.
+    median, or it only got worse than its first points (:func:`fell_from_start`: a rise from the
+    trough of an early fall is no rise).
     For a change of the policy that is convergence while the policy gets better and a symptom
     while it does not (a Gaussian policy's std shrinking, PD701 and PD305)."""
     reward = reward_arrays(ctx, min_points)
@@ -239,6 +270,9 @@ def reward_suffers(ctx: RuleContext, min_points: int = 20) -> Suffering | None:
     gain = t.last - start
     if gain > 0 and gain >= LEARNING_RISE * se:
         return Suffering(False, f"the reward rose from {fmt_num(start)} (its first points) to {fmt_num(t.last)} and kept it")
+    worse = fell_from_start(v, t)
+    if worse is not None:
+        return Suffering(True, worse, stuck=True)
     # the same rise measured from the first window (or as the fitted change over the run) instead
     # of the first three points: three points of a noisy GRPO reward are a weak baseline, and a
     # real TRL run rising 3.6 -> 5.3 was "stuck" to the KL rules while PD301 saw it improve
