@@ -73,9 +73,9 @@ HELD_SHARE = 0.5
 def at_changes(steps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(steps, values)`` of a held series (at least :data:`HELD_SHARE` of its points repeat
     their predecessor) at the first point of each run of equal values; any other series
-    unchanged.  A constant series is not held, and a :func:`~._util.sticky` series (one value on half its points: a sparse reward,
-    a rate at its cap) is not held: its repeats are its level.  Both arrays finite, ``steps``
-    sorted."""
+    unchanged.  A constant series is not held, nor is a :func:`~._util.sticky` one (one value on
+    half its points: a sparse reward, a rate at its cap), whose repeats are its level.  Both
+    arrays finite, ``steps`` sorted."""
     if len(values) < 3:
         return steps, values
     new = np.empty(len(values), dtype=bool)

@@ -129,13 +129,15 @@ class RewardNotImproving(Rule):
         # worse than the policy it started from, and never back: a rise from the trough is a
         # partial recovery, not an improvement
         worse = fell_from_start(v, t)
-        if worse is None and (t.change >= limit or t.fitted_change >= limit):
-            return  # improving
-        # a fall is another problem only when it is significant (the rules' LEARNING_RISE noise
-        # standard errors): a sag within that is a flat reward wobbling
-        fell = worse is not None or t.change <= -LEARNING_RISE * max(se, 1e-12)
-        if fell and worse is None and not (_never_rose(s, v, limit) and _ends_at_floor(v, t.window)):
-            return  # it rose then fell (PD204), or sagged from where it began: another problem
+        fell = worse is not None
+        if not fell:
+            if t.change >= limit or t.fitted_change >= limit:
+                return  # improving
+            # a fall is another problem only when it is significant (the rules' LEARNING_RISE
+            # noise standard errors): a sag within that is a flat reward wobbling
+            fell = t.change <= -LEARNING_RISE * max(se, 1e-12)
+            if fell and not (_never_rose(s, v, limit) and _ends_at_floor(v, t.window)):
+                return  # it rose then fell (PD204), or sagged from where it began: another problem
         if reached_ceiling(v, t.window, limit):
             return  # it rose to its plateau within the first window and stayed there: solved, not stuck
         # judged with reward-collapse's settings as configured, so [rules.reward-collapse] reaches it
