@@ -36,3 +36,19 @@ def test_uneven_steps_and_nans_are_handled():
     v[[10, 90]] = np.nan
     pd = peak_drop(s, v)
     assert pd is not None and pd.fall_idx is not None and not pd.recovered
+
+
+def test_a_last_fall_deeper_than_a_dip_it_came_back_from_is_the_fall():
+    # rises to 10, dips to 4 (below halfway), comes back to 8, then falls to 1 for good
+    v = np.r_[np.linspace(0, 10, 60), np.full(30, 4.0), np.full(50, 8.0), np.full(60, 1.0)]
+    pd = peak_drop(np.arange(len(v)), v)
+    assert pd is not None and not pd.recovered
+    assert 135 <= pd.fall_idx <= 145  # the last fall, not the dip at 60
+    assert pd.lost_share > 0.8
+
+
+def test_a_last_fall_no_deeper_than_an_earlier_dip_is_wander():
+    # dips to 1 and comes back, then ends at 3: the series has come back from that depth before
+    v = np.r_[np.linspace(0, 10, 60), np.full(30, 1.0), np.full(50, 8.0), np.full(60, 3.0)]
+    pd = peak_drop(np.arange(len(v)), v)
+    assert pd is not None and pd.recovered and 50 <= pd.fall_idx <= 70  # the first dip

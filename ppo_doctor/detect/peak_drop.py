@@ -33,9 +33,9 @@ class PeakDrop(NamedTuple):
     late: float  # last window's median
     window: int  # points per window
     noise_se: float  # standard error of a window median (point-to-point noise)
-    fall_idx: int | None  # first index after the peak where the level is below the halfway mark
+    fall_idx: int | None  # where the level went below the halfway mark after the peak (the last time, when it ends there)
     mark: float  # the halfway mark: between the peak and min(first, late)
-    recovered: bool  # the level came back above the halfway mark after falling below it
+    recovered: bool  # the level came back above the halfway mark after falling below it, and did not then fall deeper
 
     @property
     def gain(self) -> float:
@@ -75,7 +75,16 @@ def peak_drop(steps: ArrayLike, values: ArrayLike, window_frac: float = 0.1, min
     peak = float(level[peak_idx])
     se = noise * float(np.sqrt(2.0 / w))
     half = peak - 0.5 * (peak - min(first, late))
-    after = level[peak_idx:] < half
-    fall_idx = int(peak_idx + np.argmax(after)) if after.any() else None
-    recovered = bool(fall_idx is not None and (level[fall_idx:] >= half).any())
-    return PeakDrop(first, peak, peak_idx, late, w, se, fall_idx, half, recovered)
+    below = level[peak_idx:] < half
+    if not below.any():
+        return PeakDrop(first, peak, peak_idx, late, w, se, None, half, False)
+    first_fall = int(peak_idx + np.argmax(below))
+    if below[-1]:
+        # it ends below the mark: the fall is the last one, from where the level last stood above
+        # it, when it went deeper than any dip the series came back from before it (a fall to a
+        # depth it has come back from shows how far it wanders, not that it is lost)
+        last_fall = int(peak_idx + np.flatnonzero(~below)[-1] + 1)
+        earlier = level[first_fall:last_fall][level[first_fall:last_fall] < half]
+        if not len(earlier) or level[last_fall:].min() < earlier.min():
+            return PeakDrop(first, peak, peak_idx, late, w, se, last_fall, half, False)
+    return PeakDrop(first, peak, peak_idx, late, w, se, first_fall, half, True)
