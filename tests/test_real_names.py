@@ -130,6 +130,17 @@ def test_verl_and_openrlhf_critic_free_names(framework, names):
     assert result.info["kl/ref"].raw_tag in ("actor/kl_loss", "train/kl")
 
 
+def test_verl_names_flattened_into_csv_columns_are_read_as_verl():
+    # a home-made CSV export of veRL's metrics writes each name with its '/' as '_'
+    flat = {k.replace("/", "_"): v for k, v in VERL_GRPO.items() if "/" in k}
+    series = {k: [0.1, 0.2, 0.3] for k in flat}
+    series["actor_prefix_clip_ratio"] = [0.2, 0.2, 0.2]  # the author's setting, not a clip fraction
+    run = _run(series)
+    assert run.framework == "verl"
+    assert {t: c for t, c in run.mapping.items() if t in flat} == flat
+    assert run.mapping.get("actor_prefix_clip_ratio") is None
+
+
 def test_async_grpo_kl_is_to_the_rollout_policy():
     # AsyncGRPOTrainer's kl is (ratio - 1) - log(ratio), ratio = pi/pi_old (async_grpo_trainer.py)
     run = _run({"reward": [0.1, 0.2], "kl": [0.001, 0.002], "ratio": [1.0, 1.01], "perf/weight_sync_s": [0.5, 0.5], "sample/staleness_mean": [1.0, 1.5]})

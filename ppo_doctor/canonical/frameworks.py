@@ -274,11 +274,19 @@ CONFIG_MARKERS: dict[str, dict[str, float]] = {
 MIN_FRAMEWORK_SCORE = 3.0
 
 
+def flattened(name: str) -> str:
+    """``name`` as a home-made export writes it when it flattens a namespaced metric into one
+    column name, ``/`` as ``_`` (``actor/pg_clipfrac`` -> ``actor_pg_clipfrac``: the veRL
+    agent-loop CSV of the labelled set real21).  Alias tables and framework markers accept that
+    spelling after their own: it is the name with its separators lost, not a new name."""
+    return name.replace("/", "_")
+
+
 def _marker_hit(marker: str, keys: set[str], prefixes: Iterable[str]) -> bool:
     if marker.endswith("*"):
         stem = marker[:-1]
         return any(k.startswith(stem) for k in prefixes)
-    return marker in keys
+    return marker in keys or ("/" in marker and flattened(marker) in keys)
 
 
 def _config_hit(marker: str, flat_keys: Iterable[str]) -> bool:
@@ -407,6 +415,7 @@ __all__ = [
     "HF_PREFIX",
     "Domain",
     "candidate_keys",
+    "flattened",
     "logs_episodes",
     "domain",
     "EVAL_PREFIXES",

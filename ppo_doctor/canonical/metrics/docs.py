@@ -37,6 +37,7 @@ def render_markdown() -> str:
         "## Mapping rules",
         "",
         "* Tags are tried as logged, then without the `train/` prefix the HF Trainer and OpenRLHF add.",
+        "* A namespaced alias (`actor/pg_clipfrac`) also matches its name with `/` flattened to `_` (`actor_pg_clipfrac`, a home-made CSV export), after every exact name.",
         "* At most one raw tag per canonical metric: the first present in table order wins; a tag",
         "  already spelled canonically wins over the table. The others keep their raw names.",
         "* User aliases (`aliases = {raw = \"canonical\"}` in the config) override everything.",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
-from ..frameworks import candidate_keys, logs_episodes
+from ..frameworks import candidate_keys, flattened, logs_episodes
 from ..name_tokens import infer_canonical, words
 from ...run import MetricInfo
 from .aliases import ALIASES, Alias
@@ -81,6 +81,9 @@ def map_tags(
             patterns.append((i, a))
         else:
             index.setdefault(a.raw, (i, a))
+    for i, a in enumerate(table):  # the same names with their '/' flattened to '_', after them
+        if "*" not in a.raw and "/" in a.raw:
+            index.setdefault(flattened(a.raw), (i, a))
     for name in CANONICAL:  # identity: a tag already named canonically (lowest priority)
         if "*" not in name:
             index.setdefault(name, (len(table), Alias(name, name)))
