@@ -566,6 +566,9 @@ _GENERIC_RL = (
     _a("Rewards/mean_episodes", "reward/score"),
     _a("ep_rew_mean", "reward/score"),
     _a("kl", "kl/old", between="old"),
+    # a home-made PPO's "kl_divergence" is its update's KL, as its bare "kl" (real22's economics PPO)
+    _a("kl_divergence", "kl/old", between="old"),
+    _a("kl_div", "kl/old", between="old"),
     _a("approxkl", "kl/old", between="old"),
     _a("approx_kl", "kl/old", between="old"),
     _a("policy_entropy", "policy/entropy"),
