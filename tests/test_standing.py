@@ -202,6 +202,10 @@ def test_a_linear_decay_that_has_not_reached_0_gives_the_plan() -> None:
     hf = np.where(steps < 10, 5e-5 * steps / 10, 5e-5 * (200 - steps) / 190)
     assert planned_from_lr(steps, hf) == 200
     assert planned_from_lr(steps, np.full(80, 3e-4)) is None  # constant: no end to read
+    # a constant rate over SB3's 2048-step rollouts fits a line of slope ~-1e-25 to float rounding,
+    # whose "end" (1e22) is no step count: still no plan (real22's BipedalWalker run)
+    sb3 = np.arange(4096, 501761, 2048)
+    assert planned_from_lr(sb3, np.full(len(sb3), 3e-4)) is None
     cosine = 5e-5 * 0.5 * (1 + np.cos(np.pi * steps / 200))
     assert planned_from_lr(steps, cosine) is None  # not a line: not guessed
     done = 5e-5 * (81 - steps) / 80  # reached its end: nothing ahead

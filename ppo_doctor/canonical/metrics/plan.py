@@ -92,7 +92,9 @@ def planned_from_lr(steps: np.ndarray, lr: np.ndarray) -> int | None:
         return None
     peak = int(np.argmax(v))
     s, v = s[peak:], v[peak:]
-    if len(v) < LR_LINE_MIN_POINTS or not v[0] > 0 or v[-1] < LR_NOT_DONE * v[0]:
+    if len(v) < LR_LINE_MIN_POINTS or not v[0] > 0 or v[-1] < LR_NOT_DONE * v[0] or not v[-1] < v[0]:
+        # a rate that did not fall has no decay to extrapolate (a constant one fits a line of
+        # slope -1e-25 to float rounding: a "plan" of 1e22 steps, real22's SB3 BipedalWalker)
         return None
     slope, icept = np.polyfit(s, v, 1)
     if not slope < 0:
@@ -103,7 +105,9 @@ def planned_from_lr(steps: np.ndarray, lr: np.ndarray) -> int | None:
         return None
     end = -icept / slope
     interval = float(np.median(np.diff(s)))
-    return int(round(end)) if end >= LR_END_AHEAD * s[-1] and end > s[-1] + 1.5 * interval else None
+    if not (end >= LR_END_AHEAD * s[-1] and end > s[-1] + 1.5 * interval):
+        return None
+    return step_count(int(round(end))) if math.isfinite(end) else None
 
 
 __all__ = ["PLAN_KEYS", "planned_from_lr", "planned_length", "warmup_length"]
