@@ -52,3 +52,15 @@ def test_a_last_fall_no_deeper_than_an_earlier_dip_is_wander():
     v = np.r_[np.linspace(0, 10, 60), np.full(30, 1.0), np.full(50, 8.0), np.full(60, 3.0)]
     pd = peak_drop(np.arange(len(v)), v)
     assert pd is not None and pd.recovered and 50 <= pd.fall_idx <= 70  # the first dip
+
+
+def test_a_win_loss_return_switches_and_a_trending_reward_does_not():
+    from ppo_doctor.detect import switches
+
+    rng = np.random.default_rng(3)
+    wins = rng.random(300) < 0.7
+    win_loss = np.where(wins, 105.0, -102.0) + rng.normal(0, 3, 300)  # jitter 3 within a mode
+    assert switches(win_loss)
+    trend = np.linspace(0, 10, 300) + rng.normal(0, 1, 300)
+    trend[[50, 150, 250]] += 40  # rare spikes are outliers, not a mixture
+    assert not switches(trend)

@@ -24,7 +24,7 @@ from .order_stats import distinct, median, percentile
 from .oscillation import Oscillation, oscillation
 from .peak_drop import PeakDrop, peak_drop
 from .spans import Span, longest, mask_to_spans, spans_to_mask
-from ._util import align, approx_median, block_min, early_late, finite_xy, level_se, noise_sd, quantiles, quantum, robust_sd, smooth_level, sticky, window_size
+from ._util import align, approx_median, block_min, early_late, finite_xy, level_se, noise_sd, quantiles, quantum, robust_sd, smooth_level, sticky, switches, window_size
 from .resample import at_changes, even_in_steps
 from .spike import default_window, robust_z, spike_scores, spikes
 from .sustained import sustained_mask, sustained_spans
@@ -61,6 +61,7 @@ __all__ = [
     "level_se",
     "quantum",
     "sticky",
+    "switches",
     "even_in_steps",
     "at_changes",
     "theil_sen",

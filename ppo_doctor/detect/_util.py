@@ -90,6 +90,27 @@ def noise_sd(x: np.ndarray) -> float:
     return robust_sd(np.diff(x)) / np.sqrt(2.0)
 
 
+def switches(x: np.ndarray) -> bool:
+    """``x`` (finite values) jumps between levels on many of its points: more than
+    :data:`MAX_SWITCH_SHARE` of its first differences lie beyond :data:`SWITCH_SDS` robust sds
+    of them.  A win/loss return (+105 or -102 per episode, jitter 3 within a mode) is such a
+    mixture: its jumps are its noise, and the robust point-to-point noise (:func:`noise_sd`),
+    which sees only the jitter, understates it by a factor of 50."""
+    x = np.asarray(x, dtype=np.float64)
+    x = x[np.isfinite(x)]
+    if len(x) < 3:
+        return False
+    d = np.diff(x)
+    sd = robust_sd(d)
+    return bool(sd > 0 and np.mean(np.abs(d) > SWITCH_SDS * sd) > MAX_SWITCH_SHARE)
+
+
+# Differences beyond this many robust sds are jumps (a Gaussian has about 1 in 10^6 there); on
+# more than this share of the points they are how the series moves, not rare outliers.
+SWITCH_SDS = 5.0
+MAX_SWITCH_SHARE = 0.1
+
+
 def level_se(x: np.ndarray, window: int) -> float:
     """Standard error of a window median's level: the point-to-point noise (:func:`noise_sd`)
     over sqrt(window / 2)."""

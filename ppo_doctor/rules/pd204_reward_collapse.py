@@ -59,7 +59,8 @@ class RewardCollapse(Rule):
     the peak's magnitude), by at least ``decisive`` noise standard errors of a window median, and
     stayed down for at least a window, on a reward that is not a rolling mean of the last N
     episodes (SB3's ``rollout/ep_rew_mean``, whose point-to-point noise understates how far it
-    wanders).  Any other fall is a trend: on a live run short of its plan
+    wanders) nor one that jumps between levels from point to point (a win/loss return per
+    episode: ``detect.switches``).  Any other fall is a trend: on a live run short of its plan
     an info note saying what is watched, until ``fair_share`` of the
     plan (default 1.0: all of it) is behind the run, past warm-up (:mod:`ppo_doctor.standing`).
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Mapping, NamedTuple
 
 import numpy as np
 
-from ..detect import PeakDrop, TrendSummary, at_changes, even_in_steps, finite_xy, median, peak_drop, percentile, quantum, smooth_level, summarize
+from ..detect import PeakDrop, TrendSummary, at_changes, even_in_steps, finite_xy, median, peak_drop, percentile, quantum, smooth_level, summarize, switches
 from .messages import fmt_num
 
 if TYPE_CHECKING:
@@ -131,12 +131,24 @@ def decisive(ctx: RuleContext, s: np.ndarray, pd: PeakDrop, params: Mapping[str,
     a rolling mean of the last N episodes (SB3's ``rollout/ep_rew_mean``: :attr:`RunView.returns`
     moves together from point to point, so its point-to-point noise understates how far it
     wanders, and 5 healthy SB3 runs of the labelled real-run set were stopped live at dips they
-    recovered from).  Any other fall may still recover on a run short of its plan."""
+    recovered from), nor one that jumps between levels from point to point (:func:`_switching`).
+    Any other fall may still recover on a run short of its plan."""
     rose = pd.gain >= params["min_gain"] * max(pd.noise_se, 1e-12)
     far = not rose or pd.lost_share >= params["error_drop"]
     held = pd.fall_idx is not None and pd.fall_idx < len(s) - pd.window
     smoothed = ctx.view.returns.rolling is not None
-    return bool(far and held and not smoothed and pd.fall >= params["decisive"] * max(pd.noise_se, 1e-12))
+    return bool(far and held and not smoothed and not _switching(ctx) and pd.fall >= params["decisive"] * max(pd.noise_se, 1e-12))
+
+
+def _switching(ctx: RuleContext) -> bool:
+    """The reward jumps between levels from point to point (``detect.switches``: a win/loss
+    return per episode), so its point-to-point noise sees only the jitter within a level and a
+    few losses in a row read as a fall of many noise units: such a fall is watched on the plan
+    like any other (the blind sets real21 and real22: a tabular Q-learning run stopped live at
+    episode 30 of 1,000 on three losses, and a car whose per-episode laps dip twice, each
+    time recovered, stopped at the first dip)."""
+    metric = ctx.first_present("reward/score", "reward/total")
+    return metric is not None and switches(trend_arrays(ctx, metric)[1])
 
 
 # A gain or a fall must span at least this many of the series' smallest steps (its quantum).
