@@ -3,7 +3,9 @@
 The level is the robust local level (:func:`._util.smooth_level`, block medians), so one high
 point is not a peak and one low point is not a fall.  The result says how much of the gain
 from the first window's level to the peak was lost by the last window, where the fall crossed
-halfway, and whether the level came back above that point after it.  The halfway mark lies
+halfway, and whether the level came back above that point after it (a series that ends below
+it after a dip it came back from is judged on its last fall, when that fall goes deeper than
+the dip).  The halfway mark lies
 between the peak and the lower of the first and the last window's level: a series that ends
 below where it started (or that started at its peak, so that it has no gain to halve) is
 judged by the middle of its fall, not by the middle of a gain it never had.
