@@ -279,6 +279,18 @@ def test_a_held_series_is_read_at_its_changes():
     assert at_changes(np.arange(50), flat)[1] is flat
 
 
+def test_a_return_that_sits_at_levels_is_not_held():
+    # an InvertedPendulum-like return: it moves point to point, sits at its cap 1000 for a
+    # while and at 3 (the pole falls at once) for its last 35 points.  Half its points repeat,
+    # but most runs of equal values are one point long: the repeats measure those levels, and
+    # reading the series at its changes would make its collapse a single point (real23)
+    rng = np.random.default_rng(5)
+    v = np.r_[rng.uniform(10, 200, 30), np.full(30, 1000.0), rng.uniform(20, 400, 5), np.full(35, 3.0)]
+    s = np.arange(len(v), dtype=np.int64)
+    assert at_changes(s, v)[1] is v
+    assert _codes(Example(series={"reward/score": v}, framework="sb3")).get("PD204") == "error"
+
+
 def _live_stops(v: np.ndarray) -> list[str]:
     run = example_run(Example(series={"reward/score": v}))
     _, alerts = replay(run, check_every=5)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ppo_doctor.diagnose import rank_causes
+from ppo_doctor.monitor import replay
 from ppo_doctor.diagnose.evidence import collect
 from ppo_doctor.rules.base import Example
 from ppo_doctor.rules.engine import run_rules
@@ -20,6 +21,7 @@ from ppo_doctor.rules.examples import example_run, flat, saturating
 from ppo_doctor.rules.pd201_reward_spike import RewardSpike
 from ppo_doctor.rules.pd203_reward_std_collapse import RewardStdCollapse
 from ppo_doctor.rules.pd204_reward_collapse import RewardCollapse
+from ppo_doctor.rules.pd306_degenerate_groups import DegenerateGroups
 from ppo_doctor.rules.pd302_vanishing_gradients import VanishingGradients
 
 N = 120
@@ -325,3 +327,35 @@ def test_spread_gone_at_a_reward_held_at_its_top_far_from_the_reference_is_not_s
 
 def test_spread_gone_at_a_reward_held_at_its_top_near_the_reference_is_success():
     assert fire(RewardStdCollapse, std_gone_at_the_top(kl_end=0.05)) == []
+
+
+# -- PD306: a share logged over one prompt group per step is read over enough groups -----------
+def one_group_per_step(share: float, seed: int) -> Example:
+    """A TRL GRPO log with one prompt group per step: ``frac_reward_zero_std`` is 0 or 1 (1 on
+    ``share`` of the steps, at random), while a bounded reward rises 0.3 -> 0.6."""
+    rng = np.random.default_rng(seed)
+    zero = (rng.random(N) < share).astype(float)
+    return Example(
+        series={"reward/zero_std_frac": zero, "reward/score": np.clip(saturating(N, 0.3, 0.6, sd=0.15, seed=seed), 0, 1)},
+        framework="trl_grpo",
+    )
+
+
+def pd306_live_stops(example: Example) -> list[int]:
+    _, alerts = replay(example_run(example), check_every=5)
+    return [s for s, a in alerts if a.code == "PD306" and a.severity == "error"]
+
+
+def test_one_group_per_step_agreeing_on_a_third_of_the_steps_is_not_all_groups():
+    """real22's TRL GRPO run (seed 2025): the spans of 1s read alone said "100 % of the groups"
+    and stopped it at step 100 while its reward rose 0.30 -> 0.63."""
+    for seed in range(10):
+        example = one_group_per_step(1 / 3, seed)
+        assert pd306_live_stops(example) == []
+        assert all(f.severity == "info" for f in fire(DegenerateGroups, example))
+
+
+def test_one_group_per_step_agreeing_on_nearly_every_step_is_still_no_gradient():
+    example = one_group_per_step(0.97, 3)
+    example.series["reward/score"] = np.abs(flat(N, 0.02, 0.01, seed=4))
+    assert pd306_live_stops(example)

@@ -7,7 +7,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ..detect import finite_xy, median, summarize
+from ..detect import finite_xy, median, moving_average, quantum, summarize
 from ..results import Finding
 from ..standing import FAIR_SHARE
 from .base import Example, RuleContext, as_trend
@@ -50,9 +50,13 @@ class DegenerateGroups(SustainedRule[Input]):
     **What it detects.** GRPO, RLOO and DAPO-style trainers normalise each sample's reward
     against its prompt's group; a group whose samples all got the same reward has zero advantage
     and adds nothing to the gradient.  TRL logs the share of such groups as
-    ``frac_reward_zero_std`` (``reward/zero_std_frac``).  It fires when that share stays above
-    ``most`` (0.5) for a sustained stretch (60 % of a window of 5 % of the run), reporting the
-    wasted share of each batch (the stretches' median) and the step it began.  Whether the groups
+    ``frac_reward_zero_std`` (``reward/zero_std_frac``).  The share is judged over at least
+    ``min_groups`` (20) groups, averaging neighbouring steps when a step holds fewer: a step
+    with one prompt group logs 0 or 1, which is that group, not a share, and a share of 1 on a
+    third of the steps is a third of the groups, not "all of them" (:meth:`DegenerateGroups.points`).
+    It fires when that share stays above ``most`` (0.5) for a sustained stretch (60 % of a
+    window of 5 % of the run), reporting the wasted share of the groups (the stretches' median)
+    and the step it began.  Whether the groups
     agree at the reward's top (the prompts are too easy) or its bottom (too hard) is read from
     the mean reward over the stretches when the reward is a score bounded by 0 and 1
     (:func:`bounded_score`): the mixed groups lie strictly between top and bottom, so the mean
@@ -102,14 +106,33 @@ class DegenerateGroups(SustainedRule[Input]):
     basis = "outcome"
     evidence = "event"  # an event when nearly all groups agree; a trend otherwise (report)
     requires = ("reward/zero_std_frac",)
-    params = {"most": 0.5, "nearly_all": 0.9, "event_points": 10, "event_share": 0.1, "fair_share": FAIR_SHARE, "min_points": 10}
+    params = {"most": 0.5, "nearly_all": 0.9, "event_points": 10, "event_share": 0.1, "fair_share": FAIR_SHARE, "min_points": 10, "min_groups": 20}
     causes = {"prompts-too-hard": 0.9, "weak-learning-signal": 0.6}
     message = (
-        "{median:.0%} of each batch's prompt groups (median) had identical rewards, zero advantage, {since} "
+        "{median:.0%} of the prompt groups (median) had identical rewards, zero advantage, {since} "
         "to step {end_step}: {where}"
     )
 
     level_param = "most"
+
+    def points(self, ctx: RuleContext) -> Input | None:
+        """The share of degenerate groups, each point averaged over enough steps to hold
+        ``min_groups`` groups.
+
+        TRL logs the share per step, over that step's groups, so the values move in steps of
+        one group: ``1 / quantum`` groups per step (:func:`ppo_doctor.detect.quantum`).  With one
+        group per step (a small batch) each point is 0 or 1, that group and not a share, and the
+        spans of 1s read alone would say "every group" of a run whose groups agree on a third of
+        its steps (a TRL GRPO run of real22 was stopped so while its reward rose 0.30 -> 0.63).
+        A share over ``min_groups`` (20) groups has a standard error of at most 0.11
+        (0.5 / sqrt(20)), small enough to tell "most" from "a third"; many groups per step need
+        no averaging, and a share that holds is unchanged by it.
+        """
+        x: Input = ctx.req[0]
+        step = quantum(x.values)
+        per_step = max(1, int(round(1.0 / step))) if step > 0 else ctx.params["min_groups"]
+        window = math.ceil(ctx.params["min_groups"] / per_step)
+        return x if window <= 1 else Input(x.metric, x.steps, moving_average(x.values, window))
 
     def report(self, ctx: RuleContext, st: Stretch[Input]) -> Iterator[Finding]:
         share = st.median
