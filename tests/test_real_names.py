@@ -643,6 +643,30 @@ def test_sample_factory_kl_is_to_the_behaviour_policy_not_a_reference():
     assert RunView(run).returns.rolling == 100
 
 
+def test_actor_and_critic_losses_alone_are_not_deepspeed_chat():
+    # any home-made actor-critic loop logs actor_loss, critic_loss and a reward (a LunarLander PPO
+    # of the labelled set real10); DeepSpeed-Chat is told by its own *_sum tags
+    from ppo_doctor.view import RunView
+
+    n = 30
+    series = {"actor_loss": [0.1] * n, "critic_loss": [5.0] * n, "reward": list(np.linspace(-200.0, 100.0, n))}
+    run = _run(series)
+    assert run.framework == "unknown" and RunView(run).domain != "llm"
+    ds = _run({**series, "actor_loss_sum": [3.2] * n, "critic_loss_sum": [160.0] * n})
+    assert ds.framework == "deepspeed_chat"
+
+
+def test_a_critic_with_a_kl_and_nothing_of_an_llm_loop_is_classic():
+    # a home-made actor-critic PPO (Pokemon TCG, the labelled pool) logs a value loss and a
+    # ``kl_divergence``: its KL is to the old policy, not to a reference model
+    n = 30
+    series = {"train/v_loss": [1.0] * n, "train/pg_loss": [0.1] * n, "train/kl_divergence": [0.01] * n, "metrics/ep_reward": list(np.linspace(0.0, 1.0, n))}
+    assert _run(series).mapping["train/kl_divergence"] == "kl/old"
+    # the same names beside a response length are an LLM PPO loop's: the KL is to the reference
+    llm = _run({**series, "completion_length_mean": [40.0] * n})
+    assert llm.mapping["train/kl_divergence"] == "kl/ref"
+
+
 def test_an_sb3_off_policy_log_is_sb3_not_deepspeed_chat():
     # SB3's DDPG / TD3 / SAC write train/actor_loss and train/critic_loss (DeepSpeed-Chat's names)
     # and none of PPO's train/* names; the logger's time/* bookkeeping says SB3 (blind set real19)

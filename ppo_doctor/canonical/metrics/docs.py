@@ -79,7 +79,7 @@ def render_markdown() -> str:
         "",
     ]
     for fw, table in ALIASES.items():
-        title = "`unknown`, classic-RL spellings (used when episode rewards are logged)" if fw == "unknown_rl" else f"`{fw}`"
+        title = "`unknown`, classic-RL spellings (used when episode rewards, or a critic and nothing only an LLM loop logs, are logged)" if fw == "unknown_rl" else f"`{fw}`"
         out += [f"### {title}", "", "| raw tag | canonical | estimator | reduction | sign | between | note |", "|---|---|---|---|---|---|---|"]
         for a in table:
             est = a.estimator or ""

@@ -18,11 +18,38 @@ from .vocabulary import CANONICAL, NONNEGATIVE_ESTIMATORS
 DENSER_SYNONYM = 10
 
 
+# What the LLM table reads as a critic, and what only an LLM loop logs besides a KL (a KL alone is
+# the ambiguous name: to the reference in an LLM loop, to the old policy in a classic PPO).
+_CRITIC = frozenset({"loss/value", "value/explained_var", "value/mean"})
+_LLM_ONLY = frozenset({"kl/coef", "reward/kl_penalty"})
+
+
 def table_for(framework: str, tags: Iterable[str] = ()) -> tuple[Alias, ...]:
-    """The alias table used for a framework (``unknown`` picks the LLM or classic-RL spelling)."""
+    """The alias table used for a framework (``unknown`` picks the LLM or classic-RL spelling:
+    classic for a log of episode returns, or of a critic with nothing only an LLM loop logs)."""
     if framework == "unknown":
-        return ALIASES["unknown_rl"] if logs_episodes(tags) else ALIASES["unknown"]
+        tags = list(tags)
+        return ALIASES["unknown_rl"] if logs_episodes(tags) or _critic_without_llm(tags) else ALIASES["unknown"]
     return ALIASES[framework]
+
+
+def _critic_without_llm(tags: list[str]) -> bool:
+    """The LLM table reads a critic among ``tags`` and nothing only an LLM loop logs (a response
+    length, a KL coefficient or penalty).  GRPO-style LLM loops have no critic, and PPO-RLHF
+    loops log their answers' lengths; a home-made actor-critic loop with a value loss and a
+    ``kl_divergence`` is classic RL, whose KL is to the old policy (two Pokemon TCG PPO logs of
+    the labelled set, read as LLM RL with a KL to a reference model)."""
+    names: dict[str, str] = {}
+    for a in ALIASES["unknown"]:
+        if "*" not in a.raw:
+            names.setdefault(a.raw, a.canonical)
+            names.setdefault(flattened(a.raw), a.canonical)
+    read: set[str] = set()
+    for tag in tags:
+        hit = next((names[k] for k in candidate_keys(tag) if k in names), None)
+        guess = infer_canonical(tag) if hit is None else None
+        read.add(hit if hit is not None else guess.canonical if guess is not None else tag)
+    return bool(read & _CRITIC) and not read & _LLM_ONLY and not any(c.startswith("len/") for c in read)
 
 
 
