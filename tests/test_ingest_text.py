@@ -314,6 +314,34 @@ def test_json_pandas_table_with_a_step_column_keeps_its_steps(tmp_path):
     assert series(run, "reward") == ([10, 20, 30], [0.1, 0.2, 0.3]) and "row label" not in messages(run)
 
 
+@pytest.mark.parametrize("indent", [None, 4])
+def test_json_array_of_records_is_read(tmp_path, indent):
+    # a home-made loop's json.dump(history, f) of one dict per episode (pandas' orient="records"
+    # writes the same): the position is the step, nested dicts are flattened
+    history = [{"episode": i + 1, "return": float(r), "losses": {"policy": 0.1 * i}} for i, r in enumerate([-315.0, 11.0, -276.0, 40.0])]
+    f = tmp_path / "training_log.json"
+    f.write_text(json.dumps(history, indent=indent))
+    assert jsonl.sniff(f, read_head(f))
+    (run,) = jsonl.read(f)
+    assert series(run, "return") == ([0, 1, 2, 3], [-315.0, 11.0, -276.0, 40.0])
+    assert series(run, "losses/policy")[1][1] == pytest.approx(0.1)
+    assert "position used as step" in messages(run)
+    stepped = tmp_path / "log.json"
+    pd.DataFrame({"global_step": [10, 20, 30], "reward": [0.1, 0.2, 0.3]}).to_json(stepped, orient="records")
+    (run,) = jsonl.read(stepped)
+    assert series(run, "reward") == ([10, 20, 30], [0.1, 0.2, 0.3]) and "position" not in messages(run)
+
+
+def test_json_arrays_that_are_not_records_are_not_claimed(tmp_path):
+    numbers = tmp_path / "eos.json"
+    numbers.write_text("[1, 2, 3]")
+    assert not jsonl.sniff(numbers, read_head(numbers))
+    one = tmp_path / "one.json"
+    one.write_text('[{"reward": 1.0}]')
+    with pytest.raises(LogReadError):
+        jsonl.read(one)
+
+
 def test_json_settings_keyed_by_number_are_not_a_table(tmp_path):
     # one entry keyed by a number, or entries holding nested settings, are no table of rows
     one = tmp_path / "trial.json"

@@ -12,6 +12,8 @@ docs/sources.md#sb3-logger-keys, docs/sources.md#nan-encodings):
   split into ``part1``, ``part2`` ... when the steps separate cleanly into increasing sequences;
 * a single JSON object holding equal-length numeric arrays (``{"kl_curve": [...], "beta": 0.1}``):
   each array is a series indexed by position, scalars are config;
+* a JSON array of records (``json.dump(history, f)`` of a list of dicts, pandas'
+  ``orient="records"``): one record a row, its position the step unless the records hold a step key;
 * a table written by pandas' ``DataFrame.to_json``: ``orient="index"`` (``{"0": {"reward": ...},
   "1": {...}}``, what ``pd.DataFrame(trainer.state.log_history).to_json(orient="index")`` gives)
   or the default ``orient="columns"`` (``{"reward": {"0": ..., "1": ...}}``): one row a record,
@@ -151,6 +153,10 @@ def sniff(path: Path, head: bytes) -> bool:
     if path.name in MODEL_ARTEFACTS:
         return False
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text.startswith(b"["):
+        # a JSON array of records (``json.dump(history, f)`` of a list of dicts, pandas'
+        # ``to_json(orient="records")``): claimed when its first element is an object
+        return text[1:].lstrip(b" \t\r\n").startswith(b"{")
     if not text.startswith(b"{"):
         return False
     if path.suffix.lower() in (".jsonl", ".ndjson"):
@@ -204,6 +210,8 @@ def _read_data(path: Path, data: bytes, skipped: list[ReadIssue]) -> list[RawRun
         raise LogReadError(str(path), "empty file")
     nl = data.find(b"\n", start)
     first_line = data[start : nl if nl >= 0 else len(data)].strip()
+    if data.startswith(b"[", start):
+        return _read_records_array(path, data)
     single = nl < 0 or _BLANK_REST.match(data, nl) is not None
     if first_line == b"{" or (single and (_NUMERIC_ARRAY_RE.search(data) or _FRAME_RE.match(data, start))):
         doc = _read_document(path, data)
@@ -661,6 +669,27 @@ def _read_document(path: Path, data: bytes) -> list[RawRun] | None:
         run.config.setdefault(k, v)
     run.issues.extend(cfg_issues)
     return [run]
+
+
+def _read_records_array(path: Path, data: bytes) -> list[RawRun]:
+    """A JSON array of records, one per logged step or episode (a home-made loop's
+    ``json.dump(history, f)``, pandas' ``to_json(orient="records")``): read as JSON lines are,
+    the position in the array as the step when no record holds a step key."""
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise LogReadError(str(path), f"not a JSON array of records ({_short(exc)})") from exc
+    rows = [r for r in doc if isinstance(r, dict)] if isinstance(doc, list) else []
+    if len(rows) < _MIN_FRAME_ROWS:
+        raise LogReadError(str(path), "a JSON array without at least two objects: no records to read")
+    issues = []
+    if len(rows) < len(doc):
+        issues.append(ReadIssue(str(path), f"{len(doc) - len(rows)} array element(s) that are not objects skipped", level="warning"))
+    positions = list(range(len(rows)))
+    if not any(k in row for row in rows for k in STEP_KEYS):
+        rows = [{"step": i, **row} for i, row in zip(positions, rows)]
+        issues.append(ReadIssue(str(path), "JSON array of records without a step key: each record's position used as step", level="info"))
+    return records_to_runs(path, rows, positions, issues)
 
 
 def _frame_rows(doc: dict) -> tuple[list[dict], list[int], str] | None:
