@@ -236,6 +236,19 @@ def test_build_run_carries_metadata_and_eval_frame():
     assert run.eval_frame.has("eval_custom")
 
 
+def test_an_evaluation_reward_stands_for_a_missing_training_reward():
+    # a loop that logs only eval_reward every N steps (real23's CarRacing PPO, real5's GI-tract
+    # SB3 runs): the reward rules judge what its author measures
+    raw = RawRun(series=[series("policy_loss", [0.1, 0.2, 0.3])], eval_series=[series("eval_reward", [-89.0, 20.0, 150.0]), series("eval_len", [1.0, 2.0, 3.0])])
+    run = build_run("e", "/x", "csv", [], raw)
+    assert list(run.frame.series("reward/score")) == [-89.0, 20.0, 150.0]
+    assert run.metric_info["reward/score"].raw_tag == "eval_reward" and "evaluation reward stands for it" in run.metric_info["reward/score"].note
+    assert not run.eval_frame.has("reward/score") and run.eval_frame.has("eval_len")
+    # a training reward beside it keeps the evaluation in the eval frame
+    trained = build_run("t", "/x", "csv", [], RawRun(series=[series("reward", [1.0, 2.0, 3.0])], eval_series=[series("eval_reward", [4.0])]))
+    assert list(trained.frame.series("reward/score")) == [1.0, 2.0, 3.0] and list(trained.eval_frame.series("reward/score")) == [4.0]
+
+
 def test_build_run_on_empty_input():
     run = build_run("e", "/x", "jsonl", [], RawRun())
     assert len(run.frame) == 0 and run.framework == "unknown" and run.mapping == {} and run.eval_frame is None

@@ -90,8 +90,17 @@ def build_run(
         # an unmapped tag spelled like a claimed canonical name must not merge into it
         return f"raw:{tag}" if tag in claimed else tag
 
+    eval_series, eval_names = list(raw.eval_series), _eval_names(raw.eval_series, framework, config, aliases)
+    stand_in = _eval_reward_stand_in(eval_series, eval_names, result.info)
+    if stand_in is not None:
+        mapping[stand_in.tag] = "reward/score"
+        result.info["reward/score"] = MetricInfo(
+            canonical="reward/score", raw_tag=stand_in.tag, framework=framework, note=EVAL_STANDS_IN, inferred=True
+        )
+        series = [*series, stand_in]
+        eval_series = [s for s in eval_series if s is not stand_in]
     frame = RunFrame.from_series((metric_of(s.tag), s) for s in series)
-    eval_frame = _eval_frame(raw.eval_series, framework, config, aliases) if raw.eval_series else None
+    eval_frame = RunFrame.from_series((eval_names.get(s.tag, s.tag), s) for s in eval_series) if eval_series else None
     restarts = sorted(set(int(r) for r in raw.restarts))
     if framework == "sb2" and restarts:
         issues, restarts = _sb2_steps(issues, restarts, str(path))
@@ -198,9 +207,27 @@ def _sb2_steps(issues: list[ReadIssue], restarts: list[int], path: str) -> tuple
     return kept, []
 
 
-def _eval_frame(series: list[RawSeries], framework: str, config: dict[str, Any], aliases: dict[str, str] | None) -> RunFrame:
-    """Eval points under canonical names where the stripped tag maps (``eval_reward`` -> reward/score)."""
+def _eval_names(series: list[RawSeries], framework: str, config: dict[str, Any], aliases: dict[str, str] | None) -> dict[str, str]:
+    """The canonical name of each eval tag whose stripped name maps (``eval_reward`` -> reward/score)."""
+    if not series:
+        return {}
     stripped = {s.tag: strip_eval_prefix(s.tag) for s in series}
     result = map_tags(list(dict.fromkeys(stripped.values())), framework, config, aliases)
-    return RunFrame.from_series((result.mapping.get(stripped[s.tag], s.tag), s) for s in series)
+    return {tag: result.mapping[name] for tag, name in stripped.items() if name in result.mapping}
+
+
+# Why an evaluation reward is read as the run's reward (the MetricInfo note, shown by ``-v``).
+EVAL_STANDS_IN = "no training reward is logged: the evaluation reward stands for it"
+
+
+def _eval_reward_stand_in(series: list[RawSeries], names: dict[str, str], info: dict[str, MetricInfo]) -> RawSeries | None:
+    """The evaluation reward of a log that logs no training reward (a loop that writes only
+    ``eval_reward`` every N steps): what its author measures, so the reward rules judge it,
+    as a success rate stands for a missing reward (``mapping._success_as_reward``).  None when
+    a training reward is logged or no evaluation reward is."""
+    if "reward/score" in info or "reward/total" in info:
+        return None
+    return next((s for s in series if names.get(s.tag) == "reward/score"), None) or next(
+        (s for s in series if names.get(s.tag) == "reward/total"), None
+    )
 
