@@ -79,3 +79,13 @@ def test_a_success_rate_stands_for_a_reward_that_is_not_logged(tmp_path):
     _write(tmp_path / "progress.csv", ["train/episode", "eprewmean", "train/success_rate"], [[e, 1.0 + e, 0.5] for e in range(43)])
     (run,) = ppo_doctor.load_runs(tmp_path)
     assert run.mapping["eprewmean"] == "reward/score" and "train/success_rate" not in run.mapping
+
+
+def test_pandas_row_index_is_not_a_metric(tmp_path):
+    # pd.DataFrame(history).to_csv(path) writes an unnamed row counter first (blind set real23);
+    # an unnamed column holding anything else is kept
+    rows = [[i, i + 1, 10.0 + 0.5 * i, 7 * i] for i in range(30)]
+    _write(tmp_path / "log.csv", ["", "episode", "reward", "Unnamed: 3"], rows)
+    (run,) = ppo_doctor.load_runs(tmp_path)
+    assert "Unnamed: 0" not in run.frame.metrics and "Unnamed: 3" in run.frame.metrics
+    assert run.frame.step_range() == (1, 30) and run.frame.count("reward/score") == 30

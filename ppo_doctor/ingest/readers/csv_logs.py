@@ -667,6 +667,20 @@ def _run_blocks(numeric: dict[str, tuple[np.ndarray, np.ndarray]], text_cols: di
     return None
 
 
+# The name pandas gives a column with an empty header: the row index ``DataFrame.to_csv()`` writes
+# unless told ``index=False`` (a home-made loop's ``pd.DataFrame(history).to_csv(path)``).
+PANDAS_INDEX = re.compile(r"^Unnamed: \d+$")
+
+
+def _drop_row_index(numeric: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    """Remove from ``numeric`` an unnamed column that counts the rows 0, 1, 2 ...: pandas' row
+    index, not a measurement (as a metric it would be judged as one)."""
+    for name in [k for k in numeric if PANDAS_INDEX.match(k)]:
+        values, logged = numeric[name]
+        if logged.all() and np.array_equal(values, np.arange(len(values))):
+            del numeric[name]
+
+
 def _columns_to_run(
     path: Path,
     n: int,
@@ -681,6 +695,7 @@ def _columns_to_run(
     columns taken out, eval keys apart, restarts noted.  ``lines``: the file line of each row
     (int32), or None when it is not known."""
     src = str(path)
+    _drop_row_index(numeric)
     step_col = _step_column(numeric)
     per_call = _per_call_counter(numeric, step_col)
     if per_call is not None:
