@@ -4,7 +4,7 @@ A return that rose and then stopped far below what the task allows is a plateau 
 curve cannot show: on its own axis it looks like a policy that learned and converged.  For the
 standard Gymnasium tasks the level that counts as solved is published with the environment: its
 ``reward_threshold`` (``gymnasium/envs/__init__.py``, read from ``gymnasium.registry`` in
-Gymnasium 1.4; the same values as gym 0.26's registrations), e.g. 200 for LunarLander and 475
+Gymnasium 1.4), e.g. 200 for LunarLander and 475
 for CartPole-v1.
 
 Only tasks whose threshold any working agent reaches are listed: classic control, LunarLander,
@@ -16,7 +16,7 @@ The task is read from the run's config (an ``env_id`` / ``env`` / ``task`` setti
 SB3 and the CS285 homework write it) or from its id (``runs/CartPole-v1__ppo__1``,
 ``lunarlander_v3_a2c_logs``).  Names that other suites reuse for other rewards are matched only
 with their Gymnasium version (``CartPole-v1``, not Isaac Gym's ``Cartpole`` task or a swing-up
-variant; ``Taxi-v3``, ``FrozenLake-v1``).  This module knows names and numbers, nothing of rules.
+variant; ``Taxi-v3`` / ``Taxi-v4``, ``FrozenLake-v1``).  This module knows names and numbers, nothing of rules.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ SOLVED_LEVELS: dict[str, tuple[str, float]] = {
     "frozenlakev1": ("FrozenLake-v1", 0.70),
     "frozenlake8x8v1": ("FrozenLake8x8-v1", 0.85),
     "taxiv3": ("Taxi-v3", 8.0),
+    "taxiv4": ("Taxi-v4", 8.0),
     "invertedpendulum": ("InvertedPendulum", 950.0),
     "inverteddoublependulum": ("InvertedDoublePendulum", 9100.0),
 }
