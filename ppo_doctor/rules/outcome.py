@@ -135,8 +135,10 @@ def _task_series(ctx: RuleContext) -> list[tuple[str, np.ndarray, np.ndarray]]:
 # steps): a held-out series needs this many points before its course is judged.
 MIN_EVAL_POINTS = 6
 # Evaluation rewards a reader leaves among the training series (SB3's EvalCallback, CleanRL-style
-# eval loops written to TensorBoard).
-EVAL_REWARDS = frozenset({"eval/mean_reward", "eval/episodic_return", "eval/return", "eval/mean_return"})
+# eval loops written to TensorBoard, CS285's homework logger: ``Eval_AverageReturn`` is the
+# current policy's return on evaluation episodes, next to the collecting policy's
+# ``Train_AverageReturn``).
+EVAL_REWARDS = frozenset({"eval/mean_reward", "eval/episodic_return", "eval/return", "eval/mean_return", "Eval_AverageReturn"})
 
 
 def held_out_series(run: Run) -> tuple[str, np.ndarray, np.ndarray] | None:

@@ -26,8 +26,10 @@ class RewardCollapse(Rule):
     (80 %) of the gain is gone (the run is back where it started: the learning is lost);
     warning otherwise.  A reward whose first window already sits at its peak (it rose inside
     the first window, or the run started at its best) has no gain to lose a share of: it
-    collapses when it falls by ``min_gain`` standard errors and by at least ``drop`` of the
-    peak's magnitude, and stays there; that is an error (it ends below where it started).
+    collapses when it falls by ``min_gain`` standard errors, by at least ``drop`` of the
+    peak's magnitude and by a fifth (``MIN_FALL_SHARE``) of the band its points wandered in
+    before the fall (a level near zero has no magnitude to lose a share of), and stays there;
+    that is an error (it ends below where it started).
     A reward the log holds over several rows (a loop that recomputes it every tenth step) is
     read at its changes (``detect.at_changes``), so that its copies do not make the noise, and
     with it the standard errors, read near zero.

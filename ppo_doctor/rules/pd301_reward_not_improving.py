@@ -11,7 +11,7 @@ from .examples import flat, saturating
 from .messages import fmt_num
 from .movement import no_movement_evidence
 from .outcome import task_improved
-from .reward_progress import COLLAPSE_DEFAULTS, LEARNING_RISE, collapsed, fell_from_start, trend_arrays
+from .reward_progress import COLLAPSE_DEFAULTS, LEARNING_RISE, MIN_FALL_SHARE, collapsed, fell_from_start, trend_arrays
 
 
 def reached_ceiling(v: np.ndarray, window: int, limit: float) -> bool:
@@ -85,7 +85,8 @@ class RewardNotImproving(Rule):
     the task improves whatever the training reward shows: an info note; so is a flat reward on a
     log that continues a training begun before it (:func:`continuation`: its first step lies past
     10 % of its last and 3 logging intervals), which may hold a level reached before the log
-    began.  A fall within ``LEARNING_RISE`` noise standard errors is a flat reward wobbling.  With a sampling temperature far from 1 in the config
+    began.  A fall within ``LEARNING_RISE`` noise standard errors, or smaller than a fifth of the
+    points' 5th-95th percentile spread (``MIN_FALL_SHARE``), is a flat reward wobbling.  With a sampling temperature far from 1 in the config
     (``hparams.temperature_regime``: at most 0.3 or at least 2), the generation settings join
     the causes.
 
@@ -135,7 +136,10 @@ class RewardNotImproving(Rule):
                 return  # improving
             # a fall is another problem only when it is significant (the rules' LEARNING_RISE
             # noise standard errors): a sag within that is a flat reward wobbling
-            fell = t.change <= -LEARNING_RISE * max(se, 1e-12)
+            # nor is one smaller than a fifth of the points' spread (``MIN_FALL_SHARE``): no
+            # rule calls such a slide a fall, so the run is judged as the flat reward it is
+            spread = float(percentile(v, 95) - percentile(v, 5))
+            fell = t.change <= -LEARNING_RISE * max(se, 1e-12) and -t.change >= MIN_FALL_SHARE * spread
             if fell and not (_never_rose(s, v, limit) and _ends_at_floor(v, t.window)):
                 return  # it rose then fell (PD204), or sagged from where it began: another problem
         if reached_ceiling(v, t.window, limit):

@@ -186,8 +186,13 @@ def collapsed(ctx: RuleContext, metric: str, min_gain: float, drop: float, min_p
         far = pd.lost_share >= drop
     else:
         # no gain to lose a share of: the fall is "far" against the level itself, so that a
-        # reward at 1.0 that ends at 0 collapses and one that ends at 0.99 does not
-        far = pd.fall >= drop * max(abs(pd.peak), abs(pd.late))
+        # reward at 1.0 that ends at 0 collapses and one that ends at 0.99 does not; and against
+        # the band its points wandered in before the fall, since a level near zero has no
+        # magnitude to lose a share of (a DQN return wandering -7..+7 whose level slid
+        # 1.0 -> -0.04 lost "104 %" of it: blind set real25)
+        before = v[: max(pd.fall_idx or 0, pd.window)]
+        band = float(percentile(before, 95) - percentile(before, 5))
+        far = pd.fall >= drop * max(abs(pd.peak), abs(pd.late)) and pd.fall >= MIN_FALL_SHARE * band
     return (s, pd) if far else None
 
 

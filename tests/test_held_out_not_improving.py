@@ -1,0 +1,75 @@
+"""PD209: the held-out evaluation the author reports never improves (issue 37, stagnation judged
+on the outcome the author reports), and a level near zero has no magnitude for PD204 to lose.
+
+The shapes are those of CS285 homework runs (blind set real25): an exploring policy's
+``Train_AverageReturn`` climbs while the greedy ``Eval_AverageReturn`` stays at the task's floor;
+a DQN return that wanders -7..+7 around zero for 8,000 episodes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ppo_doctor.config import coerce
+from ppo_doctor.frame import RawSeries, RunFrame
+from ppo_doctor.rules.base import Example
+from ppo_doctor.rules.engine import run_rules
+from ppo_doctor.rules.examples import example_run, flat, ramp, saturating
+from ppo_doctor.rules.outcome import held_out_series
+
+TRAIN = saturating(200, -150.0, -60.0, rate=3, sd=5.0, seed=11)
+EVAL_STEPS = np.arange(0, 200, 5)
+
+
+def findings(series, eval_series=None, select=("PD209",)):
+    run = example_run(Example(series=series, eval_series=eval_series or {}, framework="cs285"))
+    found, _ = run_rules(run, coerce({"select": list(select)}))
+    return found
+
+
+def test_an_evaluation_at_its_floor_while_the_training_return_climbs_is_stagnation():
+    (f,) = findings({"reward/score": TRAIN}, {"reward/score": (EVAL_STEPS, flat(40, -148.0, 3.0, seed=12))})
+    assert (f.code, f.symptom, f.severity, f.basis) == ("PD209", "stagnation", "warning", "outcome")
+    assert "did not improve over 40 evaluations" in f.message and "training reward went" in f.message
+
+
+def test_an_evaluation_that_rises_is_not_flagged():
+    rising = saturating(40, -150.0, -50.0, rate=3, sd=4.0, seed=13)
+    assert findings({"reward/score": TRAIN}, {"reward/score": (EVAL_STEPS, rising)}) == []
+
+
+def test_an_evaluation_that_rose_and_fell_back_is_a_collapse_not_stagnation():
+    up_down = np.r_[np.linspace(-150.0, -40.0, 20), np.linspace(-40.0, -150.0, 20)] + flat(40, 0.0, 3.0, seed=14)
+    assert findings({"reward/score": TRAIN}, {"reward/score": (EVAL_STEPS, up_down)}) == []
+
+
+def test_one_exact_value_at_every_evaluation_is_not_evidence():
+    assert findings({"reward/score": TRAIN}, {"reward/score": (EVAL_STEPS, np.full(40, -150.0))}) == []
+
+
+def test_too_few_evaluations_are_not_judged():
+    assert findings({"reward/score": TRAIN}, {"reward/score": (EVAL_STEPS[:10], flat(10, -148.0, 3.0, seed=15))}) == []
+
+
+def test_cs285s_eval_average_return_is_the_held_out_series():
+    steps = np.arange(0, 100, dtype=np.int64) * 1000
+    frame = RunFrame.from_series([
+        ("reward/score", RawSeries(tag="Train_AverageReturn", steps=steps, values=np.linspace(-100, 0, 100), source="t")),
+        ("Eval_AverageReturn", RawSeries(tag="Eval_AverageReturn", steps=steps, values=np.linspace(-90, 10, 100), source="t")),
+    ])
+    run = example_run(Example(series={"reward/score": np.zeros(3)}))
+    run = type(run)(**{**run.__dict__, "frame": frame})
+    name, s, v = held_out_series(run)
+    assert name == "Eval_AverageReturn" and len(v) == 100
+
+
+def test_a_level_near_zero_sliding_within_its_band_is_no_collapse_but_a_flat_reward():
+    # level 1.0 -> -0.2 while the points wander -7..+7: "120 % of the level lost" is a ratio to
+    # a magnitude near zero, not a fall anyone sees on the curve
+    v = ramp(8000, 1.0, -0.2, sd=3.0, seed=16)
+    found = findings({"reward/score": v}, select=("PD204", "PD301"))
+    assert [f.code for f in found] == ["PD301"]
+
+
+def test_a_level_near_zero_that_falls_far_below_its_band_still_collapses():
+    v = np.r_[flat(1000, 1.0, 0.5, seed=18), flat(7000, -6.0, 0.5, seed=19)]
+    assert [f.code for f in findings({"reward/score": v}, select=("PD204",))] == ["PD204"]
