@@ -12,8 +12,7 @@ from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 from .messages import fmt_num
 from .outcome import held_out_series
-from .pd301_reward_not_improving import reached_ceiling
-from .reward_progress import COLLAPSE_DEFAULTS, LEARNING_RISE
+from .reward_progress import COLLAPSE_DEFAULTS, LEARNING_RISE, reached_ceiling
 
 
 class HeldOutNotImproving(Rule):

@@ -11,18 +11,7 @@ from .examples import flat, saturating
 from .messages import fmt_num
 from .movement import no_movement_evidence
 from .outcome import task_improved
-from .reward_progress import COLLAPSE_DEFAULTS, LEARNING_RISE, MIN_FALL_SHARE, collapsed, fell_from_start, trend_arrays
-
-
-def reached_ceiling(v: np.ndarray, window: int, limit: float) -> bool:
-    """The reward rose to its plateau inside the first window and sits at the top of its range:
-    the first point is well below the first window's median, and the last window's median is
-    within ``limit`` of the run's 95th percentile (a task solved early, not a stuck policy)."""
-    if len(v) <= window:
-        return False
-    early, late = float(median(v[:window])), float(median(v[-window:]))
-    top = float(percentile(v, 95))
-    return bool(v[0] < early - limit and late >= top - limit)
+from .reward_progress import COLLAPSE_DEFAULTS, LEARNING_RISE, MIN_FALL_SHARE, collapsed, fell_from_start, reached_ceiling, trend_arrays
 
 
 def _never_rose(s: np.ndarray, v: np.ndarray, limit: float) -> bool:

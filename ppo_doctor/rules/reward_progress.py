@@ -211,6 +211,17 @@ def _falling_at_the_end(v: np.ndarray, pd: PeakDrop) -> PeakDrop | None:
     return pd._replace(late=tail, fall_idx=int(pd.peak_idx + below[0]))
 
 
+def reached_ceiling(v: np.ndarray, window: int, limit: float) -> bool:
+    """The reward rose to its plateau inside the first window and sits at the top of its range:
+    the first point is well below the first window's median, and the last window's median is
+    within ``limit`` of the run's 95th percentile (a task solved early, not a stuck policy)."""
+    if len(v) <= window:
+        return False
+    early, late = float(median(v[:window])), float(median(v[-window:]))
+    top = float(percentile(v, 95))
+    return bool(v[0] < early - limit and late >= top - limit)
+
+
 # Points at the end of a series that judge a fall still under way (a third of a window, at least this).
 EDGE_POINTS = 3
 
