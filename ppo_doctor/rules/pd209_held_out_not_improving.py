@@ -12,7 +12,7 @@ from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 from .messages import fmt_num
 from .outcome import held_out_series
-from .reward_progress import COLLAPSE_DEFAULTS, LEARNING_RISE, reached_ceiling
+from .reward_progress import COLLAPSE_DEFAULTS, LEARNING_RISE, reached_ceiling, rise
 
 
 class HeldOutNotImproving(Rule):
@@ -49,9 +49,8 @@ class HeldOutNotImproving(Rule):
     when it ends (:mod:`ppo_doctor.standing`).
 
     **Source.** The troubleshooting guide ("vanishing gradients / stalled training": the
-    policy stops improving); CS285's homework infrastructure, which reports
-    ``Eval_AverageReturn`` of the current policy as the assignment's result
-    (docs/sources.md#stagnation).
+    policy stops improving); CS285's homework infrastructure, which logs ``Eval_AverageReturn``
+    from evaluation episodes sampled apart from the training batch (docs/sources.md#stagnation).
     """
 
     code = "PD209"
@@ -76,11 +75,9 @@ class HeldOutNotImproving(Rule):
         es, ev = es[inside], ev[inside]
         if len(ev) < p["min_points"] or np.ptp(ev) == 0:
             return
-        t = summarize(es, ev)
-        se = t.noise * np.sqrt(2.0 / max(1, t.window))
-        limit = p["min_rise"] * max(se, 1e-12)
-        if t.change >= limit or t.fitted_change >= limit:
-            return  # improving
+        t, se, limit, improved = rise(es, ev, p["min_rise"])
+        if improved:
+            return
         if t.change <= -LEARNING_RISE * max(se, 1e-12):
             return  # it fell: PD208 / PD205 judge a held-out fall against the training reward
         if reached_ceiling(ev, t.window, limit):

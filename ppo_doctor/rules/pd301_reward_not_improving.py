@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect import median, peak_drop, percentile, summarize
+from ..detect import median, peak_drop, percentile
 from ..canonical.hparams import temperature_regime
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 from .messages import fmt_num
 from .movement import no_movement_evidence
 from .outcome import task_improved
-from .reward_progress import COLLAPSE_DEFAULTS, LEARNING_RISE, MIN_FALL_SHARE, collapsed, fell_from_start, reached_ceiling, trend_arrays
+from .reward_progress import COLLAPSE_DEFAULTS, LEARNING_RISE, MIN_FALL_SHARE, collapsed, fell_from_start, reached_ceiling, rise, trend_arrays
 
 
 def _never_rose(s: np.ndarray, v: np.ndarray, limit: float) -> bool:
@@ -113,16 +113,14 @@ class RewardNotImproving(Rule):
         s, v = trend_arrays(ctx, metric)
         if len(v) < p["min_points"]:
             return
-        t = summarize(s, v)
-        se = t.noise * np.sqrt(2.0 / max(1, t.window))
-        limit = p["min_rise"] * max(se, 1e-12)
+        t, se, limit, improved = rise(s, v, p["min_rise"])
         # worse than the policy it started from, and never back: a rise from the trough is a
         # partial recovery, not an improvement
         worse = fell_from_start(v, t)
         fell = worse is not None
         if not fell:
-            if t.change >= limit or t.fitted_change >= limit:
-                return  # improving
+            if improved:
+                return
             # a fall is another problem only when it is significant (the rules' LEARNING_RISE
             # noise standard errors): a sag within that is a flat reward wobbling
             # nor is one smaller than a fifth of the points' spread (``MIN_FALL_SHARE``): no

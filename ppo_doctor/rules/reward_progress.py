@@ -211,6 +211,26 @@ def _falling_at_the_end(v: np.ndarray, pd: PeakDrop) -> PeakDrop | None:
     return pd._replace(late=tail, fall_idx=int(pd.peak_idx + below[0]))
 
 
+class Rise(NamedTuple):
+    """A series' trend (:func:`.detect.summarize`), the standard error ``se`` of a window median
+    from its point-to-point noise, and whether it ``improved``: its last window or its Theil-Sen
+    trend lies ``min_rise`` standard errors above its first window (PD301's test, which PD209
+    applies to the held-out evaluation)."""
+
+    t: TrendSummary
+    se: float
+    limit: float
+    improved: bool
+
+
+def rise(s: np.ndarray, v: np.ndarray, min_rise: float) -> Rise:
+    """:class:`Rise` of the series ``(s, v)`` with ``min_rise`` noise standard errors as its bar."""
+    t = summarize(s, v)
+    se = float(t.noise * np.sqrt(2.0 / max(1, t.window)))
+    limit = min_rise * max(se, 1e-12)
+    return Rise(t, se, limit, bool(t.change >= limit or t.fitted_change >= limit))
+
+
 def reached_ceiling(v: np.ndarray, window: int, limit: float) -> bool:
     """The reward rose to its plateau inside the first window and sits at the top of its range:
     the first point is well below the first window's median, and the last window's median is
