@@ -46,6 +46,20 @@ def test_one_exact_value_at_every_evaluation_is_not_evidence():
     assert findings({"reward/score": TRAIN}, {"reward/score": (EVAL_STEPS, np.full(40, -150.0))}) == []
 
 
+def test_every_evaluation_at_the_training_rewards_floor_is_the_tasks_bound_measured():
+    # a maze whose every evaluation episode times out at -100, while the exploring policy's
+    # return leaves the floor for a while and ends back on it (blind set real26)
+    train = np.r_[np.full(40, -100.0), np.full(60, -99.5), np.full(100, -100.0)]
+    (f,) = findings({"reward/score": train}, {"reward/score": (EVAL_STEPS, np.full(40, -100.0))})
+    assert f.code == "PD209" and "every one at the training reward's floor" in f.evidence[0]
+
+
+def test_a_constant_evaluation_off_the_training_floor_stays_a_placeholder():
+    train = np.r_[np.full(40, -100.0), np.full(60, -99.5), np.full(100, -100.0)]
+    assert findings({"reward/score": train}, {"reward/score": (EVAL_STEPS, np.full(40, 0.0))}) == []
+    assert findings({"reward/score": TRAIN}, {"reward/score": (EVAL_STEPS, np.full(40, float(TRAIN.min())))}) == []
+
+
 def test_too_few_evaluations_are_not_judged():
     assert findings({"reward/score": TRAIN}, {"reward/score": (EVAL_STEPS[:10], flat(10, -148.0, 3.0, seed=15))}) == []
 

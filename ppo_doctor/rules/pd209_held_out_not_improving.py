@@ -6,13 +6,22 @@ from typing import Iterator
 
 import numpy as np
 
-from ..detect import peak_drop, summarize
+from ..detect import median, peak_drop, summarize, window_size
 from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 from .messages import fmt_num
 from .outcome import held_out_series
 from .reward_progress import COLLAPSE_DEFAULTS, LEARNING_RISE, reached_ceiling, rise
+
+
+def _at_training_floor(value: float, train: np.ndarray) -> bool:
+    """``value`` is the training reward's floor: its lowest value, which the median of its last
+    10 % equals (a sparse task's timeout return, or a score of 0, that the training episodes
+    reach and end at).  A constant evaluation there is the task's bound, measured, not a
+    placeholder a loop writes without evaluating: a placeholder has no reason to equal it."""
+    late = train[-window_size(len(train), 0.1, 3) :]
+    return bool(value == float(np.min(train)) and float(median(late)) == value)
 
 
 class HeldOutNotImproving(Rule):
@@ -29,8 +38,10 @@ class HeldOutNotImproving(Rule):
     reward-collapse's ``min_gain`` (4) standard errors at some point (it improved, then lost it:
     PD204's and PD208's question), when it reached its plateau inside its first window
     and ends at the top of its range (a task solved before the first evaluations), nor when it
-    holds one exact value at every evaluation (a placeholder or a task at a bound: PD906's
-    log-quality question, not evidence).
+    holds one exact value at every evaluation (a placeholder: PD906's log-quality question, not
+    evidence), unless that value is the training reward's floor (its lowest value, where its last
+    10 % sits: :func:`_at_training_floor`): then it is the task's bound, measured (a maze whose
+    every evaluation episode times out at -100 while the exploring policy's return does too).
 
     **Why it matters.** The evaluation is what the run's author reports; the training reward
     is collected by an exploring or sampling policy, on training data, and can rise on its own
@@ -73,8 +84,10 @@ class HeldOutNotImproving(Rule):
         name, es, ev = held
         inside = (es >= train.steps[0]) & (es <= train.steps[-1])
         es, ev = es[inside], ev[inside]
-        if len(ev) < p["min_points"] or np.ptp(ev) == 0:
+        if len(ev) < p["min_points"]:
             return
+        if np.ptp(ev) == 0 and not _at_training_floor(float(ev[0]), train.values):
+            return  # one exact value at every evaluation: a placeholder, not measured
         t, se, limit, improved = rise(es, ev, p["min_rise"])
         if improved:
             return
@@ -94,7 +107,10 @@ class HeldOutNotImproving(Rule):
             threshold_step=int(es[min(len(es) - 1, t.window - 1)]),
             peak_step=int(es[int(np.argmax(ev))]),
             end_step=int(max(train.steps[-1], es[-1])),
-            evidence=[f"evaluation {name}: {len(ev)} points from step {int(es[0])} to {int(es[-1])}, best {fmt_num(float(np.max(ev)))}"],
+            evidence=[
+                f"evaluation {name}: {len(ev)} points from step {int(es[0])} to {int(es[-1])}, best {fmt_num(float(np.max(ev)))}"
+                + (", every one at the training reward's floor" if np.ptp(ev) == 0 else "")
+            ],
             fmt={
                 "name": name,
                 "n": len(ev),
