@@ -48,6 +48,18 @@ def test_a_run_stopped_short_of_its_plan_did_not_spend_its_budget():
     assert pd307({"reward/score": HOVERS}, planned_steps=4000) == []
 
 
+def test_a_return_that_reaches_the_solved_level_and_swings_away_is_no_plateau_short_of_it():
+    # an InvertedPendulum policy gradient that reaches the 1000 cap on runs of batches and falls
+    # back to 100 between them (blind sets real25, real26): it does not hold the task, it did not
+    # stop short of it
+    v = flat(200, 120.0, 30.0, seed=9)
+    v[[60, 61, 62, 120, 121, 122, 123]] = 1000.0
+    assert pd307({"reward/score": v}, run_id="runs/InvertedPendulum-v4__pg__1") == []
+    # two lucky batches at the cap are not the task reached
+    v[[62, 121, 122]] = 120.0
+    assert len(pd307({"reward/score": v}, run_id="runs/InvertedPendulum-v4__pg__1")) == 1
+
+
 def test_a_per_step_reward_is_not_read_against_an_episode_return_level():
     assert pd307({"reward/score": flat(400, -0.8, 0.3, seed=8)}) == []
 
