@@ -336,6 +336,19 @@ def test_a_self_play_rating_that_climbs_is_the_task_improving():
     assert g.severity == "warning"
 
 
+def test_a_reward_term_named_like_a_task_metric_is_no_evidence_that_the_task_improved():
+    # legged_gym / Isaac Gym log each reward term as Episode/rew_<term>; rew_dof_acc is the joint
+    # acceleration penalty shrinking, not an accuracy: a reward stuck where it began stays stagnation
+    n = 120
+    reward = flat(n, -2500.0, 300.0, seed=32)
+    penalty = np.linspace(-1.3e-5, -7.7e-6, n) + flat(n, 0.0, 1e-7, seed=33)
+    (f,) = findings(example_run(Example(series={"reward/score": reward, "Episode/rew_dof_acc": penalty})), "PD301")
+    assert f.severity == "warning" and "rew_dof_acc" not in f.message
+    # the same course under a task metric's name is the task improving
+    (g,) = findings(example_run(Example(series={"reward/score": reward, "eval/accuracy": penalty})), "PD301")
+    assert g.severity == "info" and "eval/accuracy rose" in g.message
+
+
 def test_an_entropy_that_began_near_deterministic_has_no_collapse_to_report():
     # a run initialised from a trained policy: its entropy is 0.04 nats at the first points and
     # ends at 0.012; a 70 % fall of almost nothing, while the noisy reward does not rise

@@ -102,12 +102,22 @@ TASK_NAME = re.compile(r"(^|[/_.])(acc|accuracy|correct|correctness|success|succ
 # A task metric's running best or a batch extreme (``best_answer_accuracy``, ``max_accuracy``) only
 # ever rises or says nothing of the level: never evidence that the task improved.
 EXTREME_NAME = re.compile(r"(^|[/_.])(best|max|min|peak|top|std)($|[/_.])", re.I)
+# A term of the reward, as legged_gym / rsl_rl and the Isaac Gym tasks built on them log each one
+# (``Episode/rew_<term>``, legged_robot.py: ``extras["episode"]["rew_" + key]``): a bonus or a
+# penalty the reward sums, never the task measured apart from it (``rew_dof_acc`` penalises joint
+# accelerations; its "acc" is no accuracy).
+REWARD_TERM_NAME = re.compile(r"(^|/)rew_", re.I)
 
 
 def is_task_metric(name: str) -> bool:
-    """A metric that measures the task itself (:data:`TASK_NAME`), not a format score nor a
-    running best or extreme of one (:data:`EXTREME_NAME`)."""
-    return bool(TASK_NAME.search(name)) and "format" not in name.lower() and not EXTREME_NAME.search(name)
+    """A metric that measures the task itself (:data:`TASK_NAME`), not a format score, a term of
+    the reward (:data:`REWARD_TERM_NAME`) nor a running best or extreme of one (:data:`EXTREME_NAME`)."""
+    return (
+        bool(TASK_NAME.search(name))
+        and "format" not in name.lower()
+        and not REWARD_TERM_NAME.search(name)
+        and not EXTREME_NAME.search(name)
+    )
 
 
 # Points a task series needs before its rise is judged (evaluations are logged sparsely).
