@@ -80,6 +80,16 @@ def test_an_entropy_below_zero_throughout_is_no_evidence():
     assert RunView(run).action_space is None
 
 
+def test_a_discrete_entropy_that_rounds_to_just_below_zero_is_no_evidence():
+    # a discrete policy gone deterministic logs 0 give or take float rounding (ML-Agents' 2048
+    # player ends at -1.2e-7 nats): no differential entropy, and its fall is judged as a share
+    ent = np.r_[np.linspace(1.0, 0.0, 20), np.full(N - 20, -1.2e-7)]
+    run = example_run(Example(series={"policy/entropy": ent, "reward/score": flat(N, 0.2, 0.05, seed=78)}, framework="unknown"))
+    assert RunView(run).action_space is None
+    (f,) = findings(run, "PD701")
+    assert "100%" in f.message and "nats" not in f.message
+
+
 def test_a_continuous_control_task_id_in_the_path_or_config_marks_continuous_actions():
     tags = {"ep_rew_mean": saturating(N, 0.0, 2500.0, sd=50.0, seed=5), "entropy_loss": -saturating(N, 1.34, 0.37, sd=0.01, seed=6)}
     in_path = RunView(sb3_run(tags, path="/logs/PPO/Hopper-v2")).action_space

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..results import Finding
 from ..view import EntropyView
-from ..view.actions import late_action_std
+from ..view.actions import BELOW_ZERO, late_action_std
 from . import population
 from .base import Example, RuleContext
 from .examples import decay, saturating
@@ -103,7 +103,7 @@ class EntropyCollapse(SustainedRule[EntropyView]):
         _, drop, change = judged
         first, late, _ = early_late(view.values)
         continuous = ctx.view.continuous_actions
-        differential = continuous or min(first, late) < 0  # the drop is in nats, not a share
+        differential = continuous or min(first, late) < -BELOW_ZERO  # the drop is in nats, not a share
         severe = not differential and (drop >= p["error_drop"] or late < p["floor"])
         if ctx.view.is_classic_rl:
             severe = False  # a deterministic policy at convergence is normal in classic RL
@@ -136,7 +136,7 @@ class EntropyCollapse(SustainedRule[EntropyView]):
         """(level, drop, how the message says it) when the entropy fell far enough, else None."""
         p = ctx.params
         first, late, _ = early_late(view.values)
-        if ctx.view.continuous_actions or min(first, late) < 0:  # a discrete entropy is never negative
+        if ctx.view.continuous_actions or min(first, late) < -BELOW_ZERO:  # a discrete entropy is never negative
             # a differential entropy: its zero depends on the actions' units, so a percentage of
             # it means nothing; judge the absolute change (ln of how far the action std shrank,
             # summed over dimensions)

@@ -9,8 +9,8 @@ differently for the two, so the run view answers the question once, with its evi
 - a logged action std: SB3 records ``train/std`` = ``exp(log_std).mean()`` for a policy with a
   ``log_std`` parameter, i.e. a Gaussian (``stable_baselines3/ppo/ppo.py``, ``train``); CleanRL
   and home-made loops log ``logstd`` / ``action_std``;
-- an entropy that falls from above 0 to below it, which no discrete distribution does (one that
-  is below 0 throughout may be a sign convention misread);
+- an entropy that falls from above 0 to clearly below it (:data:`BELOW_ZERO`), which no discrete
+  distribution does (one that is below 0 throughout may be a sign convention misread);
 - an environment id in the config, the run's path or its id that names a continuous-control
   task of Gymnasium (MuJoCo: https://gymnasium.farama.org/environments/mujoco/, Box2D:
   https://gymnasium.farama.org/environments/box2d/, classic control:
@@ -106,6 +106,12 @@ def late_action_std(view: RunView, space: ActionSpace) -> float | None:
     return float(np.exp(late)) if space.log_std else late
 
 
+# How far below 0 an entropy must end to be a differential one.  A discrete policy that became
+# deterministic logs an entropy of 0 give or take float rounding (ML-Agents' 2048 player ends at
+# -1.2e-7 nats); every Gaussian policy in ../shared that fell through 0 ends 0.2 nats or more below it.
+BELOW_ZERO = 0.01
+
+
 def action_space(view: RunView) -> ActionSpace | None:
     """Continuous or discrete actions, with the evidence (module docstring), else None."""
     if view.is_llm_rl:
@@ -119,7 +125,7 @@ def action_space(view: RunView) -> ActionSpace | None:
         # window medians: a stray noisy point is not a negative entropy.  Falling through 0, not
         # merely below it: a value below 0 throughout is as likely a misread sign convention or
         # an entropy penalty (stable-baselines PPO1 logs ``entropy_loss`` = -ent_coef * entropy)
-        if first > 0 > late:
+        if first > 0 and late < -BELOW_ZERO:
             return ActionSpace("continuous", f"the entropy falls through 0 ({first:.3g} -> {late:.3g}): a differential entropy, continuous actions")
     task = task_id(view)
     if task is not None:
