@@ -65,6 +65,7 @@ LLM_METRICS = ("kl/ref", "kl/coef", "reward/kl_penalty", "len/response_mean", "l
 # an unknown framework's log that has one is read with the classic-RL spellings.
 EPISODE_TAGS = (
     "episode_reward",
+    "monitor/r",  # the Monitor wrapper's monitor.csv (SB3, baselines)
     "eprewmean",
     "mean 100 episode reward",
     "mean_episode_rewards",

@@ -42,6 +42,7 @@ FORMAT_MODULES = {
     "jsonl": "ppo_doctor.ingest.readers.jsonl",
     "mlflow": "ppo_doctor.ingest.readers.mlflow",
     "wandb_csv": "ppo_doctor.ingest.wandb.csv",
+    "sb3_monitor": "ppo_doctor.ingest.readers.sb3_monitor",
     "csv_logs": "ppo_doctor.ingest.readers.csv_logs",
     "verl_console": "ppo_doctor.ingest.readers.verl_console",
     "hf_console": "ppo_doctor.ingest.readers.hf_console",

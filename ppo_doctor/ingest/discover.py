@@ -392,6 +392,7 @@ class _Walker:
         self._merge_named_subruns(groups)
         self._mark_add_scalars(groups)
         self._merge_role_dirs(groups)
+        self._drop_monitors_beside_logs(groups)
         out: list[RunSource] = []
         for g in groups.values():
             if not g.files:
@@ -469,6 +470,20 @@ class _Walker:
                 inner = g.subruns.get(str(f))
                 parent.subruns[str(f)] = f"{rel}/{inner}" if inner else rel
             parent.files.extend(g.files)
+
+    def _drop_monitors_beside_logs(self, groups: dict[Path, _Group]) -> None:
+        """A Monitor episode file (``monitor.csv``) in a run that the trainer's own log describes
+        is left out, with a note: the trainer's episode statistics come from that file (SB3's
+        ``rollout/ep_rew_mean`` is a mean of its last 100 episodes), and its steps count one
+        environment's steps, not the trainer's, so beside the trainer's series it would read as
+        a metric that stopped early.  Alone, it is the run's log (:mod:`.readers.sb3_monitor`)."""
+        for group in groups.values():
+            monitors = [p for fmt, p in group.files if fmt == "sb3_monitor"]
+            if not monitors or len(monitors) == len(group.files):
+                continue
+            group.files = [(fmt, p) for fmt, p in group.files if fmt != "sb3_monitor"]
+            for p in monitors:
+                self.issues.append(ReadIssue(display(p), "a Monitor episode file beside the trainer's own log: the trainer's log is read", level="info"))
 
     def _merge_role_dirs(self, groups: dict[Path, _Group]) -> None:
         # below[top][name]: the groups under top's child folder ``name``, kept up to date as

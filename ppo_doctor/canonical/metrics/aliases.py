@@ -560,6 +560,8 @@ _SAMPLE_FACTORY = (
 
 _GENERIC_RL = (
     _a("eprewmean", "reward/score"),
+    # the Monitor wrapper's episode file (ingest/readers/sb3_monitor.py)
+    _a("monitor/r", "reward/score", note="the return of each finished episode (Monitor's r)"),
     _a("episode_reward", "reward/score"),
     _a("mean 100 episode reward", "reward/score"),
     _a("mean_episode_rewards", "reward/score"),
