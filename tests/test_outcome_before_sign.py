@@ -288,6 +288,26 @@ def test_a_collapse_is_an_event_but_a_rolling_means_dip_waits_for_the_plan():
     assert watched.severity == "info" and "watching" in watched.message
 
 
+def test_a_fall_at_the_last_points_holds_from_the_last_stretch_below_the_mark():
+    """One return per episode (a Monitor file) dips below the halfway mark now and then and
+    comes back; five crashed episodes in a row at the last points are a fall under way since the
+    first of them, not one held since the first dip, so it has not held for a window and stops
+    no live run (blind set real28: a LunarLander DQN stopped live at such a burst, which then
+    learned on to +96).  The last point back above the mark: no fall holds at the end."""
+    from ppo_doctor.detect import peak_drop
+    from ppo_doctor.rules.reward_progress import _falling_at_the_end
+
+    rng = np.random.default_rng(3)
+    v = np.r_[np.linspace(-150.0, -40.0, 60), np.full(200, -50.0)] + rng.normal(0.0, 15.0, 260)
+    v[[120, 121, 180]] = -300.0  # dips below the mark it came back from
+    burst = np.r_[v, [-440.0, -390.0, -385.0, -718.0, -711.0]]
+    pd = peak_drop(np.arange(len(burst)), burst)
+    edge = _falling_at_the_end(burst, pd)
+    assert edge is not None and edge.fall_idx == len(burst) - 5 and edge.late < pd.mark
+    back = np.r_[burst, [-45.0]]
+    assert _falling_at_the_end(back, peak_drop(np.arange(len(back)), back)) is None
+
+
 def test_a_sign_before_the_training_diverges_is_kept():
     # entropy to ~0 within 10 steps while the reward rises: a sign, until the run's loss and
     # gradient norm turn NaN and stay so (the weights are gone: numbers that break are an outcome)

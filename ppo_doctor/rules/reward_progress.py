@@ -198,8 +198,12 @@ def collapsed(ctx: RuleContext, metric: str, min_gain: float, drop: float, min_p
 
 def _falling_at_the_end(v: np.ndarray, pd: PeakDrop) -> PeakDrop | None:
     """``pd`` judged on the last :data:`EDGE_POINTS` (at least a third of a window): their median as
-    the late level and the first point below the halfway mark after the peak as the fall, when
-    that median is the lowest level since the peak and below the mark; else None."""
+    the late level and the start of the last stretch of points below the halfway mark as the fall,
+    when that median is the lowest level since the peak and below the mark; else None.  The last
+    stretch, not the first point below the mark: a noisy reward (one return per episode) dips
+    below it many times and comes back, and only the stretch it has not come back from is the
+    fall that holds (a LunarLander DQN's five crashed episodes in a row, after which it went on
+    learning, read as a fall held since a dip 40 episodes earlier: blind set real28)."""
     k = max(EDGE_POINTS, pd.window // 3)
     if len(v) - pd.peak_idx <= k:
         return None
@@ -207,8 +211,11 @@ def _falling_at_the_end(v: np.ndarray, pd: PeakDrop) -> PeakDrop | None:
     after_peak = v[pd.peak_idx : len(v) - k]
     if not (tail < pd.mark and tail < float(np.min(after_peak))):
         return None
-    below = np.flatnonzero(v[pd.peak_idx :] < pd.mark)
-    return pd._replace(late=tail, fall_idx=int(pd.peak_idx + below[0]))
+    above = np.flatnonzero(v[pd.peak_idx :] >= pd.mark)
+    start = int(pd.peak_idx + (above[-1] + 1 if len(above) else 0))
+    if start >= len(v):
+        return None  # the last point is back above the mark: no stretch below it holds at the end
+    return pd._replace(late=tail, fall_idx=start)
 
 
 class Rise(NamedTuple):
