@@ -9,14 +9,17 @@ Arrow's correctly rounded parser (fast_float: D. Lemire, "Number parsing at a gi
 Software: Practice and Experience 51(8), 2021).  Arrow's cast alone is laxer than JSON (it reads
 ``01``, ``.5``, ``+1``, ``-NaN``, ``inf``): the grammar decides what is a number.
 
-Contract of :func:`parse_numbers`: ``ok[i]`` is True only when ``data[start[i]:end[i]]`` is a
-JSON number or one of Python's tokens, and then ``values[i] == float(json.loads(text))`` bit for
+Contract of :func:`parse_numbers` (the ranges in order, as :func:`gather` takes them): ``ok[i]``
+is True only when ``data[start[i]:end[i]]`` is a JSON number or one of Python's tokens, and then ``values[i] == float(json.loads(text))`` bit for
 bit (``-0`` is the integer 0, ``-0.0`` is negative zero).  Everything else (strings, objects,
 whitespace, ...) has ``ok[i]`` False and is the caller's to parse.
 
 Issue 40 measured a hand-written SWAR parser against this one in the real reader: 0.39 s against
 0.62 s for a million numbers, 2.52 s against 2.99 s for five million, less than the fifth of a
-wait of a second or more that strange code must save here.
+wait of a second or more that strange code must save here.  The pass itself was cut from 0.68 s
+to 0.49 s for a million numbers (``bench_numparse``, one machine) by copying the texts out with
+Arrow's ``take`` instead of a numpy gather byte by byte, and by checking only the zeros against
+the integer grammar.
 """
 
 from __future__ import annotations
@@ -32,17 +35,22 @@ JSON_INTEGER = r"^-?[0-9]+$"
 
 
 def gather(data: bytes | np.ndarray, start: np.ndarray, end: np.ndarray) -> pa.LargeBinaryArray:
-    """The texts ``data[start[i]:end[i]]`` as one Arrow binary array, copied in one numpy gather."""
+    """The texts ``data[start[i]:end[i]]`` as one Arrow binary array.
+
+    The ranges lie in order in the buffer (each starts at or after the end of the one before), as a
+    log's values do.  The whole buffer is then one Arrow array whose elements alternate between a
+    gap and a text, built without a copy, and ``take`` copies the texts out with one memcpy each:
+    a fifth of the time of a numpy gather byte by byte (its index is 8 bytes per byte of text).
+    """
     buf = np.frombuffer(data, dtype=np.uint8) if not isinstance(data, np.ndarray) else data
     start = np.asarray(start, dtype=np.int64)
     end = np.asarray(end, dtype=np.int64)
-    if len(start) and (start.min() < 0 or end.max() > len(buf) or (end < start).any()):
-        raise ValueError("number ranges must lie inside the buffer")
-    lengths = end - start
-    offsets = np.zeros(len(start) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    index = np.repeat(start - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
-    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(start), [None, pa.py_buffer(offsets), pa.py_buffer(buf[index])])
+    bounds = np.empty(2 * len(start) + 2, dtype=np.int64)  # 0, start0, end0, start1, end1, ..., len(buf)
+    bounds[0], bounds[1:-1:2], bounds[2:-1:2], bounds[-1] = 0, start, end, len(buf)
+    if (np.diff(bounds) < 0).any():
+        raise ValueError("number ranges must lie in order inside the buffer")
+    pieces = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(bounds) - 1, [None, pa.py_buffer(bounds), pa.py_buffer(buf)])
+    return pc.take(pieces, pa.array(np.arange(1, len(bounds) - 1, 2)))
 
 
 def parse_numbers(data: bytes | np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -54,7 +62,9 @@ def parse_numbers(data: bytes | np.ndarray, start: np.ndarray, end: np.ndarray) 
         return values, ok
     numbers = pc.filter(texts, pa.array(ok)).cast(pa.large_string())
     parsed = pc.cast(numbers, pa.float64()).to_numpy(zero_copy_only=False).copy()
-    zero_int = pc.match_substring_regex(numbers, JSON_INTEGER).to_numpy(zero_copy_only=False).astype(bool) & (parsed == 0)
-    parsed[zero_int] = 0.0
+    zero = np.flatnonzero(parsed == 0)  # only a zero's sign depends on whether it is an integer
+    if len(zero):
+        zero_int = pc.match_substring_regex(pc.take(numbers, pa.array(zero)), JSON_INTEGER).to_numpy(zero_copy_only=False).astype(bool)
+        parsed[zero[zero_int]] = 0.0
     values[ok] = parsed
     return values, ok
