@@ -79,6 +79,19 @@ def test_a_monitor_file_alone_is_a_run_judged_against_its_task(tmp_path):
     assert "PD307" in [f.code for f in rr.findings if f.severity == "warning"]
 
 
+def test_metrics_names_the_task_and_its_solved_level(tmp_path):
+    # a user reading `ppo-doctor metrics` sees the level a plateau is judged against, and the
+    # header's env_id is not called an unrecognised config
+    from click.testing import CliRunner
+
+    from ppo_doctor.cli import cli
+
+    _write(tmp_path / "run1" / "monitor.csv", [[-100.0 + i, 200, 1.0 + i] for i in range(40)])
+    out = CliRunner().invoke(cli, ["metrics", str(tmp_path)]).output
+    assert "task: LunarLander, solved at a return of 200 (from config env_id = LunarLander-v3)" in out
+    assert "none recognised" not in out
+
+
 def test_the_environments_of_a_vec_env_are_one_run(tmp_path):
     for rank in range(2):
         # the two environments' episodes end at different steps of their own

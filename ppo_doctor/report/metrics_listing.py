@@ -1,7 +1,8 @@
 """``ppo-doctor metrics``: what was read from a path, run by run, before any judgement.
 
 Per run: id, path, format(s), framework guess, step range, points per metric, the raw tag ->
-canonical mapping, unmapped tags, the config found, and the warnings met while reading; then the
+canonical mapping, unmapped tags, the config found, the standard task it trains on (with its solved
+level), and the warnings met while reading; then the
 errors (files or parts of files that could not be read).  ``text`` is for people, ``json`` is a
 stable document (``schema_version`` 1) for scripts.
 """
@@ -12,6 +13,7 @@ import json
 import math
 from typing import Any
 
+from ..canonical.tasks import solved_level
 from ..ingest import LoadResult, display
 from ..run import Run
 from .escape import plain
@@ -111,9 +113,12 @@ def _text(result: LoadResult) -> str:
             more = f" ... (+{len(keys) - _TEXT_CONFIG_KEYS})" if len(keys) > _TEXT_CONFIG_KEYS else ""
             out.append(f"  config: {shown}{more}")
         elif run.raw_config:
-            out.append(f"  config: {len(run.raw_config)} raw keys, none recognised")
+            out.append(f"  config: {len(run.raw_config)} raw keys, none of them a trainer setting the rules read")
         else:
             out.append("  config: none found")
+        task = solved_level(run)
+        if task is not None:  # the level PD307 judges a plateau against
+            out.append(f"  task: {_shown(task.task)}, solved at a return of {task.level:g} (from {_shown(task.where)})")
         if run.texts:
             out.append(f"  text samples: {len(run.texts)}")
         if run.restarts:
