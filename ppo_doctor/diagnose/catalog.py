@@ -901,6 +901,28 @@ CAUSES: tuple[Cause, ...] = (
         domains=frozenset({"classic"}),
     ),
     Cause(
+        "action-noise-unbounded",
+        "Action noise left to grow",
+        "A Gaussian policy's std is a free parameter the loss may widen. When the advantages carry little signal, an "
+        "entropy bonus pays for spreading the actions, or the environment clips actions to its bounds so that wider "
+        "noise costs nothing, the std climbs instead of shrinking: the actions turn into noise and the return stalls "
+        "or falls.",
+        (
+            "Squash the actions instead of letting the environment clip them (SB3 `use_sde=True` with "
+            "`policy_kwargs=dict(squash_output=True)`, or a tanh-squashed policy as in SAC) on an action space "
+            "normalised to [-1, 1], so that a wider std is not free.",
+            "Lower or drop the entropy bonus ({ent_coef}): 0.0 is SB3's and CleanRL's setting for continuous control.",
+            "Bound the log std (RLlib `log_std_clip_param`, rsl_rl's log-std bounds) or start it lower (SB3 "
+            "`policy_kwargs=dict(log_std_init=-0.5)`).",
+            "Watch the action std (SB3 `train/std`): on a task the policy learns it shrinks over the run.",
+        ),
+        "rlpyt#124 (log std climbing, every action at its bound); garage#255 ('std explodes'); rsl_rl#67; "
+        "ray-project/ray#47827 (`log_std_clip_param`); SB3 docs, RL Tips and Tricks (normalise the action space; "
+        "`squash_output` with gSDE)",
+        ("entropy_coef",),
+        domains=frozenset({"classic"}),
+    ),
+    Cause(
         "env-reward-exploitable",
         "Environment reward mis-specified or exploitable",
         "The reward can be earned without doing the task (specification gaming): the agent loops on a bonus, "

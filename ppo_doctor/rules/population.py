@@ -13,6 +13,12 @@ multiple of its band, :data:`FALLBACKS`).  The rules take these limits as the de
 writes ``population.json`` beside this module (the table is in docs/population.md);
 ``benchmarks/real_scorecard.py --loro`` rebuilds it without each held-out repository.
 
+The action noise of a Gaussian policy is measured as the growth of its logged std (SB3's
+``train/std``): its median over the last tenth of the run divided by that over the first.  A
+policy learning its task narrows its noise (Schulman et al. 2017 train the log std as a free
+parameter and it shrinks; rsl_rl#67: "the parameter should generally decrease"); one whose std
+grows without bound acts at random (rlpyt#124, garage#255).
+
 The approx KL is measured in units of its clip range: with the ratio held in [1-eps, 1+eps], the
 per-token KL of an update is of order eps^2/2, so a run with ``clip_range`` 0.4 moves four times as
 far per update as one with 0.2 by design (SB3 PPO docs; Schulman et al. 2017, eq. 7).
@@ -28,8 +34,9 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from ..detect import percentile
+from ..detect import early_late, percentile
 from ..view import SEQ_KL_BAND, TOKEN_KL_BAND, RunView
+from ..view.actions import action_std_series
 
 DATA = Path(__file__).with_name("population.json")
 # The clip range approx KLs are expressed in (SB3's, CleanRL's and TRL's default).
@@ -40,6 +47,10 @@ FLOORS = {
     "kl_ref_seq": SEQ_KL_BAND,
     "kl_old": 0.05,
     "clipfrac": 0.3,
+    # twice the std a Gaussian policy starts from (SB3 log_std_init 0 and CleanRL's zero log std
+    # give 1, which already spans an action space normalised to [-1, 1], as SB3's docs ask): at 2,
+    # 62 % of the sampled actions fall outside [-1, 1] and are clipped to its bounds
+    "action_std_growth": 2.0,
 }
 # Fewer healthy runs than this, or from fewer repositories, and a sign's population is too thin
 # to set a limit: the rule's documented fallback applies.
@@ -55,7 +66,8 @@ def clip_scale(view: RunView) -> float:
 
 
 def measure(view: RunView) -> dict[str, float]:
-    """The sustained level (90th percentile) of each sign the run logs."""
+    """The sustained level (90th percentile) of each sign the run logs, and the growth of its
+    action std (late over early median, :func:`action_std_growth`)."""
     out: dict[str, float] = {}
     kl = view.kl
     if kl is not None and len(kl.values) >= MIN_POINTS:
@@ -66,7 +78,20 @@ def measure(view: RunView) -> dict[str, float]:
             _, v = view.finite(metric)
             if len(v) >= MIN_POINTS:
                 out[key] = float(percentile(np.abs(v), LEVEL_PERCENTILE)) / scale
+    growth = action_std_growth(view)
+    if growth is not None:
+        out["action_std_growth"] = growth
     return out
+
+
+def action_std_growth(view: RunView) -> float | None:
+    """The logged action std's median over its last tenth divided by that over its first, when the
+    run logs one with :data:`MIN_POINTS` points or more."""
+    found = action_std_series(view)
+    if found is None or len(found[2]) < MIN_POINTS:
+        return None
+    first, late, _ = early_late(found[2])
+    return float(late / first) if first > 0 else None
 
 
 @dataclass(frozen=True)
@@ -87,7 +112,7 @@ class Sample:
 # are healthy levels measured elsewhere, and a few healthy runs that stayed low say nothing about
 # those that go higher (the first three TRL GRPO runs of the labelled set stayed under 0.12 nats per
 # token).
-FALLBACK_FACTORS = {"kl_ref_seq": 3.0, "kl_ref_token": 5.0, "kl_old": 1.0, "clipfrac": 1.0}
+FALLBACK_FACTORS = {"kl_ref_seq": 3.0, "kl_ref_token": 5.0, "kl_old": 1.0, "clipfrac": 1.0, "action_std_growth": 1.0}
 FALLBACKS = {sign: FALLBACK_FACTORS[sign] * FLOORS[sign] for sign in FLOORS}
 
 

@@ -95,6 +95,16 @@ def task_id(view: RunView) -> str | None:
     return None
 
 
+def action_std_series(view: RunView) -> tuple[str, np.ndarray, np.ndarray] | None:
+    """The logged action std as ``(tag, steps, std)``, a logged ln(std) undone; else None."""
+    found = action_std_tag(view)
+    if found is None:
+        return None
+    tag, is_log = found
+    s, v = view.finite(tag, signed=False)
+    return tag, s, (np.exp(v) if is_log else v)
+
+
 def late_action_std(view: RunView, space: ActionSpace) -> float | None:
     """The median action std over the last 10 % of its points, when it is logged."""
     if space.std_tag is None:
