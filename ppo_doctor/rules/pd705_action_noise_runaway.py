@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
 from ..detect import early_late
+from ..results import Finding
 from ..view.actions import action_std_series
 from . import population
 from .base import Example, Rule, RuleContext
@@ -56,7 +59,7 @@ class ActionNoiseRunaway(Rule):
     causes = {"action-noise-unbounded": 0.9, "entropy-bonus-too-high": 0.6, "lr-too-high": 0.3}
     message = "action std grew {growth:num}x ({first:num} -> {late:num}) and is still growing: the policy's actions turn into noise"
 
-    def evaluate(self, ctx: RuleContext):
+    def evaluate(self, ctx: RuleContext) -> Iterator[Finding]:
         found = action_std_series(ctx.view)
         if found is None:
             return
