@@ -24,7 +24,7 @@ from .order_stats import distinct, median, percentile
 from .oscillation import Oscillation, oscillation
 from .peak_drop import PeakDrop, peak_drop
 from .spans import Span, longest, mask_to_spans, spans_to_mask
-from ._util import align, approx_median, block_min, early_late, finite_xy, level_se, moving_average, noise_sd, quantiles, quantum, robust_sd, smooth_level, sticky, switches, window_size
+from ._util import align, approx_median, block_min, early_late, finite_xy, level_se, moving_average, noise_sd, quantiles, quantum, robust_sd, smooth_level, sticky, switches, window_size, winsorized
 from .resample import at_changes, even_in_steps
 from .spike import default_window, robust_z, spike_scores, spikes
 from .sustained import sustained_mask, sustained_spans
@@ -53,6 +53,7 @@ __all__ = [
     "moving_average",
     "finite_xy",
     "window_size",
+    "winsorized",
     "quantiles",
     "median",
     "percentile",
