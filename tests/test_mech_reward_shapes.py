@@ -333,3 +333,31 @@ def test_a_reward_worse_than_its_start_for_good_is_not_an_improvement(seed):
 def test_a_reward_that_dips_early_and_climbs_past_its_start_is_learning(seed):
     codes = _codes(Example(series={"reward/score": _fell_early(seed, regain=True)}, framework="sb3"))
     assert "PD301" not in codes and "PD204" not in codes
+
+
+def _last_window(last: list[float]) -> tuple[np.ndarray, np.ndarray]:
+    """100 points of small noise around 0 whose last 10 are ``last``: the first window's median
+    and mean are both 0."""
+    v = np.random.default_rng(7).normal(0.0, 0.1, 100)
+    v[:10] = 0.0
+    v[-10:] = last
+    return np.arange(100, dtype=np.int64), v
+
+
+def test_a_rise_of_the_window_median_alone_is_no_rise():
+    # six late points at +1 and four at -2: the last window's median is +1 and its mean -0.2, a
+    # reward of few values whose median jumped while the points did not move up (the GRPO
+    # matrix's shuffled-reward-s2, real25's drone DDQN)
+    from ppo_doctor.rules.reward_progress import rise
+
+    s, v = _last_window([1.0] * 6 + [-2.0] * 4)
+    r = rise(s, v, 2.0)
+    assert r.t.change >= r.limit
+    assert not r.improved
+
+
+def test_a_rise_that_the_window_means_show_too_is_a_rise():
+    from ppo_doctor.rules.reward_progress import rise
+
+    s, v = _last_window([1.0] * 10)
+    assert rise(s, v, 2.0).improved
