@@ -88,8 +88,9 @@ class HeldOutNotImproving(Rule):
             return
         if np.ptp(ev) == 0 and not _at_training_floor(float(ev[0]), train.values):
             return  # one exact value at every evaluation: a placeholder, not measured
-        t, se, limit, improved = rise(es, ev, p["min_rise"])
-        if improved:
+        r = rise(es, ev, p["min_rise"])
+        t, se, limit = r.t, r.se, r.limit
+        if r.improved:
             return
         if t.change <= -LEARNING_RISE * max(se, 1e-12):
             return  # it fell: PD208 / PD205 judge a held-out fall against the training reward
@@ -114,7 +115,7 @@ class HeldOutNotImproving(Rule):
             fmt={
                 "name": name,
                 "n": len(ev),
-                "train": f"; the training reward went {fmt_num(tr.first)} -> {fmt_num(tr.last)}",
+                "train": r.median_only() + f"; the training reward went {fmt_num(tr.first)} -> {fmt_num(tr.last)}",
             },
         )
 

@@ -52,7 +52,9 @@ class RewardNotImproving(Rule):
 
     **What it detects.** The median reward of the last 10 % of the run is within
     ``min_rise`` standard errors of the first 10 % (standard error of a window median from
-    the point-to-point noise), and the Theil-Sen trend over the run is no larger; or the
+    the point-to-point noise), and the Theil-Sen trend over the run is no larger (a last
+    window whose median clears the bar while the windows' winsorized means do not is no rise:
+    ``reward_progress.rise``, the median of few-valued points can jump a level); or the
     reward fell to the lowest value of the run, where its last window sits, and its level
     never rose above its first window on the way (a policy that only got worse, as one that
     settles on a losing move whose return is the task's floor); or it ends below its first three
@@ -113,7 +115,8 @@ class RewardNotImproving(Rule):
         s, v = trend_arrays(ctx, metric)
         if len(v) < p["min_points"]:
             return
-        t, se, limit, improved = rise(s, v, p["min_rise"])
+        r = rise(s, v, p["min_rise"])
+        t, se, limit, improved = r.t, r.se, r.limit, r.improved
         # worse than the policy it started from, and never back: a rise from the trough is a
         # partial recovery, not an improvement
         worse = fell_from_start(v, t)
@@ -162,7 +165,7 @@ class RewardNotImproving(Rule):
             severity="info" if task or resumed else "error" if evidence else "warning",
             fmt={
                 "n": len(v),
-                "why": (f"; it only fell: {worse}" if worse else "; it only fell" if fell else "")
+                "why": (f"; it only fell: {worse}" if worse else "; it only fell" if fell else r.median_only())
                 + ("; the policy is barely moving" if evidence and not task else "")
                 + (f"; but {task}: the task improves" if task else "")
                 + (f"; the log begins at step {int(s[0])}, {resumed}" if resumed and not task else ""),

@@ -229,6 +229,14 @@ class Rise(NamedTuple):
     se: float
     limit: float
     improved: bool
+    means: tuple[float, float]  # the first and last windows' winsorized means
+
+    def median_only(self) -> str:
+        """Words for a last window whose median cleared the bar while the windows' means did
+        not (so it is no rise), else ''."""
+        if self.t.change < self.limit or self.improved:
+            return ""
+        return f"; the window medians rose but their means only went {fmt_num(self.means[0])} -> {fmt_num(self.means[1])}"
 
 
 def rise(s: np.ndarray, v: np.ndarray, min_rise: float) -> Rise:
@@ -245,8 +253,9 @@ def rise(s: np.ndarray, v: np.ndarray, min_rise: float) -> Rise:
     se = float(t.noise * np.sqrt(2.0 / max(1, t.window)))
     limit = min_rise * max(se, 1e-12)
     points = winsorized(finite_xy(s, v)[1])
-    by_means = float(np.mean(points[-t.window :]) - np.mean(points[: t.window])) if t.window else 0.0
-    return Rise(t, se, limit, bool((t.change >= limit and by_means >= limit) or t.fitted_change >= limit))
+    means = (float(np.mean(points[: t.window])), float(np.mean(points[-t.window :]))) if t.window else (t.first, t.last)
+    improved = (t.change >= limit and means[1] - means[0] >= limit) or t.fitted_change >= limit
+    return Rise(t, se, limit, bool(improved), means)
 
 
 def reached_ceiling(v: np.ndarray, window: int, limit: float) -> bool:
