@@ -16,6 +16,7 @@ from ppo_doctor.monitor import replay
 from ppo_doctor.rules.base import Example
 from ppo_doctor.rules.engine import run_rules
 from ppo_doctor.rules.examples import example_run
+from ppo_doctor.rules.reward_progress import rise
 
 
 def _codes(example: Example, *, planned: int | None = None, live: bool = False) -> dict[str, str]:
@@ -348,8 +349,6 @@ def test_a_rise_of_the_window_median_alone_is_no_rise():
     # six late points at +1 and four at -2: the last window's median is +1 and its mean -0.2, a
     # reward of few values whose median jumped while the points did not move up (the GRPO
     # matrix's shuffled-reward-s2, real25's drone DDQN)
-    from ppo_doctor.rules.reward_progress import rise
-
     s, v = _last_window([1.0] * 6 + [-2.0] * 4)
     r = rise(s, v, 2.0)
     assert r.t.change >= r.limit
@@ -357,7 +356,5 @@ def test_a_rise_of_the_window_median_alone_is_no_rise():
 
 
 def test_a_rise_that_the_window_means_show_too_is_a_rise():
-    from ppo_doctor.rules.reward_progress import rise
-
     s, v = _last_window([1.0] * 10)
     assert rise(s, v, 2.0).improved
