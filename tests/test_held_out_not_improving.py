@@ -87,3 +87,15 @@ def test_a_level_near_zero_sliding_within_its_band_is_no_collapse_but_a_flat_rew
 def test_a_level_near_zero_that_falls_far_below_its_band_still_collapses():
     v = np.r_[flat(1000, 1.0, 0.5, seed=18), flat(7000, -6.0, 0.5, seed=19)]
     assert [f.code for f in findings({"reward/score": v}, select=("PD204",))] == ["PD204"]
+
+
+def test_an_evaluation_that_rose_inside_its_first_window_means_the_task_improved():
+    # a loop that scores MATH-500 at step 1 and every 50 steps after (blind set real12): 15.6 % before
+    # training, about 42 % from step 50 on, while the training reward plateaus after its first tenth.
+    # The first window of 10 evaluations is 3 points wide, so its median (45.2) hides the rise; the
+    # first point is the policy before training
+    reward = np.r_[np.linspace(0.3, 0.7, 20), flat(480, 0.66, 0.2, seed=14)]
+    accuracy = np.array([15.6, 45.2, 45.6, 41.8, 42.4, 41.6, 42.4, 41.0, 41.8, 39.4, 41.6])
+    (f,) = findings({"reward/score": reward}, {"eval_acc": (np.r_[1, np.arange(50, 501, 50)], accuracy)}, select=("PD301",))
+    assert f.severity == "info"
+    assert "eval_acc rose 15.6 (its first point) -> " in f.message

@@ -358,3 +358,23 @@ def test_a_rise_of_the_window_median_alone_is_no_rise():
 def test_a_rise_that_the_window_means_show_too_is_a_rise():
     s, v = _last_window([1.0] * 10)
     assert rise(s, v, 2.0).improved
+
+
+def _flat_score_whose_last_median_falls() -> np.ndarray:
+    """A game score about 50 the whole run, whose last tenth is 12 episodes at 43 and 8 at 62:
+    that window's median is 43 and its mean 50.6 (the Chrome Dino DQN of blind set real26)."""
+    v = np.random.default_rng(31).normal(50.0, 3.0, 200)
+    v[-20:] = [43.0] * 12 + [62.0] * 8
+    np.random.default_rng(32).shuffle(v[-20:])
+    return v
+
+
+def test_a_fall_of_the_window_median_alone_is_no_fall_but_a_flat_reward():
+    codes = _codes(Example(series={"reward/score": _flat_score_whose_last_median_falls()}, framework="sb3"))
+    assert codes.get("PD301") == "warning"
+    assert "PD204" not in codes
+
+
+def test_the_finding_says_the_window_means_did_not_fall():
+    (f,) = [f for f in run_rules(example_run(Example(series={"reward/score": _flat_score_whose_last_median_falls()}, framework="sb3")))[0] if f.code == "PD301"]
+    assert "; the window medians fell but their means went 50" in f.message

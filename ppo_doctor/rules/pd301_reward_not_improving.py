@@ -11,7 +11,7 @@ from .examples import flat, saturating
 from .messages import fmt_num
 from .movement import no_movement_evidence
 from .outcome import task_improved
-from .reward_progress import COLLAPSE_DEFAULTS, LEARNING_RISE, MIN_FALL_SHARE, collapsed, fell_from_start, reached_ceiling, rise, trend_arrays
+from .reward_progress import COLLAPSE_DEFAULTS, LEARNING_RISE, MIN_FALL_SHARE, Rise, collapsed, fell_from_start, reached_ceiling, rise, trend_arrays
 
 
 def _never_rose(s: np.ndarray, v: np.ndarray, limit: float) -> bool:
@@ -25,6 +25,16 @@ def _ends_at_floor(v: np.ndarray, window: int) -> bool:
     policy settled on its worst outcome, not a level that drifts a little below its start."""
     lo, hi = float(v.min()), float(v.max())
     return float(median(v[-window:])) <= lo + 0.01 * (hi - lo)
+
+
+def _medians_fell(r: Rise, fell: bool, spread: float) -> str:
+    """Words for a last window whose median fell by PD301's bar for a fall (``fell``) while the
+    windows' means moved less than :data:`MIN_FALL_SHARE` of the points' ``spread``, else '':
+    the finding's 'first -> last' shows window medians, which then read as a fall the run did
+    not have."""
+    if fell and abs(r.means[1] - r.means[0]) < MIN_FALL_SHARE * spread:
+        return f"; the window medians fell but their means went {fmt_num(r.means[0])} -> {fmt_num(r.means[1])}"
+    return ""
 
 
 # A log whose first step lies past this share of its last one, and past several logging intervals,
@@ -77,7 +87,8 @@ class RewardNotImproving(Rule):
     log that continues a training begun before it (:func:`continuation`: its first step lies past
     10 % of its last and 3 logging intervals), which may hold a level reached before the log
     began.  A fall within ``LEARNING_RISE`` noise standard errors, or smaller than a fifth of the
-    points' 5th-95th percentile spread (``MIN_FALL_SHARE``), is a flat reward wobbling.  With a sampling temperature far from 1 in the config
+    points' 5th-95th percentile spread (``MIN_FALL_SHARE``), or one the window medians show and
+    the window means do not, is a flat reward wobbling.  With a sampling temperature far from 1 in the config
     (``hparams.temperature_regime``: at most 0.3 or at least 2), the generation settings join
     the causes.
 
@@ -121,15 +132,23 @@ class RewardNotImproving(Rule):
         # partial recovery, not an improvement
         worse = fell_from_start(v, t)
         fell = worse is not None
+        sag, spread = [False, False], 0.0  # the window medians', then the window means', fall
         if not fell:
             if improved:
                 return
             # a fall is another problem only when it is significant (the rules' LEARNING_RISE
             # noise standard errors): a sag within that is a flat reward wobbling
             # nor is one smaller than a fifth of the points' spread (``MIN_FALL_SHARE``): no
-            # rule calls such a slide a fall, so the run is judged as the flat reward it is
+            # rule calls such a slide a fall, so the run is judged as the flat reward it is;
+            # and only when the windows' means fall as their medians do, as a rise must show in
+            # both (``reward_progress.rise``): a Chrome Dino score whose tenths' means sit at
+            # 48-51 the whole run had 'fallen' 50 -> 43 by its window medians (blind set real26)
             spread = float(percentile(v, 95) - percentile(v, 5))
-            fell = t.change <= -LEARNING_RISE * max(se, 1e-12) and -t.change >= MIN_FALL_SHARE * spread
+            sag = [
+                change <= -LEARNING_RISE * max(se, 1e-12) and -change >= MIN_FALL_SHARE * spread
+                for change in (t.change, r.means[1] - r.means[0])
+            ]
+            fell = all(sag)
             if fell and not (_never_rose(s, v, limit) and _ends_at_floor(v, t.window)):
                 return  # it rose then fell (PD204), or sagged from where it began: another problem
         if reached_ceiling(v, t.window, limit):
@@ -165,7 +184,7 @@ class RewardNotImproving(Rule):
             severity="info" if task or resumed else "error" if evidence else "warning",
             fmt={
                 "n": len(v),
-                "why": (f"; it only fell: {worse}" if worse else "; it only fell" if fell else r.median_only())
+                "why": (f"; it only fell: {worse}" if worse else "; it only fell" if fell else r.median_only() or _medians_fell(r, sag[0], spread))
                 + ("; the policy is barely moving" if evidence and not task else "")
                 + (f"; but {task}: the task improves" if task else "")
                 + (f"; the log begins at step {int(s[0])}, {resumed}" if resumed and not task else ""),

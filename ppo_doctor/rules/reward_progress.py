@@ -292,7 +292,9 @@ def fell_from_start(v: np.ndarray, t: TrendSummary) -> str | None:
     it started from, else None: its last window sits below the median of its first
     :data:`START_POINTS` points by :data:`FALL_NOISE` standard errors and by
     :data:`MIN_FALL_SHARE` of its range, and its local level never came back to them after the
-    first window.  A rise from the trough of such a fall is a partial recovery, not learning: a
+    first window; the last window's winsorized mean must sit below them by as much (the median
+    of few-valued points can drop a level the points did not).  A rise from the trough of such a
+    fall is a partial recovery, not learning: a
     PPO CarRacing run that fell -52 -> -330 within its first 30k steps and climbed back to -217
     had "risen" from its first 10 % window (blind set real20)."""
     if len(v) <= max(START_POINTS, t.window):
@@ -300,9 +302,11 @@ def fell_from_start(v: np.ndarray, t: TrendSummary) -> str | None:
     start = float(median(v[:START_POINTS]))
     se = t.noise * math.sqrt(1.0 / START_POINTS + 1.0 / max(1, t.window))
     spread = float(percentile(v, 95) - percentile(v, 5))
-    fall = start - t.last
-    if not (fall >= FALL_NOISE * se and fall >= MIN_FALL_SHARE * spread):
-        return None
+    # by the last window's median and by its (winsorized) mean alike, as a rise (:func:`rise`)
+    late_mean = float(np.mean(winsorized(v)[-t.window :]))
+    for fall in (start - t.last, start - late_mean):
+        if not (fall >= FALL_NOISE * se and fall >= MIN_FALL_SHARE * spread):
+            return None
     if (smooth_level(v, t.window)[t.window :] >= start).any():
         return None
     return f"the reward fell from {fmt_num(start)} (its first points) to {fmt_num(t.last)} and never came back"
