@@ -96,6 +96,19 @@ def test_every_builtin_rule_states_its_basis_and_a_rule_that_does_not_is_a_sign(
         type("Bad", (Rule,), {"code": "PD997", "basis": "hunch"})
 
 
+def test_an_approx_kl_negative_on_every_update_warns_only_where_the_reward_does_not_improve():
+    # the estimate mirrors a small positive KL below 0 (new - old log-probabilities)
+    kl = -saturating(N, 0.02, 0.05, sd=0.005, seed=4)
+    stalled = one(example_run(Example(series={"kl/old": kl, "reward/score": stuck()})), "PD113")
+    assert stalled.severity == "warning" and stalled.symptom == "negative_kl"
+    assert f"negative on {N} of {N} updates" in stalled.message
+    learning = one(example_run(Example(series={"kl/old": kl, "reward/score": rising()})), "PD113")
+    assert learning.severity == "info" and "a sign, not an outcome" in learning.message
+    # k1 noise of a KL near 0 is negative about half the time: no finding at all
+    noise = np.random.default_rng(5).normal(0.0005, 0.003, N)
+    assert not [f for f in findings(example_run(Example(series={"kl/old": noise, "reward/score": stuck()})), "PD113") if f.code == "PD113"]
+
+
 # -- runaways -------------------------------------------------------------------------------------
 def test_a_token_kl_that_levels_off_above_the_band_while_the_reward_rises_is_a_note():
     # TRL GRPOTrainer runs that learn level off at 0.5-1.1 nats per token (issue 37)
