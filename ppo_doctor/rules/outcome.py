@@ -327,7 +327,11 @@ def judge_sign(ctx: RuleContext, finding: Finding, watch: str) -> Finding:
             message=f"{finding.message} (a sign, not {finding.symptom.replace('_', ' ')}: {out.text}; that is judged as its own symptom)",
         )
     if out.bad:
-        kept = replace(finding, basis="outcome", evidence=[*finding.evidence, f"outcome: {out.text}"])
+        # the message says what confirmed the sign, where the user reads it (a warning is a claim
+        # about the run, and the outcome is the claim)
+        kept = replace(
+            finding, basis="outcome", message=f"{finding.message} (the outcome: {out.text})", evidence=[*finding.evidence, f"outcome: {out.text}"]
+        )
         # the reward's course confirms a sign no sooner than the reward's own rules judge it: a
         # reward that has not risen yet is an absence of progress, judged on the whole plan like
         # PD301 (two healthy TRL GRPO runs of the real-run set were stopped at their first check
