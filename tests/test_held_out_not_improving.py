@@ -99,3 +99,16 @@ def test_an_evaluation_that_rose_inside_its_first_window_means_the_task_improved
     (f,) = findings({"reward/score": reward}, {"eval_acc": (np.r_[1, np.arange(50, 501, 50)], accuracy)}, select=("PD301",))
     assert f.severity == "info"
     assert "eval_acc rose 15.6 (its first point) -> " in f.message
+
+
+def test_a_task_metric_logged_with_every_training_step_is_not_read_from_its_first_point():
+    # SB3 SAC's rollout/success_rate (blind set real33): 0 over the first episodes, about 0.1 while
+    # the return is at its best, 0.04 when it has collapsed; logged with every reward point, so its
+    # first point is one noisy measurement, not the policy before training, and the collapse stands
+    n = 400
+    reward = np.r_[np.linspace(-45.0, -18.0, 100), flat(140, -18.0, 0.5, seed=21), np.linspace(-18.0, -70.0, 160)]
+    success = np.r_[0.0, flat(239, 0.1, 0.01, seed=22), np.linspace(0.1, 0.04, 160)]
+    run = example_run(Example(series={"reward/score": reward, "success_rate": success, "loss/value": np.geomspace(30.0, 5e7, n)}, framework="sb3"))
+    found, _ = run_rules(run, coerce({"select": ["PD204", "PD401"]}))
+    assert {f.code: f.severity for f in found}.get("PD204") in ("warning", "error")
+    assert not [f.message for f in found if "its first point" in f.message]

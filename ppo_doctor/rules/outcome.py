@@ -225,6 +225,13 @@ def held_out_kept(run: Run, peak_step: int, fall_step: int) -> str | None:
     )
 
 
+def _sparse(ctx: RuleContext, points: int) -> bool:
+    """A series of ``points`` points is logged less often than the training reward: fewer than
+    half the reward's points (an evaluation every few training steps), or no reward to compare."""
+    metric = ctx.first_present("reward/score", "reward/total")
+    return metric is None or 2 * points < len(ctx.finite(metric)[1])
+
+
 def task_improved(ctx: RuleContext) -> str | None:
     """Evidence when the held-out evaluation or a task metric rose clearly over the run
     (:data:`.reward_progress.LEARNING_RISE` noise standard errors of a window median), from its
@@ -232,11 +239,17 @@ def task_improved(ctx: RuleContext) -> str | None:
     even where the training reward looks flat.  An evaluation is sparse, and its first point is
     often the policy before training (a loop that scores MATH-500 at step 1 and every 50 steps
     after: 15.6 % -> 45 % by step 50, then a plateau about 41 %): a rise inside its first window
-    is a rise."""
+    is a rise.  Only a sparse series (logged less often than the reward: :func:`_sparse`) is
+    read from its first point: a metric logged with every training step, as SB3's
+    ``rollout/success_rate``, starts from one noisy measurement over the first few episodes (a
+    SAC run's success rate 'rose' 0 -> 0.04 while it fell 0.10 -> 0.04 from its best and its
+    return collapsed: blind set real33)."""
     for name, s, v in _task_series(ctx):
         t = summarize(s, v)
         if t.change > 0 and t.change_in_noise >= LEARNING_RISE:
             return f"{name} rose {fmt_num(t.first)} -> {fmt_num(t.last)}"
+        if not _sparse(ctx, len(v)):
+            continue
         from_first = t.last - float(v[0])
         if from_first > LEARNING_RISE * t.noise * math.sqrt(1.0 + 1.0 / max(1, t.window)):
             return f"{name} rose {fmt_num(float(v[0]))} (its first point) -> {fmt_num(t.last)}"
