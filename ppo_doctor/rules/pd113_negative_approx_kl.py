@@ -80,7 +80,7 @@ class NegativeApproxKL(Rule):
             threshold_step=first,
             peak_step=int(s[int(np.argmin(v))]),
             end_step=int(s[-1]),
-            evidence=[f"negative means below -{fmt_num(tol)} (float tolerance)"],
+            evidence=[f"counted below -{fmt_num(tol)}: values closer to 0 are float rounding (PD112's tolerance)"],
         )
 
     @classmethod
