@@ -378,3 +378,26 @@ def test_a_fall_of_the_window_median_alone_is_no_fall_but_a_flat_reward():
 def test_the_finding_says_the_window_means_did_not_fall():
     (f,) = [f for f in run_rules(example_run(Example(series={"reward/score": _flat_score_whose_last_median_falls()}, framework="sb3")))[0] if f.code == "PD301"]
     assert "; the window medians fell but their means went 50" in f.message
+
+
+# -- a return frozen at one level ----------------------------------------------------------
+def _frozen_return(first_dip: float) -> np.ndarray:
+    """24 updates of a one-step-episode return held at -13.34 with float jitter of 0.002 (a
+    policy whose actions saturate at the bounds of their box), whose first point sits
+    ``first_dip`` lower: blind set real32's billiards run, whose action std ran away meanwhile."""
+    v = np.random.default_rng(41).normal(-13.344, 0.002, 24)
+    v[0] -= first_dip
+    return v
+
+
+def test_a_return_frozen_within_a_hundredth_of_its_level_is_stagnation():
+    # the first point's dip is 8 noise units, so it read as a rise inside the first window (a
+    # task solved early); it is 0.1 % of the return's level, which no one calls learning
+    codes = _codes(Example(series={"reward/score": _frozen_return(0.015)}, framework="sb3"))
+    assert codes.get("PD301") == "warning"
+
+
+def test_a_rise_inside_the_first_window_is_still_a_task_solved_early():
+    # the same jitter on a return that jumped from -16 in its first update: solved, not stuck
+    codes = _codes(Example(series={"reward/score": _frozen_return(2.7)}, framework="sb3"))
+    assert "PD301" not in codes
