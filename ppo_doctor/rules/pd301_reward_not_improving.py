@@ -80,7 +80,8 @@ class RewardNotImproving(Rule):
     near 0, near-zero gradients, or a learning rate under 1e-8; with such evidence it is an
     error (no learning over the whole run), without it a warning.  Not reported when the reward
     reached its plateau inside the first window (its first point is far below the first
-    window, and it ends at the top of its range: a task solved early), nor when it rose and then
+    window, by the bar and by 1 % of the level: ``reward_progress.reached_ceiling``, and it ends
+    at the top of its range: a task solved early), nor when it rose and then
     fell back (PD204 reward-collapse).  When the held-out evaluation reward or a task metric
     (accuracy, success, pass rate: :func:`.outcome.task_improved`) rises clearly over the run,
     the task improves whatever the training reward shows: an info note; so is a flat reward on a
