@@ -20,7 +20,9 @@ class RewardCollapse(Rule):
 
     **What it detects.** On the robust local level of the mean reward (block medians, so one
     high point is not a peak): the reward rose from its first window's median to its highest
-    level by at least ``min_gain`` standard errors of a window median, then fell below the
+    level by at least ``min_gain`` standard errors of a window median (and by 1 % of that level:
+    ``reward_progress.MIN_RELATIVE_MOVE``, a return frozen within a hundredth of its value does
+    not rise or fall), then fell below the
     halfway mark of its fall before the last window, never came back above it, and ended
     having lost at least ``drop`` (50 %) of the gain.  Error when at least ``error_drop``
     (80 %) of the gain is gone (the run is back where it started: the learning is lost);
