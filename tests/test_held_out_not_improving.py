@@ -8,13 +8,14 @@ a DQN return that wanders -7..+7 around zero for 8,000 episodes."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from ppo_doctor.config import coerce
 from ppo_doctor.frame import RawSeries, RunFrame
 from ppo_doctor.rules.base import Example
 from ppo_doctor.rules.engine import run_rules
 from ppo_doctor.rules.examples import example_run, flat, ramp, saturating
-from ppo_doctor.rules.outcome import held_out_series
+from ppo_doctor.rules.outcome import held_out_series, is_eval_reward
 
 TRAIN = saturating(200, -150.0, -60.0, rate=3, sd=5.0, seed=11)
 EVAL_STEPS = np.arange(0, 200, 5)
@@ -112,3 +113,18 @@ def test_a_task_metric_logged_with_every_training_step_is_not_read_from_its_firs
     found, _ = run_rules(run, coerce({"select": ["PD204", "PD401"]}))
     assert {f.code: f.severity for f in found}.get("PD204") in ("warning", "error")
     assert not [f.message for f in found if "its first point" in f.message]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["eval/mean_reward", "Eval_AverageReturn", "eval_return", "Evaluation/AverageDiscountedReturn", "eval/env_mean_return_per_episode", "Eval/GreedyEvalReward"],
+)
+def test_an_evaluation_return_is_read_by_its_name_not_from_a_list(name):
+    # SB3, CS285 (two spellings), garage and two home-made loggers: what each calls the return
+    # of its evaluation episodes, left among the training tags by TensorBoard
+    assert is_eval_reward(name)
+
+
+@pytest.mark.parametrize("name", ["Eval_MaxReturn", "Eval_StdReturn", "eval/max_reward", "rollout/ep_rew_mean", "train/eval_return", "eval/success_rate"])
+def test_an_extreme_a_spread_or_a_training_tag_is_no_evaluation_return(name):
+    assert not is_eval_reward(name)

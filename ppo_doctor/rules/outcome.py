@@ -132,8 +132,8 @@ def _task_series(ctx: RuleContext) -> list[tuple[str, np.ndarray, np.ndarray]]:
         if frame is None:
             continue
         for metric in frame.metrics:
-            is_eval_reward = prefix and metric in ("reward/score", "reward/total")
-            if not (is_eval_reward or is_task_metric(metric)):
+            held_out_reward = prefix and metric in ("reward/score", "reward/total")
+            if not (held_out_reward or is_task_metric(metric)):
                 continue
             s, v = finite_xy(*frame.arrays(metric))
             if len(v) >= MIN_TASK_POINTS:
@@ -144,11 +144,23 @@ def _task_series(ctx: RuleContext) -> list[tuple[str, np.ndarray, np.ndarray]]:
 # Evaluation is sparse (HF Trainer's ``eval_steps``, a loop that scores MATH-500 every 50
 # steps): a held-out series needs this many points before its course is judged.
 MIN_EVAL_POINTS = 6
-# Evaluation rewards a reader leaves among the training series (SB3's EvalCallback, CleanRL-style
-# eval loops written to TensorBoard, CS285's homework logger: ``Eval_AverageReturn`` is the
-# current policy's return on evaluation episodes, next to the collecting policy's
-# ``Train_AverageReturn``).
-EVAL_REWARDS = frozenset({"eval/mean_reward", "eval/episodic_return", "eval/return", "eval/mean_return", "Eval_AverageReturn"})
+# Evaluation rewards a reader leaves among the training series (SB3's EvalCallback's
+# ``eval/mean_reward``, CleanRL-style eval loops written to TensorBoard, CS285's homework logger:
+# ``Eval_AverageReturn`` and ``eval_return`` are the current policy's return on evaluation
+# episodes, next to the collecting policy's ``Train_AverageReturn``; garage's
+# ``Evaluation/AverageDiscountedReturn``; home-made ``eval/env_mean_return_per_episode``): a name
+# whose first part says evaluation and whose last part names a return or a reward, not an
+# extreme or a spread of it (CS285's ``Eval_MaxReturn``, ``Eval_StdReturn``).
+EVAL_PREFIX = re.compile(r"^(eval|evaluation)[/_]", re.I)
+RETURN_WORD = re.compile(r"return|reward", re.I)
+SPREAD_WORD = re.compile(r"(^|[_.])(max|min|std|best|peak|top)|Max|Min|Std|Best|Peak|Top")
+
+
+def is_eval_reward(name: str) -> bool:
+    """``name`` is a training-frame tag holding the evaluation's return (:data:`EVAL_PREFIX`,
+    :data:`RETURN_WORD` in its last part, no :data:`SPREAD_WORD` there)."""
+    last = name.split("/")[-1]
+    return bool(EVAL_PREFIX.match(name) and RETURN_WORD.search(last) and not SPREAD_WORD.search(last))
 
 
 def held_out_series(run: Run) -> tuple[str, np.ndarray, np.ndarray] | None:
@@ -163,7 +175,7 @@ def held_out_series(run: Run) -> tuple[str, np.ndarray, np.ndarray] | None:
         candidates += [(m, frame) for m in frame.metrics if is_task_metric(m)]
     # the tabular readers keep evaluation keys apart; TensorBoard and W&B leave SB3's
     # eval/mean_reward among the training tags, unmapped, under its own name
-    candidates += [(m, run.frame) for m in run.frame.metrics if m in EVAL_REWARDS]
+    candidates += [(m, run.frame) for m in run.frame.metrics if is_eval_reward(m)]
     for name, frame in candidates:
         s, v = finite_xy(*frame.arrays(name))
         if len(v) >= MIN_EVAL_POINTS:
