@@ -150,7 +150,8 @@ MIN_EVAL_POINTS = 6
 # episodes, next to the collecting policy's ``Train_AverageReturn``; garage's
 # ``Evaluation/AverageDiscountedReturn``; home-made ``eval/env_mean_return_per_episode``): a name
 # whose first part says evaluation and whose last part names a return or a reward, not an
-# extreme or a spread of it (CS285's ``Eval_MaxReturn``, ``Eval_StdReturn``).
+# extreme or a spread of it (CS285's ``Eval_MaxReturn``, ``Eval_StdReturn``: :data:`EXTREME_NAME`'s
+# words, also where CamelCase joins them to the next word).
 EVAL_PREFIX = re.compile(r"^(eval|evaluation)[/_]", re.I)
 RETURN_WORD = re.compile(r"return|reward", re.I)
 SPREAD_WORD = re.compile(r"(^|[_.])(max|min|std|best|peak|top)|Max|Min|Std|Best|Peak|Top")

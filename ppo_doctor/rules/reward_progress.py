@@ -272,7 +272,6 @@ def rise(s: np.ndarray, v: np.ndarray, min_rise: float) -> Rise:
     return Rise(t, se, limit, bool(improved), means)
 
 
-
 def reached_ceiling(v: np.ndarray, window: int, limit: float) -> bool:
     """The reward rose to its plateau inside the first window and sits at the top of its range:
     the first point is well below the first window's median (by ``limit`` and by at least
