@@ -560,3 +560,25 @@ def test_a_synonym_with_many_times_the_points_takes_the_name():
     assert any("'entropy' (121 points) read as 'policy/entropy'" in i.message for i in run.issues)
     # the same points: the table's order decides as before
     assert map_tags(["entropy", "policy_entropy"], "unknown_rl", counts={"entropy": 5, "policy_entropy": 5}).mapping == {"policy_entropy": "policy/entropy"}
+
+
+def test_a_synonym_that_moves_replaces_one_that_holds_one_value():
+    """ML-Agents' MA-POCA writes the agents' own ``Environment/Cumulative Reward`` as 0 on every
+    summary when the environment pays only group rewards: the group's return is the reward read.
+    Where the agents' own reward moves (a self-play POCA run, whose two teams' group rewards
+    cancel), it stays the reward."""
+    steps = np.arange(1, 61) * 10_000
+    group = np.linspace(-20.0, 30.0, 60)
+    tags = {"Policy/Entropy": np.full(60, 1.4), "Losses/Value Loss": np.linspace(1.0, 0.1, 60), "Environment/Episode Length": np.full(60, 500.0)}
+
+    def run_of(own: np.ndarray):
+        raw = RawRun(series=[series(t, v, steps) for t, v in {**tags, "Environment/Cumulative Reward": own, "Environment/Group Cumulative Reward": group}.items()])
+        return build_run("r", "/tmp/r", "tensorboard", ["/tmp/r/f"], raw)
+
+    placeholder = run_of(np.zeros(60))
+    assert placeholder.mapping["Environment/Group Cumulative Reward"] == "reward/score"
+    assert "Environment/Cumulative Reward" in placeholder.unmapped
+    assert any("'Environment/Cumulative Reward' holds one value on every point" in i.message for i in placeholder.issues)
+    moving = run_of(np.linspace(-0.3, 0.3, 60))
+    assert moving.mapping["Environment/Cumulative Reward"] == "reward/score"
+    assert "Environment/Group Cumulative Reward" in moving.unmapped

@@ -507,6 +507,9 @@ _BASELINES_DDPG = (
 # training session"; docs/sources.md#classic-rl-arguments)
 _MLAGENTS = (
     _a("Environment/Cumulative Reward", "reward/score", note="ML-Agents: mean cumulative episode reward over all agents"),
+    # MA-POCA's team return (poca/trainer.py), read where the agents' own rewards are a constant
+    # (an environment that pays only group rewards: ``map_tags``' constant synonyms)
+    _a("Environment/Group Cumulative Reward", "reward/score", note="ML-Agents MA-POCA: mean cumulative group reward"),
     _a("Policy/Extrinsic Value Estimate", "value/mean"),
     _a("Policy/Entropy", "policy/entropy"),
     _a("Losses/Policy Loss", "loss/policy"),

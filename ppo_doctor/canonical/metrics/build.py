@@ -44,6 +44,22 @@ def _min_value(series: list[RawSeries], tag: str) -> float | None:
     return float(finite.min()) if len(finite) else None
 
 
+def _constant_tags(series: list[RawSeries]) -> frozenset[str]:
+    """Tags whose finite values (at least 2) are one exact value: a column written but not
+    measured, which a synonym that moves replaces (``map_tags``)."""
+    lo: dict[str, float] = {}
+    hi: dict[str, float] = {}
+    n: dict[str, int] = {}
+    for s in series:
+        finite = s.values[np.isfinite(s.values)]
+        if not len(finite):
+            continue
+        lo[s.tag] = min(lo.get(s.tag, np.inf), float(finite.min()))
+        hi[s.tag] = max(hi.get(s.tag, -np.inf), float(finite.max()))
+        n[s.tag] = n.get(s.tag, 0) + len(finite)
+    return frozenset(tag for tag in lo if n[tag] >= 2 and lo[tag] == hi[tag])
+
+
 def build_run(
     run_id: str,
     path: str,
@@ -77,7 +93,7 @@ def build_run(
     counts: dict[str, int] = {}
     for s in series:
         counts[s.tag] = counts.get(s.tag, 0) + len(s)
-    result = map_tags(tags, framework, config, aliases, counts)
+    result = map_tags(tags, framework, config, aliases, counts, _constant_tags(series))
     _sign_inferred_entropy(result.info, series)
     log.debug("run %s: framework %s, %d of %d tags mapped", run_id, framework, len(result.mapping), len(tags))
     mapping = result.mapping

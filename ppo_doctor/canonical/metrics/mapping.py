@@ -69,6 +69,7 @@ def map_tags(
     config: dict[str, Any] | None = None,
     aliases: dict[str, str] | None = None,
     counts: dict[str, int] | None = None,
+    constant: frozenset[str] = frozenset(),
 ) -> MappingResult:
     """Map raw tags to canonical names: user aliases, then the table, one raw tag per name.
 
@@ -76,7 +77,8 @@ def map_tags(
     table order decides (e.g. TRL legacy ``env/reward_mean`` before ``ppo/mean_scores``),
     then the tag order (the orchestrator lists the most precise format first).  With
     ``counts`` (points per tag), a candidate with ``DENSER_SYNONYM`` times the points of the
-    preferred one takes the name instead.
+    preferred one takes the name instead.  A preferred tag in ``constant`` (it holds one exact
+    value on every point: not measured) yields to a synonym that moves.
     """
     tags = list(dict.fromkeys(tags))
     cfg = config or {}
@@ -138,6 +140,12 @@ def map_tags(
             # truncated or down-sampled copy (a baselines progress.csv of 2 rows beside the
             # run's TensorBoard file)
             notes.append(f"{tag!r} ({counts[tag]} points) read as {canonical!r} instead of {first[2]!r} ({counts.get(first[2], 0)} points)")
+            best[canonical] = cand
+        elif first[2] in constant and tag not in constant:
+            # a placeholder is not a measurement: ML-Agents' MA-POCA writes the agents' own
+            # ``Environment/Cumulative Reward`` as 0 on every summary when the environment pays
+            # only group rewards (``AddGroupReward``), and the group's return is what it learns
+            notes.append(f"{first[2]!r} holds one value on every point: {tag!r} read as {canonical!r} instead")
             best[canonical] = cand
     for canonical, (_prio, _order, tag, alias) in best.items():
         mapping[tag] = canonical
