@@ -353,6 +353,10 @@ def test_sb2_tags_are_mapped_and_its_step_scheme_is_not_a_restart(writer, tmp_pa
         ("Total Reward", "reward/score"),
         ("val_total_reward", None),
         ("total_reward_std", None),
+        # a gradient norm spelt out (a CS336 GRPO loop of the blind set real38)
+        ("gradient_norm", "grad/norm"),
+        ("grad_norm", "grad/norm"),
+        ("critic_gradient_norm", "grad/norm_critic"),
     ],
 )
 def test_names_are_inferred_from_their_words(tag, canonical):

@@ -86,7 +86,7 @@ def infer_canonical(tag: str) -> Guess | None:
         return Guess("len/response_mean", "")
     if ("learning" in w and "rate" in w) or ws == ["lr"]:
         return Guess("opt/lr", "")
-    if "grad" in w and "norm" in w:
+    if w & {"grad", "gradient"} and "norm" in w:
         return Guess("grad/norm_critic" if w & _VALUE else "grad/norm", "")
     return None
 
