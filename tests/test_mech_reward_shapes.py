@@ -138,6 +138,17 @@ def test_a_real_collapse_in_a_rolling_mean_is_still_one():
     assert _codes(Example(series={"reward/score": v}, framework="sb3")).get("PD204") == "error"
 
 
+def test_a_collapse_is_dated_where_it_holds_not_at_the_peak():
+    # issue 37: the headline step is where the finding's condition holds (the reward below the
+    # halfway mark for good), and the cost counts from there; the peak it fell from is context
+    rng = np.random.default_rng(11)
+    v = np.r_[np.linspace(0.0, 1.0, 60), np.full(60, 1.0), np.full(80, 0.1)] + rng.normal(0, 0.05, 200)
+    findings, _ = run_rules(example_run(Example(series={"reward/score": v})))
+    (f,) = [f for f in findings if f.code == "PD204"]
+    assert f.peak_step < 120 <= f.start_step == f.threshold_step < 130
+    assert f"at step {f.threshold_step}" in f.message
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_the_first_point_of_a_rolling_mean_is_no_spike(seed):
     # the first point averages the two episodes finished so far, the next ones more

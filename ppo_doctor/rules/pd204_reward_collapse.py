@@ -34,7 +34,9 @@ class RewardCollapse(Rule):
     that is an error (it ends below where it started).
     A reward the log holds over several rows (a loop that recomputes it every tenth step) is
     read at its changes (``detect.at_changes``), so that its copies do not make the noise, and
-    with it the standard errors, read near zero.
+    with it the standard errors, read near zero.  The finding's onset is the step where the
+    reward fell below the halfway mark for good, where the collapse holds; the peak it fell from
+    is context in the message.
 
     **Why it matters.** Classic-RL PPO's "performance collapse": a policy that had learned
     forgets it, usually because late updates are as large as early ones (a learning rate too
@@ -113,7 +115,9 @@ class RewardCollapse(Rule):
             ctx,
             metric=ctx.req[0].metric,
             observed={"first": pd.first, "peak": pd.peak, "late": pd.late, "lost_share": pd.lost_share},
-            start_step=int(s[pd.peak_idx]),
+            # the onset is where the collapse holds (the fall below the mark it stayed under), not
+            # the peak it fell from: that is context in the message (docs/architecture.md, issue 37)
+            start_step=int(s[pd.fall_idx]),
             threshold_step=int(s[pd.fall_idx]),
             peak_step=int(s[pd.peak_idx]),
             end_step=int(s[-1]),
