@@ -75,8 +75,9 @@ def notebook_html(report: "Report") -> str:
 class Finding:
     """One incident a rule found in one run.
 
-    ``start_step`` is the onset (where the trouble began, estimated by change-point
-    detection), ``threshold_step`` where a threshold was first crossed, ``end_step`` the
+    ``start_step`` is the onset (the first step where the finding's condition holds; where a
+    drift began before it is context in the message, docs/architecture.md), ``threshold_step``
+    where a threshold was first crossed, ``end_step`` the
     last step of the incident and ``peak_step`` its worst point.  ``observes`` says what the
     finding was made on (:data:`OBSERVES`); ``band`` is the healthy level the rule judged the
     metric against when it has one (PD101's KL band), which plots draw as a reference line;
