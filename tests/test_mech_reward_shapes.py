@@ -421,3 +421,16 @@ def test_a_return_that_moves_under_a_hundredth_of_its_level_never_collapses():
     v[200:260] += 4.0
     codes = _codes(Example(series={"reward/score": v}, framework="sb3"))
     assert "PD204" not in codes and codes.get("PD301") == "warning"
+
+
+@pytest.mark.parametrize("rating_rises", [True, False])
+def test_a_self_play_reward_that_falls_while_the_rating_rises_is_a_note(rating_rises):
+    # a self-play league: the reward (a score against the league) falls as the league fills
+    # with stronger checkpoints; the learner's rating keeps rising, so the policy did not get
+    # worse (ML-Agents' ELO-Rating-System.md; blind set real24's league run). A rating that
+    # falls with the reward confirms the collapse.
+    rng = np.random.default_rng(5)
+    reward = np.r_[np.full(100, 0.7), np.full(300, 0.02)] + rng.normal(0, 0.05, 400)
+    rating = np.linspace(1500, 3300 if rating_rises else 900, 400) + rng.normal(0, 20, 400)
+    codes = _codes(Example(series={"reward/score": reward, "learner_rating": rating}))
+    assert codes.get("PD204") == ("info" if rating_rises else "error")

@@ -98,7 +98,7 @@ def _fell_after(ctx: RuleContext, metric: str, step: int) -> str | None:
 # adversarial game the reward depends on the opponent's skill, so the rating is what tracks
 # learning (ML-Agents docs, ELO-Rating-System.md: "if the training performs correctly, this value
 # should steadily increase").
-TASK_NAME = re.compile(r"(^|[/_.])(acc|accuracy|correct|correctness|success|success_rate|pass_rate|solved?|solve_rate|win_rate|final_ans|elo)($|[/_.])", re.I)
+TASK_NAME = re.compile(r"(^|[/_.])(acc|accuracy|correct|correctness|success|success_rate|pass_rate|solved?|solve_rate|win_rate|final_ans|elo|rating)($|[/_.])", re.I)
 # A task metric's running best or a batch extreme (``best_answer_accuracy``, ``max_accuracy``) only
 # ever rises or says nothing of the level: never evidence that the task improved.
 EXTREME_NAME = re.compile(r"(^|[/_.])(best|max|min|peak|top|std)($|[/_.])", re.I)
@@ -216,6 +216,35 @@ def held_out_course(steps: np.ndarray, values: np.ndarray, within: np.ndarray, m
     se = level_se(values, EVAL_BLOCK)
     best = int(np.flatnonzero(level >= float(np.max(level)) - 2 * se)[0])
     return HeldOutCourse(steps, values, level, se, best) if len(values) - 1 - best >= MIN_AFTER else None
+
+
+# A self-play rating (ML-Agents' ``Self-play/ELO``, a league's ``learner_rating``): in an
+# adversarial game the reward is a score against opponents that get stronger as the league fills,
+# and the rating is what tracks learning (ML-Agents docs, ELO-Rating-System.md: "if the training
+# performs correctly, this value should steadily increase").
+RATING_NAME = re.compile(r"(^|[/_.])(elo|rating)($|[/_.])", re.I)
+
+
+def rating_kept(ctx: RuleContext, peak_step: int, fall_step: int) -> str | None:
+    """Evidence when a self-play rating (:data:`RATING_NAME`) did not fall with a training reward
+    that fell after ``peak_step``: at least :data:`MIN_TASK_POINTS` points after ``fall_step``
+    whose median is at or above the rating's median over the steps up to the fall.  The reward
+    fell because the opponents got stronger, not the policy weaker.  None otherwise.  A win or
+    success rate is no such evidence: it is a score against the same opponents as the reward,
+    and a cumulative one lags any fall (blind sets real22 and real24)."""
+    for metric in ctx.run.frame.metrics:
+        if not RATING_NAME.search(metric):
+            continue
+        s, v = finite_xy(*ctx.run.frame.arrays(metric))
+        before, after = v[(s >= peak_step) & (s <= fall_step)], v[s > fall_step]
+        if len(after) < MIN_TASK_POINTS or len(before) < MIN_TASK_POINTS:
+            continue
+        if float(median(after)) >= float(median(before)):
+            return (
+                f"the self-play rating {metric} did not fall: {fmt_num(float(median(before)))} up to the fall, "
+                f"{fmt_num(float(median(after)))} after it (the opponents got stronger)"
+            )
+    return None
 
 
 def held_out_kept(run: Run, peak_step: int, fall_step: int) -> str | None:

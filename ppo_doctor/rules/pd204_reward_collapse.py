@@ -11,7 +11,7 @@ from ..standing import FAIR_SHARE
 from .base import Example, Rule, RuleContext, as_trend
 from .examples import flat, saturating
 from .messages import fmt_num
-from .outcome import held_out_kept
+from .outcome import held_out_kept, rating_kept
 from .reward_progress import COLLAPSE_DEFAULTS, collapsed, decisive, phase_starts
 
 
@@ -53,7 +53,9 @@ class RewardCollapse(Rule):
     3 evaluations after the fall, their median at or above the evaluation's level around the
     peak: :func:`.outcome.held_out_kept`), the finding is an info note: what the author
     measures held, so the training reward measured something else there (longer or harder
-    training episodes, a changed environment).
+    training episodes, a changed environment).  So is a fall while a self-play rating (an Elo)
+    did not fall (:func:`.outcome.rating_kept`): the reward is a score against a league that
+    got stronger, and the rating is what tracks learning.
 
     **Known false positives.** A curriculum or an environment that gets harder during the run
     (the reward's meaning changed) without a visible new training call; a reward that is
@@ -110,7 +112,9 @@ class RewardCollapse(Rule):
         else:
             rise = f"stood at its peak level of {fmt_num(pd.peak)} from the start (the median of its first {pd.window} points)"
             lost = f"{pd.fall / max(abs(pd.peak), abs(pd.late)):.0%} of that level lost"
-        kept = held_out_kept(ctx.run, int(s[pd.peak_idx]), int(s[pd.fall_idx]))
+        kept = held_out_kept(ctx.run, int(s[pd.peak_idx]), int(s[pd.fall_idx])) or rating_kept(
+            ctx, int(s[max(0, pd.peak_idx - pd.window)]), int(s[pd.fall_idx])
+        )
         finding = self.finding(
             ctx,
             metric=ctx.req[0].metric,
