@@ -218,25 +218,25 @@ def held_out_course(steps: np.ndarray, values: np.ndarray, within: np.ndarray, m
     return HeldOutCourse(steps, values, level, se, best) if len(values) - 1 - best >= MIN_AFTER else None
 
 
-# A self-play rating (ML-Agents' ``Self-play/ELO``, a league's ``learner_rating``): in an
-# adversarial game the reward is a score against opponents that get stronger as the league fills,
-# and the rating is what tracks learning (ML-Agents docs, ELO-Rating-System.md: "if the training
-# performs correctly, this value should steadily increase").
+# The self-play ratings among :data:`TASK_NAME`'s words (ML-Agents' ``Self-play/ELO``, a league's
+# ``learner_rating``; its comment says why they track learning).
 RATING_NAME = re.compile(r"(^|[/_.])(elo|rating)($|[/_.])", re.I)
 
 
-def rating_kept(ctx: RuleContext, peak_step: int, fall_step: int) -> str | None:
+def rating_kept(ctx: RuleContext, since: int, fall_step: int) -> str | None:
     """Evidence when a self-play rating (:data:`RATING_NAME`) did not fall with a training reward
-    that fell after ``peak_step``: at least :data:`MIN_TASK_POINTS` points after ``fall_step``
-    whose median is at or above the rating's median over the steps up to the fall.  The reward
-    fell because the opponents got stronger, not the policy weaker.  None otherwise.  A win or
+    that stood at its level from step ``since`` and fell at ``fall_step``: at least
+    :data:`MIN_TASK_POINTS` points after the fall whose median is at or above the rating's median
+    from ``since`` to the fall.  In a league the reward is a score against opponents that get
+    stronger as the league fills: it fell because they did, not because the policy got weaker.
+    None otherwise.  A win or
     success rate is no such evidence: it is a score against the same opponents as the reward,
     and a cumulative one lags any fall (blind sets real22 and real24)."""
     for metric in ctx.run.frame.metrics:
         if not RATING_NAME.search(metric):
             continue
         s, v = finite_xy(*ctx.run.frame.arrays(metric))
-        before, after = v[(s >= peak_step) & (s <= fall_step)], v[s > fall_step]
+        before, after = v[(s >= since) & (s <= fall_step)], v[s > fall_step]
         if len(after) < MIN_TASK_POINTS or len(before) < MIN_TASK_POINTS:
             continue
         if float(median(after)) >= float(median(before)):
