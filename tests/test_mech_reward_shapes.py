@@ -423,6 +423,29 @@ def test_a_return_that_moves_under_a_hundredth_of_its_level_never_collapses():
     assert "PD204" not in codes and codes.get("PD301") == "warning"
 
 
+def _smooth_return(gain: float) -> np.ndarray:
+    """100 points of a smooth running-mean return at -9.78 that climbs ``gain`` over its first
+    quarter and then holds, with float jitter of 1e-4 (blind set real39's Pendulum PPO: -9.78 ->
+    -9.69, then -9.69 on every point)."""
+    v = np.full(100, -9.78 + gain)
+    v[:25] = np.linspace(-9.78, -9.78 + gain, 25)
+    return v + np.random.default_rng(44).normal(0.0, 1e-4, 100)
+
+
+def test_a_running_mean_that_climbs_under_a_hundredth_of_its_level_did_not_improve():
+    # 0.09 is hundreds of standard errors of this smooth series and under 1 % of its level
+    s = np.arange(100, dtype=np.int64)
+    assert not rise(s, _smooth_return(0.09), 2.0).improved
+    codes = _codes(Example(series={"reward/score": _smooth_return(0.09)}, framework="sb3"))
+    assert codes.get("PD301") == "warning"
+
+
+def test_a_running_mean_that_climbs_a_tenth_of_its_level_improved():
+    s = np.arange(100, dtype=np.int64)
+    assert rise(s, _smooth_return(0.98), 2.0).improved
+    assert "PD301" not in _codes(Example(series={"reward/score": _smooth_return(0.98)}, framework="sb3"))
+
+
 @pytest.mark.parametrize("rating_rises", [True, False])
 def test_a_self_play_reward_that_falls_while_the_rating_rises_is_a_note(rating_rises):
     # a self-play league: the reward (a score against the league) falls as the league fills

@@ -64,7 +64,9 @@ class RewardNotImproving(Rule):
     ``min_rise`` standard errors of the first 10 % (standard error of a window median from
     the point-to-point noise), and the Theil-Sen trend over the run is no larger (a last
     window whose median clears the bar while the windows' winsorized means do not is no rise:
-    ``reward_progress.rise``, the median of few-valued points can jump a level); or the
+    ``reward_progress.rise``, the median of few-valued points can jump a level; nor is a rise
+    under a hundredth of the first window's level, ``reward_progress.MIN_RELATIVE_MOVE``, however
+    many standard errors of a smooth running mean it spans); or the
     reward fell to the lowest value of the run, where its last window sits, and its level
     never rose above its first window on the way (a policy that only got worse, as one that
     settles on a losing move whose return is the task's floor); or it ends below its first three

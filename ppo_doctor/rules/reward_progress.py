@@ -257,7 +257,11 @@ def rise(s: np.ndarray, v: np.ndarray, min_rise: float) -> Rise:
     """:class:`Rise` of the series ``(s, v)`` with ``min_rise`` noise standard errors as its bar.
 
     A rise of the last window over the first counts only when the windows' means agree with
-    their medians: the median of a window of noisy or few-valued points (a reward that is 0 or
+    their medians, and by at least a hundredth of the first window's level
+    (:data:`MIN_RELATIVE_MOVE`: a rolling mean of many episodes moves by many of its tiny
+    point-to-point standard errors without moving; blind set real39: a Pendulum PPO return
+    that went -9.78 -> -9.69 and then held -9.69 on every point for 80 % of the run).  The
+    median of a window of noisy or few-valued points (a reward that is 0 or
     1 per sample, an integer game score) can jump by a level that the points as a whole did not
     move.  A GRPO run on rewards shuffled across the batch had "risen" 0 -> 0.096 by its window
     medians, 2.4 standard errors, while its window means went -0.001 -> 0.029 and its Theil-Sen
@@ -265,7 +269,9 @@ def rise(s: np.ndarray, v: np.ndarray, min_rise: float) -> Rise:
     -21.5 -> -10.6 by medians while its tenths' means went -21.8 -> -19.9 (blind set real25)."""
     t = summarize(s, v)
     se = float(t.noise * np.sqrt(2.0 / max(1, t.window)))
-    limit = min_rise * max(se, 1e-12)
+    # nor is a move under a hundredth of the level a rise (:data:`MIN_RELATIVE_MOVE`), however
+    # many standard errors of a smooth running mean it spans
+    limit = max(min_rise * max(se, 1e-12), MIN_RELATIVE_MOVE * abs(t.first))
     points = winsorized(finite_xy(s, v)[1])
     means = (float(np.mean(points[: t.window])), float(np.mean(points[-t.window :]))) if t.window else (t.first, t.last)
     improved = (t.change >= limit and means[1] - means[0] >= limit) or t.fitted_change >= limit
