@@ -124,7 +124,7 @@ def is_task_metric(name: str) -> bool:
 MIN_TASK_POINTS = 8
 
 
-def _task_series(ctx: RuleContext) -> list[tuple[str, np.ndarray, np.ndarray]]:
+def task_series(ctx: RuleContext) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """The held-out evaluation reward and every task metric (:data:`TASK_NAME`) the run logs,
     training or evaluation, as ``(name, steps, finite values)``."""
     out = []
@@ -286,7 +286,7 @@ def task_improved(ctx: RuleContext) -> str | None:
     ``rollout/success_rate``, starts from one noisy measurement over the first few episodes (a
     SAC run's success rate 'rose' 0 -> 0.04 while it fell 0.10 -> 0.04 from its best and its
     return collapsed: blind set real33)."""
-    for name, s, v in _task_series(ctx):
+    for name, s, v in task_series(ctx):
         t = summarize(s, v)
         if t.change > 0 and t.change_in_noise >= LEARNING_RISE:
             return f"{name} rose {fmt_num(t.first)} -> {fmt_num(t.last)}"

@@ -1,0 +1,62 @@
+"""PD211: the training reward rises while the task the run measures beside it does not (issue
+37: stagnation judged on the measure of the task the author logs; PD301's mirror).
+
+The shapes are those of real runs: a GRPO run whose question-only reward creeps up while its
+accuracy holds where it began; a sparse reach task whose return rises a little while its
+success rate sinks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ppo_doctor.config import coerce
+from ppo_doctor.rules.base import Example
+from ppo_doctor.rules.engine import run_rules
+from ppo_doctor.rules.examples import example_run, flat, saturating
+
+REWARD = saturating(200, 0.2, 0.9, sd=0.05, seed=1)
+
+
+def findings(series, eval_series=None, rule="PD211"):
+    run = example_run(Example(series=series, eval_series=eval_series or {}))
+    found, _ = run_rules(run, coerce({"select": [rule]}))
+    return found
+
+
+def test_a_reward_that_rises_while_the_accuracy_holds_is_stagnation():
+    (f,) = findings({"reward/score": REWARD, "accuracy": flat(200, 0.66, 0.01, seed=2)})
+    assert (f.code, f.symptom, f.severity, f.basis) == ("PD211", "stagnation", "warning", "outcome")
+    assert f.message.startswith("the training reward rose") and "but accuracy did not improve" in f.message
+
+
+def test_a_task_that_falls_while_the_reward_rises_did_not_improve():
+    sinking = np.linspace(0.13, 0.08, 200) + np.random.default_rng(3).normal(0, 0.005, 200)
+    assert [f.code for f in findings({"reward/score": REWARD, "rollout/success_rate": sinking})] == ["PD211"]
+
+
+def test_a_sparse_held_out_evaluation_that_stays_flat_counts():
+    # ten evaluations of the policy apart from training: too few for PD209, enough to be a task
+    evals = (np.arange(0, 200, 20), flat(10, -150.0, 2.0, seed=4))
+    assert [f.code for f in findings({"reward/score": REWARD}, {"reward/score": evals})] == ["PD211"]
+
+
+def test_a_task_that_rises_with_the_reward_is_progress():
+    assert findings({"reward/score": REWARD, "accuracy": saturating(200, 0.3, 0.7, sd=0.02, seed=5)}) == []
+
+
+def test_a_flat_reward_is_left_to_pd301():
+    assert findings({"reward/score": flat(200, 0.5, 0.05, seed=6), "accuracy": flat(200, 0.4, 0.02, seed=7)}) == []
+
+
+def test_a_task_metric_at_one_exact_value_is_a_placeholder_not_evidence():
+    assert findings({"reward/score": REWARD, "accuracy": np.full(200, 0.5)}) == []
+
+
+def test_a_task_that_rose_and_lost_it_is_a_collapse_not_stagnation():
+    v = np.r_[np.linspace(0.2, 0.8, 60), np.full(140, 0.2)] + np.random.default_rng(8).normal(0, 0.01, 200)
+    assert findings({"reward/score": REWARD, "accuracy": v}) == []
+
+
+def test_a_task_solved_before_it_was_first_measured_is_no_stagnation():
+    v = np.r_[0.1, np.full(199, 0.95)] + np.r_[0.0, np.random.default_rng(9).normal(0, 0.005, 199)]
+    assert findings({"reward/score": REWARD, "success_rate": np.clip(v, 0, 1)}) == []
