@@ -60,3 +60,14 @@ def test_a_task_that_rose_and_lost_it_is_a_collapse_not_stagnation():
 def test_a_task_solved_before_it_was_first_measured_is_no_stagnation():
     v = np.r_[0.1, np.full(199, 0.95)] + np.r_[0.0, np.random.default_rng(9).normal(0, 0.005, 199)]
     assert findings({"reward/score": REWARD, "success_rate": np.clip(v, 0, 1)}) == []
+
+
+def test_the_likely_cause_is_the_reward_not_a_learning_rate_too_low():
+    # the reward rose, so the policy learns: what it learns is the proxy (a classic run: the
+    # environment's reward; an LLM run: the reward function), not too small a step
+    from ppo_doctor.diagnose.rank import rank_causes
+
+    for framework, expected in (("sb3", "env-reward-exploitable"), ("trl", "reward-model-flawed")):
+        run = example_run(Example(series={"reward/score": REWARD, "accuracy": flat(200, 0.66, 0.01, seed=2)}, framework=framework))
+        found, _ = run_rules(run, coerce({"select": ["PD211"]}))
+        assert rank_causes(found, run)[0].id == expected

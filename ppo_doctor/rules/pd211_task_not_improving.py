@@ -64,7 +64,7 @@ class TaskNotImproving(Rule):
     evidence = "trend"
     requires = (("reward/score", "reward/total"),)
     params = {"min_rise": 2.0, "min_points": 20}
-    causes = {"reward-model-flawed": 0.7, "env-reward-exploitable": 0.6, "weak-learning-signal": 0.4}
+    causes = {"reward-model-flawed": 0.9, "env-reward-exploitable": 0.9, "weak-learning-signal": 0.4}
     message = "the training reward rose {train_first:num} -> {train_last:num} but {name} did not improve ({first:num} -> {last:num} over {n} points): the policy improves its reward, not the task"
 
     def evaluate(self, ctx: RuleContext) -> Iterator[Finding]:
