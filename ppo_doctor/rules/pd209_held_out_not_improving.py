@@ -6,13 +6,13 @@ from typing import Iterator
 
 import numpy as np
 
-from ..detect import median, peak_drop, summarize, window_size
+from ..detect import median, summarize, window_size
 from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 from .messages import fmt_num
 from .outcome import held_out_series
-from .reward_progress import COLLAPSE_DEFAULTS, LEARNING_RISE, reached_ceiling, rise
+from .reward_progress import LEARNING_RISE, reached_ceiling, rise, rose_once
 
 
 def _at_training_floor(value: float, train: np.ndarray) -> bool:
@@ -96,8 +96,7 @@ class HeldOutNotImproving(Rule):
             return  # it fell: PD208 / PD205 judge a held-out fall against the training reward
         if reached_ceiling(ev, t.window, limit):
             return  # solved within the first evaluations
-        pd = peak_drop(es, ev)
-        if pd is not None and pd.gain >= COLLAPSE_DEFAULTS["min_gain"] * max(pd.noise_se, 1e-12):
+        if rose_once(es, ev):
             return  # it improved, then lost it: a collapse (PD204, PD208), not a policy that never learned
         tr = summarize(train.steps, train.values)
         yield self.finding(

@@ -6,13 +6,12 @@ from typing import Iterator
 
 import numpy as np
 
-from ..detect import peak_drop
 from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 from .messages import fmt_num
 from .outcome import task_series
-from .reward_progress import COLLAPSE_DEFAULTS, reached_ceiling, rise, trend_arrays
+from .reward_progress import reached_ceiling, rise, rose_once, trend_arrays
 
 
 class TaskNotImproving(Rule):
@@ -28,9 +27,9 @@ class TaskNotImproving(Rule):
     series did by the same test, so the task ended level with where it began or below it.  Not
     reported when a task series reached its plateau inside its first window and ends at the top
     of its range (a task solved before it was first measured), nor when one rose by
-    reward-collapse's ``min_gain`` standard errors and lost it (a collapse of the task: PD204's
-    and PD208's question, not an absence of progress).  Runs whose reward has fewer than
-    ``min_points`` points are not judged.
+    reward-collapse's ``min_gain`` standard errors and lost it (``reward_progress.rose_once``: a
+    collapse of the task, PD204's and PD208's question, not an absence of progress).  Runs whose
+    reward has fewer than ``min_points`` points are not judged.
 
     **Outcome or sign.** An outcome: the measure of the task the author logs did not improve.
     It is PD301's mirror: there a task that improves makes a flat reward a note; here a reward
@@ -84,8 +83,7 @@ class TaskNotImproving(Rule):
             r = rise(ts, tv, p["min_rise"])
             if r.improved or reached_ceiling(tv, r.t.window, r.limit):
                 return  # the task improved, or was solved before it was first measured
-            pd = peak_drop(ts, tv)
-            if pd is not None and pd.gain >= COLLAPSE_DEFAULTS["min_gain"] * max(pd.noise_se, 1e-12):
+            if rose_once(ts, tv):
                 return  # the task rose and lost it: a collapse, not an absence of progress
             flat_tasks.append((name, ts, tv, r))
         name, ts, tv, r = flat_tasks[0]

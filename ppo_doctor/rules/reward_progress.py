@@ -278,6 +278,15 @@ def rise(s: np.ndarray, v: np.ndarray, min_rise: float) -> Rise:
     return Rise(t, se, limit, bool(improved), means)
 
 
+def rose_once(s: np.ndarray, v: np.ndarray) -> bool:
+    """The series' local level rose above its first window by reward-collapse's ``min_gain``
+    (:data:`COLLAPSE_DEFAULTS`) noise standard errors at some point: it improved, whatever it did
+    after (a fall from there is a collapse, PD204's and PD208's question, not an absence of
+    progress; PD209 and PD211 read a held-out or task series with it)."""
+    pd = peak_drop(s, v)
+    return pd is not None and pd.gain >= COLLAPSE_DEFAULTS["min_gain"] * max(pd.noise_se, 1e-12)
+
+
 def reached_ceiling(v: np.ndarray, window: int, limit: float) -> bool:
     """The reward rose to its plateau inside the first window and sits at the top of its range:
     the first point is well below the first window's median (by ``limit`` and by at least
