@@ -201,6 +201,43 @@ def test_a_norm_measured_against_zero_advantage_steps_is_no_explosion():
     assert not [f for f in findings(run, "PD602") if f.severity != "info"]
 
 
+def _growing_norm(n: int, growth: float, spikes: dict[int, float], seed: int) -> np.ndarray:
+    """A gradient norm whose level grows geometrically ``growth``-fold over the run, with
+    spikes (index -> value)."""
+    level = 0.02 * np.geomspace(1.0, growth, n)
+    return with_points(level * np.exp(flat(n, 0.0, 0.2, seed=seed)), spikes)
+
+
+def _rising_reward(n: int) -> np.ndarray:
+    return saturating(n, 0.05, 0.45, sd=0.03, seed=21)
+
+
+def test_spikes_on_a_norm_whose_level_grew_tenfold_are_a_runaway():
+    # the CS336 GRPO runs at lr 2e-5: the norm's level climbs 0.02 -> 1 while it spikes to 1e5
+    n = 50
+    grad = _growing_norm(n, 50.0, {30: 3.3e5, 49: 776.0}, seed=22)
+    run = example_run(Example(series={"grad/norm": grad, "reward/score": _rising_reward(n)}))
+    f = one(run, "PD602")
+    assert f.severity != "info" and f.basis == "runaway"
+
+
+def test_spikes_on_a_norm_that_keeps_its_level_are_a_sign():
+    # the same spikes on a norm that ends where it started: bad batches clipping cuts down
+    n = 50
+    grad = _growing_norm(n, 1.0, {30: 3.3e5, 45: 776.0}, seed=23)
+    run = example_run(Example(series={"grad/norm": grad, "reward/score": _rising_reward(n)}))
+    assert one(run, "PD602").severity == "info"
+
+
+def test_a_norm_that_grows_without_spikes_is_no_explosion():
+    # a norm that grows 25x as the policy sharpens (an unclipped GRPO run that learns) and never
+    # spikes orders of magnitude over its typical level
+    n = 200
+    grad = _growing_norm(n, 25.0, {}, seed=24)
+    run = example_run(Example(series={"grad/norm": grad, "reward/score": _rising_reward(n)}))
+    assert not [f for f in findings(run, "PD602") if f.severity != "info"]
+
+
 # -- guesses ----------------------------------------------------------------------------------------
 def _grpo_jsonl(path: Path, config: dict | None = None) -> Path:
     rng = np.random.default_rng(21)

@@ -58,8 +58,10 @@ class GradientExplosion(Rule):
     it stays a warning or an error only when the reward breaks after it (outcome before sign),
     or as a **runaway**: with clipping off, a norm ``error_factor`` times its level for a
     sustained stretch, or still climbing at the last points; with clipping on, a norm
-    ``error_factor`` times its level that is still climbing at the end or is followed by the run
-    ending in non-finite values (the loss itself diverging: clipping bounds the step, not that).
+    ``error_factor`` times its level that is still climbing at the end, is followed by the run
+    ending in non-finite values, or rides on a level that grew: the median of the last tenth
+    ``factor`` times that of the first (the loss itself diverging: clipping bounds the step, not
+    that).
 
     **Why it matters.** Gradient-norm spikes precede loss, reward and KL spikes (OLMo 2; Spike
     No More); the policy takes steps far larger than intended.  Causes: learning rate too high,
@@ -133,7 +135,13 @@ class GradientExplosion(Rule):
             # a norm orders of magnitude up and still climbing at the end, or ending the run in
             # non-finite values, is the loss itself diverging: clipping bounds the step, not that
             ends_broken = ctx.run.standing.diverged is not None
-            runaway = (unclipped and (huge or climbing)) or (huge and climbing) or (ratio >= p["error_factor"] and ends_broken)
+            # spikes orders of magnitude up on a norm whose level itself grew `factor`-fold from
+            # its first tenth and stays there at the end: the loss surface got steeper for good,
+            # not one bad batch that clipping cut down (healthy runs whose norm grows as the
+            # policy sharpens do not spike orders of magnitude; docs/sources.md)
+            first, last, _ = early_late(v)
+            level_grew = bool(first > 0 and last >= p["factor"] * first)
+            runaway = (unclipped and (huge or climbing)) or (huge and climbing) or (ratio >= p["error_factor"] and (ends_broken or level_grew))
             basis = "runaway" if runaway else "sign"
             evidence, no_clip = clipping_evidence(ctx.view)
             causes = dict(CRITIC_CAUSES if metric == "grad/norm_critic" else self.causes)
