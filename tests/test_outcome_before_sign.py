@@ -406,6 +406,21 @@ def test_a_self_play_rating_that_climbs_is_the_task_improving():
     assert g.severity == "warning"
 
 
+def test_a_reward_that_rose_while_the_task_did_not_confirms_a_sign():
+    # a question-only GRPO run: the format reward climbs while the accuracy it stands for holds;
+    # the entropy falling is then no longer "confidence while the reward improves"
+    n = 200
+    reward = saturating(n, 0.2, 0.9, sd=0.05, seed=34)
+    entropy = np.linspace(1.0, 0.05, n) + flat(n, 0.0, 0.01, seed=35)
+    accuracy = flat(n, 0.66, 0.02, seed=36)
+    f = one(example_run(Example(series={"reward/score": reward, "policy/entropy": entropy, "accuracy": accuracy})), "PD701")
+    assert f.severity != "info" and "accuracy did not improve" in f.message
+    # the same entropy beside an accuracy that climbs with the reward is a note
+    rising = saturating(n, 0.3, 0.7, sd=0.02, seed=37)
+    g = one(example_run(Example(series={"reward/score": reward, "policy/entropy": entropy, "accuracy": rising})), "PD701")
+    assert g.severity == "info"
+
+
 def test_a_reward_term_named_like_a_task_metric_is_no_evidence_that_the_task_improved():
     # legged_gym / Isaac Gym log each reward term as Episode/rew_<term>; rew_dof_acc is the joint
     # acceleration penalty shrinking, not an accuracy: a reward stuck where it began stays stagnation

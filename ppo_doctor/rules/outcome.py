@@ -20,7 +20,9 @@ It is bad when
   established level, or it is stuck with no clear rise over its first points), or
 * it fell after the sign's onset: the last window sits :data:`FALL_NOISE` noise standard errors
   below the best window the reward held from the onset on, and by at least :data:`MIN_FALL_SHARE`
-  of the run's reward range (a move the author would see on the curve, not noise).
+  of the run's reward range (a move the author would see on the curve, not noise), or
+* the reward rose while no task series the run logs beside it improved (:func:`tasks_stalled`,
+  PD211's test): the rise is the proxy's, not evidence that the policy got better.
 
 The guides describe symptoms this way: a KL that "rises sharply *and stays high*" with incoherent
 text, a reward that "plateaus while the policy stops improving" (docs/sources.md#outcome-before-sign).
@@ -39,7 +41,7 @@ from ..detect import finite_xy, level_se, median, percentile, smooth_level, summ
 from ..results import Finding
 from ..standing import FAIR_SHARE, Standing
 from .messages import fmt_num
-from .reward_progress import FALL_NOISE, LEARNING_RISE, MIN_FALL_SHARE, reward_suffers, trend_arrays
+from .reward_progress import FALL_NOISE, LEARNING_RISE, MIN_FALL_SHARE, Rise, reached_ceiling, reward_suffers, rise, rose_once, trend_arrays
 from .textstats import mean, near_duplicate_share, repetition, split_early_late
 
 if TYPE_CHECKING:
@@ -298,6 +300,38 @@ def task_improved(ctx: RuleContext) -> str | None:
     return None
 
 
+# The noise standard errors a task series must rise by to count as improved: PD301's and
+# PD211's ``min_rise`` (reward_progress.rise).
+TASK_MIN_RISE = 2.0
+
+
+class StalledTask(NamedTuple):
+    """A task series that did not improve: its name, steps, values and :class:`.reward_progress.Rise`."""
+
+    name: str
+    steps: np.ndarray
+    values: np.ndarray
+    rise: Rise
+
+
+def tasks_stalled(ctx: RuleContext, min_rise: float = TASK_MIN_RISE) -> list[StalledTask]:
+    """The task series the run logs (:func:`task_series`, not one exact value) when none of them
+    improved by ``reward_progress.rise`` with ``min_rise``, else an empty list.  A task series
+    that reached its plateau inside its first window and ends at the top of its range (solved
+    before it was first measured), or that rose by reward-collapse's ``min_gain`` and lost it (a
+    collapse of the task, PD204's and PD208's question: ``reward_progress.rose_once``), counts as
+    improved."""
+    stalled = []
+    for name, s, v in task_series(ctx):
+        if not np.ptp(v) > 0:
+            continue  # a placeholder: PD906's question, not evidence
+        r = rise(s, v, min_rise)
+        if r.improved or reached_ceiling(v, r.t.window, r.limit) or rose_once(s, v):
+            return []
+        stalled.append(StalledTask(name, s, v, r))
+    return stalled
+
+
 # PD951's and PD952's defaults: late samples that repeat their 3-grams, or are near-identical
 # across prompts, far more than early ones are degenerate text (the guides' "incoherent text").
 REPETITIVE = {"max_repetition": 0.5, "min_increase": 0.2}
@@ -350,7 +384,14 @@ def outcome_after(ctx: RuleContext, step: int | None) -> Outcome:
     fell = _fell_after(ctx, metric, int(step) if step is not None else int(ctx.finite(metric)[0][0]))
     if fell is not None:
         return Outcome(True, fell, reward=True)
-    return Outcome(False, suffers[1] if suffers is not None else "the reward did not fall")
+    rose = suffers[1] if suffers is not None else "the reward did not fall"
+    stalled = tasks_stalled(ctx)
+    if stalled and task_improved(ctx) is None:
+        # the reward rose while the task the author measures beside it did not (PD211's test):
+        # the reward's rise is no evidence that the policy got better
+        task = stalled[0]
+        return Outcome(True, f"{rose}, but {task.name} did not improve ({fmt_num(task.rise.t.first)} -> {fmt_num(task.rise.t.last)})", stuck=True, reward=True)
+    return Outcome(False, rose)
 
 
 def judge_sign(ctx: RuleContext, finding: Finding, watch: str) -> Finding:

@@ -10,8 +10,8 @@ from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 from .messages import fmt_num
-from .outcome import task_series
-from .reward_progress import reached_ceiling, rise, rose_once, trend_arrays
+from .outcome import tasks_stalled
+from .reward_progress import rise, trend_arrays
 
 
 class TaskNotImproving(Rule):
@@ -75,17 +75,9 @@ class TaskNotImproving(Rule):
         train = rise(s, v, p["min_rise"])
         if not train.improved:
             return  # a flat reward is PD301's; a task that also did not move is its evidence
-        tasks = [(name, ts, tv) for name, ts, tv in task_series(ctx) if np.ptp(tv) > 0]
-        if not tasks:
-            return
-        flat_tasks = []
-        for name, ts, tv in tasks:
-            r = rise(ts, tv, p["min_rise"])
-            if r.improved or reached_ceiling(tv, r.t.window, r.limit):
-                return  # the task improved, or was solved before it was first measured
-            if rose_once(ts, tv):
-                return  # the task rose and lost it: a collapse, not an absence of progress
-            flat_tasks.append((name, ts, tv, r))
+        flat_tasks = tasks_stalled(ctx, p["min_rise"])
+        if not flat_tasks:
+            return  # no task logged, or one improved, was solved before it was measured, or collapsed
         name, ts, tv, r = flat_tasks[0]
         yield self.finding(
             ctx,

@@ -14,6 +14,7 @@ from .base import Example, RuleContext
 from .examples import decay, saturating
 from ..detect import early_late
 from .messages import fmt_num
+from .outcome import tasks_stalled
 from .reward_progress import reward_suffers, solved
 from .shapes import Stretch, SustainedRule
 
@@ -52,6 +53,9 @@ class EntropyCollapse(SustainedRule[EntropyView]):
     PD101): a reward ceiling reached by leaving the reference far behind is the policy
     collapsing onto a few outputs that the reward happens to pay (a mode collapse at high KL,
     the guide's policy collapse), not a solved task, and the drop is judged as without it.
+    Nor when the run measures its task beside the reward (accuracy, success rate, a held-out
+    reward) and no task series improved (``outcome.tasks_stalled``, PD211's test): the policy
+    then solved its reward, not the task.
 
     **Why it matters.** The policy puts all its mass on a few outputs: mode collapse, repeated
     answers, no exploration; with RLHF often the footprint of reward hacking.
@@ -107,7 +111,9 @@ class EntropyCollapse(SustainedRule[EntropyView]):
         severe = not differential and (drop >= p["error_drop"] or late < p["floor"])
         if ctx.view.is_classic_rl:
             severe = False  # a deterministic policy at convergence is normal in classic RL
-        done = solved(ctx)
+        # a reward at its ceiling while the task the run measures beside it did not improve
+        # (PD211's test) solved its reward, not the task
+        done = solved(ctx) if not tasks_stalled(ctx) else None
         away = _far_from_reference(ctx) if done else None
         if away:
             done = None
