@@ -37,6 +37,14 @@ def test_a_logged_log_std_is_read_as_a_std():
     assert f.observed["growth"] > 10
 
 
+def test_rsl_rls_mean_noise_std_is_read_as_the_action_std():
+    # rsl_rl (legged_gym, Isaac Lab) logs its Gaussian's std parameter as Policy/mean_noise_std;
+    # blind set real45: a Go1 run whose std climbs 1 -> 19 while the reward stays tiny
+    (f,) = pd705({"Policy/mean_noise_std": np.exp(exploding())})
+    assert f.observed["growth"] > 10
+    assert pd705({"Policy/mean_noise_std": np.exp(-exploding(top=1.0))}) == []
+
+
 def test_a_std_that_grew_and_levelled_off_is_left_alone():
     # 1 -> 8 in the first half, then flat: a policy widened on purpose and held there
     levelled = np.concatenate([np.exp(np.linspace(0.0, np.log(8.0), N // 2)), flat(N // 2, 8.0, 0.05, seed=5)])

@@ -8,7 +8,8 @@ differently for the two, so the run view answers the question once, with its evi
 
 - a logged action std: SB3 records ``train/std`` = ``exp(log_std).mean()`` for a policy with a
   ``log_std`` parameter, i.e. a Gaussian (``stable_baselines3/ppo/ppo.py``, ``train``); CleanRL
-  and home-made loops log ``logstd`` / ``action_std``;
+  and home-made loops log ``logstd`` / ``action_std``; rsl_rl (legged_gym, Isaac Lab) logs
+  ``Policy/mean_noise_std``, the mean of its Gaussian's std parameter (``OnPolicyRunner.log``);
 - an entropy that falls from above 0 to clearly below it (:data:`BELOW_ZERO`), which no discrete
   distribution does (one that is below 0 throughout may be a sign convention misread);
 - an environment id in the config, the run's path or its id that names a continuous-control
@@ -63,7 +64,7 @@ _TASK_ID = re.compile(r"(?<![A-Za-z0-9])(" + "|".join(CONTINUOUS_TASKS) + r")-v\
 # (``train/std``, ``charts/action_std``, ``logstd``, ``policy/log_std``); a word of anything
 # else (``reward``, ``adv``, ``value``) makes it another quantity's spread.
 _STD = frozenset({"std", "logstd", "stddev"})
-_STD_CONTEXT = frozenset({"train", "charts", "losses", "policy", "actor", "pi", "action", "actions", "log", "mean", "avg"}) | _STD
+_STD_CONTEXT = frozenset({"train", "charts", "losses", "policy", "actor", "pi", "action", "actions", "log", "mean", "avg", "noise"}) | _STD
 
 
 class ActionSpace(NamedTuple):
