@@ -45,6 +45,14 @@ def test_rsl_rls_mean_noise_std_is_read_as_the_action_std():
     assert pd705({"Policy/mean_noise_std": np.exp(-exploding(top=1.0))}) == []
 
 
+def test_spinning_ups_spread_of_log_pi_is_no_action_std():
+    # Spinning Up's SAC logs AverageLogPi, StdLogPi, MaxLogPi, MinLogPi: StdLogPi is the spread of
+    # the log-probability over an epoch (blind set real46: a healthy SAC Ant whose StdLogPi went
+    # 2.5 -> 4.0 read as an action std grown 4.5x)
+    stats = {"AverageLogPi": np.linspace(-2.6, 1.9, N), "StdLogPi": exploding(top=1.5), "MaxLogPi": np.linspace(40.0, 64.0, N)}
+    assert pd705(stats) == []
+
+
 def test_a_std_that_grew_and_levelled_off_is_left_alone():
     # 1 -> 8 in the first half, then flat: a policy widened on purpose and held there
     levelled = np.concatenate([np.exp(np.linspace(0.0, np.log(8.0), N // 2)), flat(N // 2, 8.0, 0.05, seed=5)])

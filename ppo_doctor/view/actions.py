@@ -76,11 +76,24 @@ class ActionSpace(NamedTuple):
     log_std: bool = False  # its values are ln(std)
 
 
+# Spinning Up's EpochLogger writes a quantity's statistics over an epoch side by side
+# (``log_tabular(key, with_min_and_max=True)``: AverageLogPi, StdLogPi, MaxLogPi, MinLogPi): a
+# std tag with such a sibling is the spread of that quantity, not an action std.
+_SIBLING_STATS = ("average", "mean", "max", "min")
+
+
+def _spread_of_a_logged_quantity(tag: str, metrics: list[str]) -> bool:
+    """``tag`` (a std) has a sibling that is the same name with an average, max or min instead."""
+    rest = sorted(w for w in words(tag) if w not in _STD)
+    return any(sorted([*rest, stat]) == sorted(words(m)) for m in metrics for stat in _SIBLING_STATS if m != tag)
+
+
 def action_std_tag(view: RunView) -> tuple[str, bool] | None:
     """``(tag, is_log)`` of a logged action std (module docstring), else None."""
-    for tag in view.run.frame.metrics:
+    metrics = list(view.run.frame.metrics)
+    for tag in metrics:
         ws = set(words(tag))
-        if ws & _STD and ws <= _STD_CONTEXT:
+        if ws & _STD and ws <= _STD_CONTEXT and not _spread_of_a_logged_quantity(tag, metrics):
             return tag, bool(ws & {"log", "logstd"})
     return None
 
