@@ -389,8 +389,8 @@ def outcome_after(ctx: RuleContext, step: int | None) -> Outcome:
     if stalled and task_improved(ctx) is None:
         # the reward rose while the task the author measures beside it did not (PD211's test):
         # the reward's rise is no evidence that the policy got better
-        task = stalled[0]
-        return Outcome(True, f"{rose}, but {task.name} did not improve ({fmt_num(task.rise.t.first)} -> {fmt_num(task.rise.t.last)})", stuck=True, reward=True)
+        flat = stalled[0]
+        return Outcome(True, f"{rose}, but {flat.name} did not improve ({fmt_num(flat.rise.t.first)} -> {fmt_num(flat.rise.t.last)})", stuck=True, reward=True)
     return Outcome(False, rose)
 
 
