@@ -10,7 +10,7 @@ from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
 from .messages import fmt_num
-from .outcome import tasks_stalled
+from .outcome import TASK_MIN_RISE, tasks_stalled
 from .reward_progress import rise, trend_arrays
 
 
@@ -62,7 +62,7 @@ class TaskNotImproving(Rule):
     basis = "outcome"
     evidence = "trend"
     requires = (("reward/score", "reward/total"),)
-    params = {"min_rise": 2.0, "min_points": 20}
+    params = {"min_rise": TASK_MIN_RISE, "min_points": 20}
     causes = {"reward-model-flawed": 0.9, "env-reward-exploitable": 0.9, "weak-learning-signal": 0.4}
     message = "the training reward rose {train_first:num} -> {train_last:num} but {name} did not improve ({first:num} -> {last:num} over {n} points): the policy improves its reward, not the task"
 
