@@ -488,3 +488,18 @@ def test_spikes_on_a_reward_that_never_rose_are_no_damage():
     reward = with_points(flat(200, 0.0, 0.0005, seed=15), {50: 0.05, 120: 0.06, 170: 0.05})
     f = one(example_run(Example(series={"reward/score": reward})), "PD201")
     assert f.severity == "info" and "a sign, not reward spike" in f.message
+
+
+def test_a_fall_at_the_end_longer_than_its_edge_points_is_a_collapse():
+    """A collapse in the last 6 % of a run (a SAC Ant whose test return fell 5,800 -> about -1,000
+    over its last 43 of 750 epochs, blind set real46): shorter than a window, so judged on the last
+    points, and longer than those points, so its own early points are lower than their median.
+    The lowest level since the peak is judged against the points before the last stretch."""
+    from ppo_doctor.detect import peak_drop
+    from ppo_doctor.rules.reward_progress import _falling_at_the_end
+
+    rng = np.random.default_rng(5)
+    v = np.r_[np.linspace(1500.0, 5800.0, 200), np.full(507, 5800.0) + rng.normal(0.0, 300.0, 507), -1100.0 + rng.normal(0.0, 500.0, 43)]
+    pd = peak_drop(np.arange(len(v)), v)
+    edge = _falling_at_the_end(v, pd)
+    assert edge is not None and edge.fall_idx == 707 and edge.late < 0

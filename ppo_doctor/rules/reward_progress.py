@@ -222,13 +222,16 @@ def _falling_at_the_end(v: np.ndarray, pd: PeakDrop) -> PeakDrop | None:
     if len(v) - pd.peak_idx <= k:
         return None
     tail = float(median(v[-k:]))
-    after_peak = v[pd.peak_idx : len(v) - k]
-    if not (tail < pd.mark and tail < float(np.min(after_peak))):
+    if not tail < pd.mark:
         return None
     above = np.flatnonzero(v[pd.peak_idx :] >= pd.mark)
     start = int(pd.peak_idx + (above[-1] + 1 if len(above) else 0))
     if start >= len(v):
         return None  # the last point is back above the mark: no stretch below it holds at the end
+    # the lowest level since the peak: below every point before the last stretch (a stretch
+    # longer than k, the last 43 of a SAC Ant's 750 epochs, holds its own lowest points)
+    if not tail < float(np.min(v[pd.peak_idx : min(start, len(v) - k)])):
+        return None
     return pd._replace(late=tail, fall_idx=start)
 
 
