@@ -159,3 +159,29 @@ def test_baselines_ppo1_tabular_names_are_read(tmp_path):
     assert steps[0] == 2048 and reward[-1] == -300 + 5 * 59
     assert run.mapping["loss_kl"] == "kl/old" and run.mapping["ev_tdlam_before"] == "value/explained_var"
     assert run.frame.has("policy/entropy") and run.frame.has("loss/value")
+
+
+def test_spinning_up_off_policy_critics_are_the_value_function(tmp_path):
+    """Spinning Up's DDPG and TD3 log their Q-function's TD loss as LossQ and its predictions as
+    AverageQVals; SAC and TD3 variants with twin critics LossQ1 / AverageQ1Vals (spinup/algos/
+    pytorch/{ddpg,td3,sac}): the critic's loss and mean prediction, as LossV / AverageVVals are
+    PPO's (docs/sources.md#spinning-up-logger-keys).  A twin's second Q-function is not mapped."""
+    for keys in (("LossQ", "AverageQVals"), ("LossQ1", "AverageQ1Vals")):
+        cols = ["Epoch", "AverageEpRet", "TotalEnvInteracts", "LossPi", *keys]
+        rows = ["\t".join(cols)] + ["\t".join(str(x) for x in [e, 10.0 * e, 4000 * (e + 1), -float(e), 1.0 + e, 2.0 * e]) for e in range(30)]
+        folder = tmp_path / keys[0]
+        folder.mkdir()
+        (folder / "progress.txt").write_text("\n".join(rows) + "\n", encoding="utf-8")
+        (run,) = load_runs(folder)
+        assert run.mapping[keys[0]] == "loss/value" and run.mapping[keys[1]] == "value/mean", keys
+
+
+def test_sb3_dqn_train_loss_is_the_q_networks_td_loss():
+    """SB3's DQN logs rollout/exploration_rate (dqn.py ``_on_step``), no other SB3 algorithm
+    does; its train/loss is the TD loss of the Q-network (dqn.py ``train``), the critic's loss.
+    PPO's train/loss stays the total of its policy, value and entropy terms."""
+    common = {"rollout/ep_rew_mean": [1.0, 2.0, 3.0], "rollout/ep_len_mean": [10.0, 11.0, 12.0], "train/loss": [0.5, 0.4, 0.6]}
+    dqn = _run({**common, "rollout/exploration_rate": [1.0, 0.5, 0.05], "train/n_updates": [1.0, 2.0, 3.0]})
+    ppo = _run({**common, "train/approx_kl": [0.01, 0.02, 0.01], "train/clip_fraction": [0.1, 0.1, 0.1], "train/value_loss": [1.0, 0.8, 0.7]})
+    assert dqn.framework == ppo.framework == "sb3"
+    assert dqn.mapping["train/loss"] == "loss/value" and ppo.mapping["train/loss"] == "loss/total"

@@ -372,6 +372,13 @@ _SB3 = (
     _a("train/learning_rate", "opt/lr"),
 )
 
+# Stable-Baselines3's DQN (and sb3-contrib's QR-DQN): ``train/loss`` is the Q-network's TD loss
+# (dqn.py ``train``: the smooth L1 loss between the current and the target Q-values), the
+# critic's loss, not a total of policy and value terms.  Only DQN logs ``rollout/exploration_rate``
+# (dqn.py ``_on_step``), which tells its log from the other algorithms' (docs/sources.md#sb3-logger-keys).
+SB3_DQN_MARKER = "rollout/exploration_rate"
+SB3_DQN = tuple(_a("train/loss", "loss/value", note="DQN: the Q-network's TD loss") if a.raw == "train/loss" else a for a in _SB3)
+
 # Stable-Baselines 2 (TensorFlow) PPO2, stable_baselines/ppo2/ppo2.py: the scalars of the "loss"
 # and "input_info" variable scopes, one point per minibatch, and the per-episode reward that
 # total_episode_reward_logger writes at num_timesteps + the done index of each environment.
@@ -453,7 +460,9 @@ _GENERIC = (
 
 # OpenAI Spinning Up's EpochLogger (``progress.txt``, tab-separated; docs/sources.md#spinning-up-logger-keys):
 # per-epoch averages; ``KL`` is the mean of logp_old - logp after the policy update (k1, old vs
-# new), ``Entropy`` the policy's before it, ``VVals`` the critic's predictions.
+# new), ``Entropy`` the policy's before it, ``VVals`` the critic's predictions; the off-policy
+# algorithms' critic is a Q-function, its TD loss ``LossQ`` (``LossQ1`` / ``LossQ2`` in the
+# TensorFlow SAC) and its predictions ``QVals`` (``Q1Vals`` / ``Q2Vals`` with twin critics).
 _SPINUP = (
     _a("AverageEpRet", "reward/score", note="mean return of the episodes that ended in the epoch"),
     _a("StdEpRet", "reward/std"),
@@ -463,6 +472,10 @@ _SPINUP = (
     _a("LossPi", "loss/policy"),
     _a("LossV", "loss/value"),
     _a("AverageVVals", "value/mean"),
+    _a("LossQ", "loss/value", note="DDPG, TD3, SAC (PyTorch): the Q-functions' TD loss (summed over twin Q-functions)"),
+    _a("LossQ1", "loss/value", note="SAC (TensorFlow 1): the first Q-function's TD loss"),
+    _a("AverageQVals", "value/mean", note="DDPG: the Q-function's mean prediction"),
+    _a("AverageQ1Vals", "value/mean", note="TD3, SAC: the first Q-function's mean prediction"),
 )
 
 # OpenAI baselines ppo1 (``pposgd_simple.py``), trpo_mpi and acktr (docs/sources.md#classic-rl-arguments):

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 from ..frameworks import candidate_keys, flattened, logs_episodes
 from ..name_tokens import infer_canonical, words
 from ...run import MetricInfo
-from .aliases import ALIASES, Alias
+from .aliases import ALIASES, SB3_DQN, SB3_DQN_MARKER, Alias
 from .vocabulary import CANONICAL, NONNEGATIVE_ESTIMATORS
 
 # A synonym tag with this many times the points of the preferred spelling is read instead.
@@ -27,9 +27,11 @@ _LLM_ONLY = frozenset({"kl/coef", "reward/kl_penalty"})
 def table_for(framework: str, tags: Iterable[str] = ()) -> tuple[Alias, ...]:
     """The alias table used for a framework (``unknown`` picks the LLM or classic-RL spelling:
     classic for a log of episode returns, or of a critic with nothing only an LLM loop logs)."""
+    tags = list(tags)
     if framework == "unknown":
-        tags = list(tags)
         return ALIASES["unknown_rl"] if logs_episodes(tags) or _critic_without_llm(tags) else ALIASES["unknown"]
+    if framework == "sb3" and SB3_DQN_MARKER in tags:
+        return SB3_DQN
     return ALIASES[framework]
 
 
