@@ -11,6 +11,7 @@ rule engine.
 from __future__ import annotations
 
 from .results import SEVERITY_RANK, SYMPTOMS, Finding, NotApplicable
+from .canonical.task_metrics import is_task_metric
 from .run import Run
 
 # Symptoms about the run's dynamics (everything but log quality).  One warning- or error-level
@@ -36,6 +37,17 @@ LOSS_FAMILY = "policy/value loss"
 
 def _missing_families(run: Run) -> list[str]:
     return [fam for fam, metrics in JUDGING_FAMILIES.items() if not any(run.frame.has(m) for m in metrics)]
+
+
+def _logs_task(run: Run) -> bool:
+    """The run measures its task (an accuracy, a success or pass rate: ``canonical.task_metrics.is_task_metric``,
+    or an evaluation reward): with no reward, KL or RL loss, that is what a verdict rests on (an
+    on-policy distillation loop logging its correct rate, a preference optimisation its batch
+    accuracy; PD212 judges it)."""
+    if run.eval_frame is not None and any(run.eval_frame.has(m) for m in JUDGING_FAMILIES["reward"]):
+        return True
+    frames = [f for f in (run.frame, run.eval_frame) if f is not None]
+    return any(is_task_metric(m) for f in frames for m in f.metrics)
 
 
 def core_points(run: Run) -> int:
@@ -119,7 +131,7 @@ def _verdict(run: Run, findings: list[Finding], not_applicable: list[NotApplicab
     points = core_points(run)
     critic_free = run.by_design.get("critic", "")
     if not bad:
-        if len(missing) == len(JUDGING_FAMILIES):
+        if len(missing) == len(JUDGING_FAMILIES) and not _logs_task(run):
             if critic_free:
                 return "unknown", (
                     "cannot judge: the run logs no reward and no KL metric"
@@ -150,4 +162,6 @@ def _verdict(run: Run, findings: list[Finding], not_applicable: list[NotApplicab
     missing = [fam for fam in missing if fam not in off]
     if missing:
         reason += f"; not judged: no {' / '.join(missing)} metric logged"
+        if "reward" in missing and _logs_task(run):
+            reason += " (progress judged on the task metric it logs)"
     return "healthy", reason

@@ -71,3 +71,32 @@ def test_the_likely_cause_is_the_reward_not_a_learning_rate_too_low():
         run = example_run(Example(series={"reward/score": REWARD, "accuracy": flat(200, 0.66, 0.01, seed=2)}, framework=framework))
         found, _ = run_rules(run, coerce({"select": ["PD211"]}))
         assert rank_causes(found, run)[0].id == expected
+
+
+def test_without_a_reward_a_task_that_does_not_move_is_stagnation():
+    """PD212: a loop that logs no reward (an on-policy distillation's correct rate beside its
+    reverse KL to the teacher) is judged on its task; the verdict is then unhealthy, not unknown."""
+    from ppo_doctor.verdict import verdict_for
+
+    series = {"train/correct_rate": flat(60, 0.65, 0.015, seed=9), "loss/total": flat(60, -0.02, 0.002, seed=10)}
+    (f,) = findings(series, rule="PD212")
+    assert (f.code, f.symptom, f.severity, f.basis, f.metric) == ("PD212", "stagnation", "warning", "outcome", "train/correct_rate")
+    run = example_run(Example(series=series))
+    assert verdict_for(run, [f], [])[0] == "unhealthy"
+
+
+def test_without_a_reward_a_rising_task_is_judged_healthy_not_unknown():
+    """A preference optimisation whose batch accuracy climbs 0.5 -> 0.75 and logs no reward or KL:
+    the task metric is what a verdict rests on (a log with neither a reward, a KL, an RL loss nor a
+    task stays unknown)."""
+    from ppo_doctor.verdict import verdict_for
+
+    series = {"dpo/accuracy": saturating(40, 0.5, 0.75, sd=0.02, seed=11), "loss/total": flat(40, 0.1, 0.01, seed=12)}
+    assert findings(series, rule="PD212") == []
+    verdict, reason = verdict_for(example_run(Example(series=series)), [], [])
+    assert verdict == "healthy" and "progress judged on the task metric" in reason
+    assert verdict_for(example_run(Example(series={"loss/total": flat(40, 0.1, 0.01, seed=12)})), [], [])[0] == "unknown"
+
+
+def test_with_a_reward_pd212_leaves_the_task_to_pd211():
+    assert findings({"reward/score": flat(200, 0.5, 0.05, seed=13), "accuracy": flat(200, 0.4, 0.02, seed=14)}, rule="PD212") == []

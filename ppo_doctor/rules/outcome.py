@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from ..canonical.task_metrics import is_task_metric
 from ..detect import finite_xy, level_se, median, percentile, smooth_level, summarize
 from ..results import Finding
 from ..standing import FAIR_SHARE, Standing
@@ -94,40 +95,12 @@ def _fell_after(ctx: RuleContext, metric: str, step: int) -> str | None:
     return None
 
 
-# What a task metric is called when it measures the task itself (accuracy, success, a pass rate),
-# as opposed to a shaping term (format, length): the held-out evaluation and these are what the
-# run's author reports.  A self-play rating (ML-Agents' ``Self-play/ELO``) is one too: in an
-# adversarial game the reward depends on the opponent's skill, so the rating is what tracks
-# learning (ML-Agents docs, ELO-Rating-System.md: "if the training performs correctly, this value
-# should steadily increase").
-TASK_NAME = re.compile(r"(^|[/_.])(acc|accuracy|correct|correctness|success|success_rate|pass_rate|solved?|solve_rate|win_rate|final_ans|elo|rating)($|[/_.])", re.I)
-# A task metric's running best or a batch extreme (``best_answer_accuracy``, ``max_accuracy``) only
-# ever rises or says nothing of the level: never evidence that the task improved.
-EXTREME_NAME = re.compile(r"(^|[/_.])(best|max|min|peak|top|std)($|[/_.])", re.I)
-# A term of the reward, as legged_gym / rsl_rl and the Isaac Gym tasks built on them log each one
-# (``Episode/rew_<term>``, legged_robot.py: ``extras["episode"]["rew_" + key]``): a bonus or a
-# penalty the reward sums, never the task measured apart from it (``rew_dof_acc`` penalises joint
-# accelerations; its "acc" is no accuracy).
-REWARD_TERM_NAME = re.compile(r"(^|/)rew_", re.I)
-
-
-def is_task_metric(name: str) -> bool:
-    """A metric that measures the task itself (:data:`TASK_NAME`), not a format score, a term of
-    the reward (:data:`REWARD_TERM_NAME`) nor a running best or extreme of one (:data:`EXTREME_NAME`)."""
-    return (
-        bool(TASK_NAME.search(name))
-        and "format" not in name.lower()
-        and not REWARD_TERM_NAME.search(name)
-        and not EXTREME_NAME.search(name)
-    )
-
-
 # Points a task series needs before its rise is judged (evaluations are logged sparsely).
 MIN_TASK_POINTS = 8
 
 
 def task_series(ctx: RuleContext) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """The held-out evaluation reward and every task metric (:data:`TASK_NAME`) the run logs,
+    """The held-out evaluation reward and every task metric (:func:`~ppo_doctor.canonical.task_metrics.is_task_metric`) the run logs,
     training or evaluation, as ``(name, steps, finite values)``."""
     out = []
     for frame, prefix in ((ctx.run.eval_frame, "evaluation "), (ctx.run.frame, "")):
@@ -220,7 +193,7 @@ def held_out_course(steps: np.ndarray, values: np.ndarray, within: np.ndarray, m
     return HeldOutCourse(steps, values, level, se, best) if len(values) - 1 - best >= MIN_AFTER else None
 
 
-# The self-play ratings among :data:`TASK_NAME`'s words (ML-Agents' ``Self-play/ELO``, a league's
+# The self-play ratings among the task words (:data:`~ppo_doctor.canonical.task_metrics.TASK_NAME`) (ML-Agents' ``Self-play/ELO``, a league's
 # ``learner_rating``; its comment says why they track learning).
 RATING_NAME = re.compile(r"(^|[/_.])(elo|rating)($|[/_.])", re.I)
 

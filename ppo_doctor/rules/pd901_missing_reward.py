@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ..canonical.metrics.mapping import table_for
-from .base import Example, Rule
+from .base import Example, Rule, RuleContext
 from .examples import flat, ramp
+from .outcome import task_series
 
 REWARDS = ("reward/score", "reward/total")
 
@@ -19,6 +20,15 @@ WRAPPER_HINT = {
     "sb2": "; stable-baselines logs it only for environments wrapped in a Monitor",
     "cleanrl": "; CleanRL logs it only for environments wrapped in gym.wrappers.RecordEpisodeStatistics",
 }
+
+
+def _unjudged(ctx: RuleContext) -> str:
+    """What the missing reward leaves unjudged: stagnation is still judged on a task the run
+    measures (PD212), reward spikes and hacking are not."""
+    tasks = task_series(ctx)
+    if tasks:
+        return f"reward spikes and hacking were not judged (progress is judged on {tasks[0][0]}: PD212)"
+    return "reward spikes, hacking and stagnation were not judged"
 
 
 class MissingReward(Rule):
@@ -50,7 +60,7 @@ class MissingReward(Rule):
     requires = ()
     params = {}
     causes = {}
-    message = "no reward metric ({expected}) in this log{hint}: reward spikes, hacking and stagnation were not judged"
+    message = "no reward metric ({expected}) in this log{hint}: {unjudged}"
 
     def evaluate(self, ctx):
         if any(ctx.has(m) for m in REWARDS):
@@ -73,7 +83,7 @@ class MissingReward(Rule):
             start_step=first,
             threshold_step=first,
             end_step=last,
-            fmt={"expected": " or ".join(tags or REWARDS), "hint": WRAPPER_HINT.get(framework, "")},
+            fmt={"expected": " or ".join(tags or REWARDS), "hint": WRAPPER_HINT.get(framework, ""), "unjudged": _unjudged(ctx)},
         )
 
     @classmethod
