@@ -100,3 +100,19 @@ def test_without_a_reward_a_rising_task_is_judged_healthy_not_unknown():
 
 def test_with_a_reward_pd212_leaves_the_task_to_pd211():
     assert findings({"reward/score": flat(200, 0.5, 0.05, seed=13), "accuracy": flat(200, 0.4, 0.02, seed=14)}, rule="PD212") == []
+
+
+def test_a_reward_and_answers_that_grow_while_the_task_improves_are_no_hack():
+    """PD206 with the KL term off: a reward far past its early range while answers grow is a hack
+    (an error), unless a task the run measures beside it rose too (an LLM-judge reward and the
+    judged correctness climbing together while answers grow 1.7x, blind set real47): a note."""
+    n = 50
+    base = {
+        "reward/score": np.r_[np.full(10, 0.0), np.linspace(0.0, 0.7, 20), np.full(20, 0.7)] + np.random.default_rng(15).normal(0, 0.03, n),
+        "len/response_mean": np.r_[np.full(10, 290.0), np.linspace(290.0, 530.0, 20), np.full(20, 530.0)],
+    }
+    correct = np.r_[np.full(10, 0.05), np.linspace(0.05, 0.75, 20), np.full(20, 0.75)] + np.random.default_rng(16).normal(0, 0.02, n)
+    for series, severity in ((base, "error"), ({**base, "env/all/correct": correct}, "info")):
+        run = example_run(Example(series=series, config={"kl_coef": 0.0}, framework="trl_grpo"))
+        found, _ = run_rules(run, coerce({"select": ["PD206"]}))
+        assert [(f.code, f.severity) for f in found] == [("PD206", severity)]

@@ -13,6 +13,7 @@ from .examples import flat, ramp
 from .incidents import incident, sustain_window
 from ..detect import early_late
 from .messages import fmt_num
+from .outcome import task_improved
 from .textstats import hacking_evidence
 
 
@@ -32,7 +33,10 @@ class RewardHackingKLOff(Rule):
        the same stretch, or the late generated samples repeat themselves, are near-identical or
        are made of symbols (:func:`.textstats.hacking_evidence`).
 
-    Then it is an error, from the step where the reward departed from its early level.  A
+    Then it is an error, from the step where the reward departed from its early level; an
+    info note when a task the run measures beside the reward (an accuracy, a pass rate, a
+    held-out evaluation: :func:`.outcome.task_improved`) rose clearly over the run, since answers
+    that grow while they solve more are learning, not a hack.  A
     reward that rises within the range its early samples showed (a bounded accuracy or
     sentiment reward being learnt) never fires, nor a reward rise alone, nor a length growth
     alone (PD703 says that).
@@ -80,6 +84,14 @@ class RewardHackingKLOff(Rule):
         partner = self._responses(ctx, int(spans[0].start_step))
         if not partner:
             return
+        # a task the run measures beside the reward (an accuracy, a pass rate, a held-out
+        # evaluation) that rose with it says the policy learned: longer answers that solve more
+        # are no hack, and the two signals alone are then a note (a Tinker run whose LLM-judge
+        # reward and judged correctness climb together while its answers grow 1.7x was stopped
+        # live at step 29 of 50, blind set real47)
+        task = task_improved(ctx)
+        if task:
+            partner = [*partner, f"but {task}: the task improves with the reward"]
         yield incident(
             self,
             ctx,
@@ -92,6 +104,7 @@ class RewardHackingKLOff(Rule):
             peak_step=max(spans, key=lambda sp: sp.peak_value).peak_step,
             end_step=int(s[-1]),
             evidence=partner,
+            severity="info" if task else self.severity,
             fmt={"with_": " and ".join(partner)},
         )
 
