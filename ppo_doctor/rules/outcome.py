@@ -286,6 +286,10 @@ class StalledTask(NamedTuple):
     values: np.ndarray
     rise: Rise
 
+    def evidence(self) -> str:
+        """The series in words, for a finding's evidence: its points, steps and first and last windows."""
+        return f"{self.name}: {len(self.values)} points from step {int(self.steps[0])} to {int(self.steps[-1])}, first window {fmt_num(self.rise.t.first)}, last {fmt_num(self.rise.t.last)}"
+
 
 def tasks_stalled(ctx: RuleContext, min_rise: float = TASK_MIN_RISE) -> list[StalledTask]:
     """The task series the run logs (:func:`task_series`, not one exact value) when none of them

@@ -9,7 +9,6 @@ import numpy as np
 from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
-from .messages import fmt_num
 from .outcome import TASK_MIN_RISE, tasks_stalled
 from .reward_progress import rise, trend_arrays
 
@@ -87,7 +86,7 @@ class TaskNotImproving(Rule):
             threshold_step=int(ts[min(len(ts) - 1, r.t.window - 1)]),
             peak_step=int(ts[int(np.argmax(tv))]),
             end_step=int(max(s[-1], ts[-1])),
-            evidence=[f"{n}: {len(fv)} points from step {int(fs[0])} to {int(fs[-1])}, first window {fmt_num(fr.t.first)}, last {fmt_num(fr.t.last)}" for n, fs, fv, fr in flat_tasks],
+            evidence=[t.evidence() for t in flat_tasks],
             fmt={"name": name, "n": len(tv)},
         )
 

@@ -9,7 +9,6 @@ import numpy as np
 from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
-from .messages import fmt_num
 from .outcome import TASK_MIN_RISE, tasks_stalled
 
 
@@ -78,7 +77,7 @@ class TaskNotImprovingNoReward(Rule):
             threshold_step=int(s[min(len(s) - 1, r.t.window - 1)]),
             peak_step=int(s[int(np.argmax(v))]),
             end_step=int(s[-1]),
-            evidence=[f"{n}: {len(fv)} points from step {int(fs[0])} to {int(fs[-1])}, first window {fmt_num(fr.t.first)}, last {fmt_num(fr.t.last)}" for n, fs, fv, fr in stalled],
+            evidence=[t.evidence() for t in stalled],
             fmt={"name": name, "n": len(v)},
         )
 
