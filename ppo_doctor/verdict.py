@@ -158,7 +158,9 @@ def _verdict(run: Run, findings: list[Finding], not_applicable: list[NotApplicab
         ]
     off = [fam for fam in missing if fam == "KL" and run.kl_off]
     if off:
-        reason += "; KL off by configuration"
+        # the head of the by-design reason: "KL off by configuration", or "no KL series by design"
+        # for an offline preference trainer, whose reference model is inside its loss
+        reason += "; " + run.by_design["kl"].split(" (")[0]
     missing = [fam for fam in missing if fam not in off]
     if missing:
         reason += f"; not judged: no {' / '.join(missing)} metric logged"

@@ -10,8 +10,10 @@ REINFORCE++ train no critic, and a KL term is off by default in TRL GRPO and veR
 * **critic-free**: no value metric is logged and either the config names a critic-free
   advantage estimator (veRL ``algorithm.adv_estimator``, OpenRLHF ``--advantage_estimator`` /
   ``algo.advantage.estimator``: everything but ``gae``), or the framework has no critic at all
-  (TRL's GRPOTrainer, RLOOTrainer and OnlineDPOTrainer; Tinker cookbook and prime-rl train with
+  (TRL's GRPOTrainer, RLOOTrainer, OnlineDPOTrainer and offline DPOTrainer family; Tinker cookbook and prime-rl train with
   group baselines).  A run that logs a value metric has a critic, whatever its name says.
+* **no KL series**: an offline preference trainer (DPO and its kin, ``trl_dpo``) samples nothing
+  and puts the reference model inside its loss; its implicit rewards are the log-ratios.
 * **KL off**: no ``kl/ref`` is logged and the config's KL coefficient is 0 (TRL ``beta``, veRL
   without ``use_kl_loss`` / ``use_kl_in_reward``, ...), or the run is TRL's GRPOTrainer without a
   ``beta`` in its config: it logs ``kl`` whenever ``beta != 0`` (grpo_trainer.py, TRL 1.16:
@@ -65,8 +67,16 @@ CRITIC_FREE_FRAMEWORKS = {
     "trl_async_grpo": "TRL AsyncGRPOTrainer",
     "trl_rloo": "TRL RLOOTrainer",
     "trl_online_dpo": "TRL OnlineDPOTrainer",
+    "trl_dpo": "TRL's DPOTrainer family",
     "other": "Tinker cookbook / prime-rl (group-baseline policy gradient)",
 }
+
+
+# Why an offline preference trainer logs no KL: the reference model is inside its loss.
+OFFLINE_PREFERENCE = (
+    "offline preference optimisation: the reference model enters through the loss's log-ratios, "
+    "logged as the implicit rewards rewards/*, and nothing is sampled"
+)
 
 
 def by_design(framework: str, config: dict[str, Any], has: Callable[[str], bool], proven: bool = True) -> dict[str, str]:
@@ -90,7 +100,9 @@ def by_design(framework: str, config: dict[str, Any], has: Callable[[str], bool]
             )
     if not has("kl/ref"):
         beta = scalar_float(config.get("kl_coef"))
-        if beta == 0:
+        if framework == "trl_dpo":
+            out["kl"] = "no KL series by design (" + ("" if proven else "looks like ") + OFFLINE_PREFERENCE + ")"
+        elif beta == 0:
             out["kl"] = "KL off by configuration (KL coefficient 0: no KL is computed)"
         elif beta is None and framework == "trl_grpo" and proven:
             out["kl"] = "KL off by configuration (GRPOTrainer logs kl whenever beta != 0: this run used beta = 0, TRL's default)"

@@ -37,6 +37,8 @@ FRAMEWORKS: dict[str, str] = {
     "trl_grpo": "TRL GRPOTrainer (reward, reward_std, kl (k3), completions/*, clip_ratio/*)",
     "trl_async_grpo": "TRL AsyncGRPOTrainer (experimental): GRPO names, but kl is to the rollout policy; perf/*, sample/*",
     "trl_online_dpo": "TRL OnlineDPOTrainer (objective/* like PPOv2, rewards/{chosen,rejected,margins,accuracies})",
+    "trl_dpo": "TRL's offline preference trainers, DPOTrainer and its kin (ORPO, KTO, CPO; LLaMA-Factory builds on them): "
+    "rewards/{chosen,rejected,margins,accuracies} without objective/*, nothing sampled",
     "openrlhf": "OpenRLHF PPO/GRPO (train/<key>, console short names)",
     "verl": "veRL (actor/*, critic/*, response_length/*, timing_s/*)",
     "trlx": "CarperAI trlx PPO (losses/*, policy/sqrt_kl, kl_ctl_value)",
@@ -169,6 +171,18 @@ MARKERS: dict[str, dict[str, float]] = {
         "logps/chosen": 1,
         "objective/non_score_reward": 1,
     },
+    # DPOTrainer (``logits/chosen`` until TRL 0.2x), ORPOTrainer (``log_odds_ratio``,
+    # ``log_odds_chosen``), LLaMA-Factory's ORPO (``odds_ratio_loss``); the implicit rewards are
+    # shared with OnlineDPOTrainer, which ``guess_framework`` tells apart by its objective/* names
+    "trl_dpo": {
+        "rewards/margins": 2,
+        "rewards/accuracies": 2,
+        "logps/chosen": 1,
+        "logits/chosen": 2,
+        "log_odds_ratio": 3,
+        "log_odds_chosen": 3,
+        "odds_ratio_loss": 3,
+    },
     "openrlhf": {
         "actor_lr": 3,
         "critic_lr": 2,
@@ -276,6 +290,9 @@ CONFIG_MARKERS: dict[str, dict[str, float]] = {
     "other": {"remove_constant_reward_groups": 3, "kl_penalty_coef": 2, "loss.mask_ratio_low": 3, "async_level": 2, "loss_fn": 1},
 }
 MIN_FRAMEWORK_SCORE = 3.0
+# What only OnlineDPOTrainer of the DPO family logs: scores and a KL of completions it sampled.
+ONLINE_DPO_PREFIX = "objective/"
+ONLINE_DPO_EOS = "val/contain_eos_token"
 
 
 def flattened(name: str) -> str:
@@ -323,7 +340,9 @@ def guess_framework(tags: Iterable[str], flat_config: dict[str, Any] | None = No
     """The most likely framework id (see :data:`FRAMEWORKS`), ``unknown`` below the threshold.
 
     RLOO is told from its siblings by config (``rloo_k``) or, for RLOO <= 0.21, by the
-    PPOv2 names without any critic key.
+    PPOv2 names without any critic key.  OnlineDPOTrainer is told from the offline preference
+    trainers (``trl_dpo``), whose implicit rewards it shares, by what only sampling produces: its
+    ``objective/*`` scores and KL, ``val/contain_eos_token`` (docs/sources.md#trl-dpo-metrics).
     """
     tags = list(tags)
     flat = flat_config or {}
@@ -333,6 +352,10 @@ def guess_framework(tags: Iterable[str], flat_config: dict[str, Any] | None = No
     best = min(scores, key=lambda fw: (-scores[fw], FRAMEWORK_ORDER.index(fw)))
     if scores[best] < MIN_FRAMEWORK_SCORE:
         return "unknown"
+    if best in ("trl_online_dpo", "trl_dpo"):
+        keys = {k for t in tags for k in candidate_keys(t)}
+        sampled = any(k.startswith(ONLINE_DPO_PREFIX) for k in keys) or ONLINE_DPO_EOS in keys
+        return "trl_online_dpo" if sampled else "trl_dpo"
     if best in ("trl", "trl_grpo"):
         keys = {k for t in tags for k in candidate_keys(t)}
         if _config_hit("rloo_k", list(flat)):

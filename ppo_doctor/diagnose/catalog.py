@@ -6,9 +6,10 @@ values come from published recipes (docs/sources.md#reference-recipes) and the u
 where a cause was found (docs/sources.md#cause-evidence); each fix names
 the knob, the direction and a typical value.
 
-A cause exists in some kinds of training only (:mod:`.domains`: ``classic``, ``rlhf``, ``grpo``):
-an SB3 agent has no reward model, no reference model and no generated text, an LLM run has no
-environment to normalise.  ``Cause.domains`` says where it can be a cause, and a
+A cause exists in some kinds of training only (:mod:`.domains`: ``classic``, ``rlhf``, ``grpo``,
+``preference``): an SB3 agent has no reward model, no reference model and no generated text, an
+LLM run has no environment to normalise, and offline preference optimisation (DPO) samples
+nothing, has no reward, no critic and no PPO epochs.  ``Cause.domains`` says where it can be a cause, and a
 :class:`Variant` rewrites its title, explanation or fixes for one domain: classic-RL fixes name
 the SB3 / CleanRL / baselines arguments through ``{knob}`` fields (``domains.CLASSIC_ARGS``);
 GRPO's reward comes from reward functions, not a reward model.  :data:`CLASSIC_SYMPTOM_CAUSES`
@@ -28,7 +29,9 @@ from typing import NamedTuple
 FixRange = tuple[int, str, str, float, float, str]
 
 LLM_DOMAINS = frozenset({"rlhf", "grpo"})
-ALL_DOMAINS = frozenset({"classic", "rlhf", "grpo"})
+# the domains that sample from the policy and learn from rewards (an environment's or a scorer's)
+RL_DOMAINS = frozenset({"classic", "rlhf", "grpo"})
+ALL_DOMAINS = RL_DOMAINS | {"preference"}
 
 
 class Variant(NamedTuple):
@@ -227,6 +230,7 @@ CAUSES: tuple[Cause, ...] = (
                 ),
             ),
         ),
+        domains=RL_DOMAINS,
     ),
     Cause(
         "batch-too-large",
@@ -302,7 +306,7 @@ CAUSES: tuple[Cause, ...] = (
         ),
         "guide 000 cause 1 fix 'initialise the policy correctly'; trl#1340",
         ("init_from", "ref_model"),
-        domains=LLM_DOMAINS,
+        domains=LLM_DOMAINS | {"preference"},
     ),
     Cause(
         "reward-model-flawed",
@@ -379,6 +383,7 @@ CAUSES: tuple[Cause, ...] = (
                 ),
             ),
         ),
+        domains=RL_DOMAINS,
     ),
     Cause(
         "reward-not-clipped",
@@ -401,6 +406,7 @@ CAUSES: tuple[Cause, ...] = (
                 ),
             ),
         ),
+        domains=RL_DOMAINS,
     ),
     Cause(
         "reward-hacking-length",
@@ -468,6 +474,7 @@ CAUSES: tuple[Cause, ...] = (
                 ),
             ),
         ),
+        domains=RL_DOMAINS,
     ),
     Cause(
         "value-undertrained",
@@ -495,6 +502,7 @@ CAUSES: tuple[Cause, ...] = (
                 ),
             ),
         ),
+        domains=RL_DOMAINS,
     ),
     Cause(
         "gae-lambda",
@@ -519,6 +527,7 @@ CAUSES: tuple[Cause, ...] = (
                 ),
             ),
         ),
+        domains=RL_DOMAINS,
     ),
     Cause(
         "generation-settings",
@@ -609,6 +618,7 @@ CAUSES: tuple[Cause, ...] = (
                 ),
             ),
         ),
+        domains=RL_DOMAINS,
     ),
     Cause(
         "lr-too-low",
@@ -623,6 +633,17 @@ CAUSES: tuple[Cause, ...] = (
         ("lr",),
         ((0, "lr", "raise", 1e-6, 1e-5, "llm"), (0, "lr", "raise", 3e-4, 3e-4, "classic")),
         variants=(
+            (
+                "preference",
+                Variant(
+                    fixes=(
+                        "Raise the learning rate toward TRL DPOConfig's default, 1e-6 (preference tuning runs at "
+                        "lower rates than SFT: DPOConfig overrides the Trainer's 5e-5).",
+                        "Check the scheduler: warm-up finished, no decay to 0, the optimiser actually receives the rate.",
+                    ),
+                    fix_ranges=((0, "lr", "raise", 1e-6, 1e-6, "preference"),),
+                ),
+            ),
             (
                 "classic",
                 Variant(
@@ -662,6 +683,23 @@ CAUSES: tuple[Cause, ...] = (
                         "Make the reward denser (shaping toward the goal, partial credit) or start from an easier version "
                         "of the task (a curriculum).",
                         "Keep exploring until a reward is found: an entropy bonus ({ent_coef}) of about 0.01.",
+                    ),
+                ),
+            ),
+            (
+                "preference",
+                Variant(
+                    title="The preference pairs give no usable signal",
+                    explanation="The implicit-reward accuracy stays at chance (or below it) and the margin near 0: "
+                    "to the model the chosen and rejected completions of a pair are alike, or the preference labels "
+                    "are noisy or inverted, so the loss has nothing consistent to push toward.",
+                    fixes=(
+                        "Check the pairs: the chosen completion must be the preferred one (an accuracy below 0.5 "
+                        "that stays there is what swapped chosen/rejected columns train toward), and the two must differ.",
+                        "Filter out pairs whose completions are near-duplicates or whose preference is a coin flip; "
+                        "a smaller, cleaner preference set teaches more than a large noisy one.",
+                        "Start from a model fine-tuned (SFT) on the chosen completions' domain, and keep the reference "
+                        "model that model (TRL's DPOTrainer copies the policy when `ref_model` is None).",
                     ),
                 ),
             ),
@@ -829,6 +867,7 @@ CAUSES: tuple[Cause, ...] = (
                 ),
             ),
         ),
+        domains=RL_DOMAINS,
     ),
     Cause(
         "sampler-trainer-mismatch",

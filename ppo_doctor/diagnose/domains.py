@@ -11,6 +11,8 @@ collapses has no reward model and no KL penalty to a reference, but may have no 
   "unknown" (PD902's note depends on it, ``canonical/frameworks.py``); for causes they are classic RL;
 * ``"grpo"``: an LLM run that learns from groups of samples scored by reward functions (TRL
   ``GRPOTrainer``, or a group size ``num_generations`` > 1 without a critic);
+* ``"preference"``: offline preference optimisation (TRL's DPOTrainer and its kin, ``trl_dpo``):
+  no sampling, no reward, no critic, no KL term; its causes are the optimiser's and the pairs';
 * ``"rlhf"``: any other LLM run (PPO against a reward model, RLOO, ...);
 * ``"unknown"``: nothing tells; every cause stays possible.
 
@@ -30,8 +32,8 @@ from typing import Literal
 from ..canonical.frameworks import EPISODE_TAGS, candidate_keys
 from ..view import RunView
 
-CauseDomain = Literal["classic", "rlhf", "grpo", "unknown"]
-CAUSE_DOMAINS: tuple[CauseDomain, ...] = ("classic", "rlhf", "grpo", "unknown")
+CauseDomain = Literal["classic", "rlhf", "grpo", "preference", "unknown"]
+CAUSE_DOMAINS: tuple[CauseDomain, ...] = ("classic", "rlhf", "grpo", "preference", "unknown")
 
 # Episode-return tags of classic-RL loops (``canonical.frameworks.EPISODE_TAGS``) plus CleanRL's
 # ``charts/episodic_return`` as ports of it log it, with or without the ``charts/`` prefix.
@@ -49,6 +51,8 @@ def cause_domain(view: RunView) -> CauseDomain:
     """The kind of training the run's causes are chosen and worded for (module docstring)."""
     if view.domain == "classic":
         return "classic"
+    if view.framework == "trl_dpo":
+        return "preference"
     if view.domain == "unknown":
         return "classic" if _raw_tags(view) & CLASSIC_RETURN_TAGS else "unknown"
     group = (view.cfg_float("num_generations") or 0) > 1 and view.has_critic() is not True

@@ -21,6 +21,11 @@ WRAPPER_HINT = {
     "cleanrl": "; CleanRL logs it only for environments wrapped in gym.wrappers.RecordEpisodeStatistics",
 }
 
+# An offline preference trainer (DPO and its kin) scores fixed pairs; it samples nothing a reward
+# could score, and its implicit rewards (rewards/*) are log-ratios, not task rewards.
+OFFLINE_PREFERENCE = "trl_dpo"
+OFFLINE_HINT = "; offline preference optimisation (DPO and its kin) samples nothing to score, so it has none by design"
+
 
 def _unjudged(ctx: RuleContext) -> str:
     """What the missing reward leaves unjudged: stagnation is still judged on a task the run
@@ -39,7 +44,9 @@ class MissingReward(Rule):
     message names the tags the run's framework writes its reward under (SB3's
     ``rollout/ep_rew_mean``, TRL GRPO's ``reward``) and, where the framework writes the episode
     reward only through a wrapper (SB3's and stable-baselines' ``Monitor``, CleanRL's
-    ``RecordEpisodeStatistics``), says so: a missing wrapper is the usual reason.
+    ``RecordEpisodeStatistics``), says so: a missing wrapper is the usual reason.  An info note
+    on offline preference optimisation (DPO and its kin), which samples nothing and so has no
+    reward by design; its implicit-reward accuracy is judged instead (PD212).
 
     **Why it matters.** Mean reward is, with KL, the first thing the guides tell you to watch.
     Without it, reward spikes, hacking, stagnation and oscillation cannot be judged, and the
@@ -76,6 +83,7 @@ class MissingReward(Rule):
                 if alias.canonical in REWARDS:
                     firsts.setdefault(alias.canonical, alias.raw)
         tags = [firsts[c] for c in REWARDS if c in firsts]
+        offline = framework == OFFLINE_PREFERENCE
         yield self.finding(
             ctx,
             metric="reward/score",
@@ -83,7 +91,13 @@ class MissingReward(Rule):
             start_step=first,
             threshold_step=first,
             end_step=last,
-            fmt={"expected": " or ".join(tags or REWARDS), "hint": WRAPPER_HINT.get(framework, ""), "unjudged": _unjudged(ctx)},
+            # nothing sampled, nothing scored: no reward is the design, not a gap in the log
+            severity="info" if offline else self.severity,
+            fmt={
+                "expected": " or ".join(tags or REWARDS),
+                "hint": OFFLINE_HINT if offline else WRAPPER_HINT.get(framework, ""),
+                "unjudged": _unjudged(ctx),
+            },
         )
 
     @classmethod

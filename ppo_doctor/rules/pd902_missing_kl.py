@@ -13,7 +13,8 @@ class MissingKL(Rule):
     negative KL, reward hacking) could not run, so the run must not be called healthy *on KL*.
     Info when it is missing by design: GRPO with ``beta = 0`` (TRL's default since 0.19; veRL
     without ``use_kl_loss``/``use_kl_in_reward``), a configured KL coefficient of 0, or only the
-    KL penalty term (``reward/kl_penalty``) is logged, or nothing marks the log as an LLM run
+    KL penalty term (``reward/kl_penalty``) is logged, or the run is offline preference
+    optimisation (DPO and its kin: ``canonical.design``, the reference model is inside the loss), or nothing marks the log as an LLM run
     (an unknown framework without response lengths, text samples or a KL coefficient may well be
     classic RL).  Classic-RL runs (SB3, CleanRL) have no reference policy and are not flagged.
 
@@ -49,6 +50,8 @@ class MissingKL(Rule):
         elif ctx.view.is_grpo and beta is None:
             # a guess from metric names: TRL's default is not this run's setting
             severity, why = "info", ": the log looks like GRPO from its metric names, and TRL's GRPOTrainer logs none when beta=0; whether this run's KL term was off the log does not say"
+        elif "kl" in run.by_design:  # an offline preference trainer: the reference is inside its loss
+            severity, why = "info", f": {run.by_design['kl']}"
         elif ctx.has("reward/kl_penalty"):
             severity, why = "info", ": only the KL penalty term (reward/kl_penalty) is logged; KL health judged only through it"
         elif not ctx.view.is_llm_rl:

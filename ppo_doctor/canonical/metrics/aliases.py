@@ -194,8 +194,20 @@ _TRL_ASYNC_GRPO = (
     *_TRL_GRPO,
 )
 
+# The DPO family's implicit rewards (beta-scaled log-ratios to the reference, not task rewards)
+# and sequence log-probabilities: DPOTrainer, KTOTrainer (trl/trainer), ORPO and CPO
+# (trl/experimental), OnlineDPOTrainer (TRL 1.16, ``_metrics`` / ``self.stats``).
+_DPO_IMPLICIT = (
+    _a("rewards/chosen", "dpo/chosen"),
+    _a("rewards/rejected", "dpo/rejected"),
+    _a("rewards/margins", "dpo/margin"),
+    _a("rewards/accuracies", "dpo/accuracy"),
+    _a("logps/chosen", "dpo/logp_chosen"),
+    _a("logps/rejected", "dpo/logp_rejected"),
+)
+
 # TRL OnlineDPOTrainer (trl/experimental/online_dpo, ``self.stats``): PPOv2-style objective/*
-# plus the DPO implicit rewards, which are beta-scaled log-ratios and not task rewards.
+# plus the DPO implicit rewards.
 _TRL_ONLINE_DPO = (
     _a("objective/scores", "reward/score", note="reward function / reward model score of the completions"),
     _a("objective/scores_margin", "reward/score_margin", note="score(chosen) - score(rejected)"),
@@ -204,15 +216,15 @@ _TRL_ONLINE_DPO = (
     _a("objective/kl", "kl/ref", estimator="k1", reduction=_SEQ, between="ref", note="sum over tokens of logp - ref_logp, batch mean: can be < 0"),
     _a("objective/entropy", "policy/entropy", reduction=_SEQ, note="seq-sum of -logp of the sampled tokens: a length-dependent proxy"),
     _a("beta", "kl/coef", note="DPO beta in use (a schedule when beta is a list)"),
-    _a("rewards/chosen", "dpo/chosen"),
-    _a("rewards/rejected", "dpo/rejected"),
-    _a("rewards/margins", "dpo/margin"),
-    _a("rewards/accuracies", "dpo/accuracy"),
-    _a("logps/chosen", "dpo/logp_chosen"),
-    _a("logps/rejected", "dpo/logp_rejected"),
+    *_DPO_IMPLICIT,
     _a("val/contain_eos_token", "len/eos_frac"),
     *_HF_LOOP,
 )
+
+# TRL's offline preference trainers (DPOTrainer, KTOTrainer, ORPO, CPO; LLaMA-Factory's trainers
+# subclass them): nothing is sampled, so there is no reward or KL series, only the implicit
+# rewards, whose accuracy is the run's measure of progress (canonical.task_metrics).
+_TRL_DPO = (*_DPO_IMPLICIT, *_HF_LOOP)
 
 _OPENRLHF = (
     _a("score", "reward/score", note="raw reward-model score (0.8+)"),
@@ -628,6 +640,7 @@ ALIASES: dict[str, tuple[Alias, ...]] = {
     "sb3": _SB3,
     "sb2": _SB2,
     "trl_online_dpo": _TRL_ONLINE_DPO,
+    "trl_dpo": _TRL_DPO,
     "trl_async_grpo": _TRL_ASYNC_GRPO,
     "other": _OTHER,
     "unknown": _GENERIC,
