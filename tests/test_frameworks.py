@@ -185,3 +185,13 @@ def test_sb3_dqn_train_loss_is_the_q_networks_td_loss():
     ppo = _run({**common, "train/approx_kl": [0.01, 0.02, 0.01], "train/clip_fraction": [0.1, 0.1, 0.1], "train/value_loss": [1.0, 0.8, 0.7]})
     assert dqn.framework == ppo.framework == "sb3"
     assert dqn.mapping["train/loss"] == "loss/value" and ppo.mapping["train/loss"] == "loss/total"
+
+
+def test_one_borrowed_name_is_no_fingerprint():
+    # a CS336 GRPO loop logs SB3's train/clip_fraction beside its own names: it is not SB3, so
+    # not classic RL (issue 37: "a guess is not a fact"); SB3's own logs carry several of its names
+    cs336 = ["grpo_step", "train/clip_fraction", "train/entropy", "train/grad_norm", "train/loss", "train/reward_mean"]
+    assert frameworks.guess_framework(cs336) == "unknown"
+    assert frameworks.guess_framework(["train/clip_fraction", "train/approx_kl", "rollout/ep_rew_mean"]) == "sb3"
+    # a trainer's own settings tree is proof alone
+    assert frameworks.guess_framework(["reward"], {"actor_rollout_ref.actor.optim.lr": 1e-6}) == "verl"

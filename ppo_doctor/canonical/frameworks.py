@@ -290,6 +290,11 @@ CONFIG_MARKERS: dict[str, dict[str, float]] = {
     "other": {"remove_constant_reward_groups": 3, "kl_penalty_coef": 2, "loss.mask_ratio_low": 3, "async_level": 2, "loss_fn": 1},
 }
 MIN_FRAMEWORK_SCORE = 3.0
+# One name is no fingerprint: a home-made loop borrows a name a framework also writes (a CS336
+# GRPO loop's ``train/clip_fraction``, SB3's spelling, read the run as SB3 and so as classic RL,
+# issue 37: "a guess is not a fact").  A framework needs two of its markers (tags or config keys),
+# or one config key that scores :data:`MIN_FRAMEWORK_SCORE` alone.
+MIN_FRAMEWORK_MARKERS = 2
 # What only OnlineDPOTrainer of the DPO family logs: scores and a KL of completions it sampled.
 ONLINE_DPO_PREFIX = "objective/"
 ONLINE_DPO_EOS = "val/contain_eos_token"
@@ -322,17 +327,20 @@ def _config_hit(marker: str, flat_keys: Iterable[str]) -> bool:
 
 
 def framework_scores(tags: Iterable[str], flat_config: dict[str, Any]) -> dict[str, float]:
-    """Evidence score per framework from tag and config markers."""
+    """Evidence score per framework from tag and config markers; a framework with fewer than
+    :data:`MIN_FRAMEWORK_MARKERS` of its markers in the log scores nothing, unless one of them is a
+    config key that scores :data:`MIN_FRAMEWORK_SCORE` alone."""
     keys: set[str] = set()
     for t in tags:
         keys.update(candidate_keys(t))
     scores: dict[str, float] = {}
     cfg_keys = list(flat_config)
     for fw in FRAMEWORK_ORDER:
-        s = sum(w for m, w in MARKERS.get(fw, {}).items() if _marker_hit(m, keys, keys))
-        s += sum(w for m, w in CONFIG_MARKERS.get(fw, {}).items() if _config_hit(m, cfg_keys))
-        if s:
-            scores[fw] = s
+        hits = [w for m, w in MARKERS.get(fw, {}).items() if _marker_hit(m, keys, keys)]
+        cfg = [w for m, w in CONFIG_MARKERS.get(fw, {}).items() if _config_hit(m, cfg_keys)]
+        # a config key that scores alone is the trainer's own settings tree (veRL's actor_rollout_ref)
+        if len(hits) + len(cfg) >= MIN_FRAMEWORK_MARKERS or max(cfg, default=0) >= MIN_FRAMEWORK_SCORE:
+            scores[fw] = sum(hits) + sum(cfg)
     return scores
 
 
@@ -432,6 +440,7 @@ __all__ = [
     "MARKERS",
     "CONFIG_MARKERS",
     "MIN_FRAMEWORK_SCORE",
+    "MIN_FRAMEWORK_MARKERS",
     "framework_scores",
     "guess_framework",
     "CLASSIC_RL_FRAMEWORKS",

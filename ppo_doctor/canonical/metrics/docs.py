@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ..frameworks import EVAL_PREFIXES, FRAMEWORKS, MARKERS, MIN_FRAMEWORK_SCORE
+from ..frameworks import EVAL_PREFIXES, FRAMEWORKS, MARKERS, MIN_FRAMEWORK_MARKERS, MIN_FRAMEWORK_SCORE
 from ..hparams import HPARAMS
 from .aliases import ALIASES
 from .vocabulary import CANONICAL, FINAL_TOTALS
@@ -73,8 +73,8 @@ def render_markdown() -> str:
         out.append(f"| `{fw}` | {what} | {marks} |")
     out += [
         "",
-        f"The framework with the highest marker score wins (ties in table order); below {MIN_FRAMEWORK_SCORE:g}",
-        "the run is `unknown`. Config keys add evidence (e.g. `actor_rollout_ref.*` for veRL,",
+        f"The framework with the highest marker score wins (ties in table order); below {MIN_FRAMEWORK_SCORE:g},",
+        f"or with fewer than {MIN_FRAMEWORK_MARKERS} of its markers (one config key of that score is enough), the run is `unknown`. Config keys add evidence (e.g. `actor_rollout_ref.*` for veRL,",
         "`method.*` for trlx). `trl_rloo` is chosen over `trl`/`trl_grpo` when the config has",
         "`rloo_k`, when PPOv2 names come without any critic key (RLOO <= 0.21), or when a",
         "GRPO-style `kl` goes below 0 (GRPO's k3 cannot).",
