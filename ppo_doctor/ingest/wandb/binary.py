@@ -22,6 +22,7 @@ points from JSONL (issue #6).
 Step: the row's ``_step``, unless ``define_metric(..., step_metric=...)`` gave the key another
 x-axis (HF Trainer and OpenRLHF declare ``train/global_step``, docs/sources.md#wandb-transaction-log); then the
 value of that metric in the row (or the last one logged before it), as W&B's own charts do.
+A declared step metric is that axis, not a metric of its own.
 This module reads the records in order and builds the run from the decoded columns.
 """
 
@@ -321,12 +322,16 @@ def _build(lg: Log) -> Decoded:
     resolver = _StepResolver(lg, keys, rows, vals, row_steps)
 
     media = lg.media_prefixes()
+    # a declared step metric is the x-axis of the keys that name it, as in W&B's own charts, not a
+    # metric: kept as a series on ``_step``, a CS336 loop's ``grpo_step`` (0-659, one per
+    # ``_step``) stretched a run whose metrics span steps 1-50 to step 659
+    axes = {sm for _, _, sm in lg.metric_defs if sm}
     # stable: file order kept within a key; on 16-bit ids numpy's stable sort is a radix sort
     order = np.argsort(keys.astype(np.uint16) if len(lg.key_names) <= 1 << 16 else keys, kind="stable")
     bounds = np.flatnonzero(np.diff(keys[order])) + 1
     for idx in np.split(order, bounds) if len(order) else []:
         name = lg.key_names[int(keys[idx[0]])]
-        if name.startswith("_") or any(name.startswith(p) for p in media):
+        if name.startswith("_") or name in axes or any(name.startswith(p) for p in media):
             continue
         r = rows[idx]
         series = RawSeries(tag=name, steps=resolver.steps(name, r), values=vals[idx], wall_time=row_walls[r], source=lg.path)
