@@ -346,6 +346,18 @@ def test_isolated_fp16_overflow_in_grad_norm_is_a_note_but_nan_loss_is_an_error(
     assert fired(run, "PD601") == {("PD601", "error")}
 
 
+def test_a_reward_undefined_before_the_first_episode_ends_is_not_measured_not_broken():
+    # RLlib writes episode_reward_mean as NaN until an episode finishes (blind set real50)
+    reward = with_points(saturating(200, -21.0, -13.0, sd=0.3, seed=4), {0: np.nan, 1: np.nan, 2: np.nan})
+    run = example_run(Example(series={"reward/score": reward}))
+    (f,) = run_rules(run, coerce({"select": ["PD601"]}))[0]
+    assert f.severity == "info" and "all before its first finite value (step 3): not measured until then" in f.message
+    # a NaN after finite values is broken numbers, whatever comes after it
+    late = with_points(reward, {50: np.nan})
+    run = example_run(Example(series={"reward/score": late}))
+    assert fired(run, "PD601") == {("PD601", "error")}
+
+
 def test_skipped_gradient_steps_are_judged_by_the_reward_after_them():
     g = with_points(np.abs(flat(200, 1.0, 0.1)), {20: np.nan, 21: np.nan, 60: np.nan, 61: np.nan, 120: np.nan})
     learning = saturating(200, 0.1, 0.8, sd=0.02, seed=3)

@@ -39,6 +39,15 @@ def _where_it_ends(steps: np.ndarray, nf: NonFinite) -> str:
     return f"{stretches}, the last at step {last.end_step}; finite after it"
 
 
+def _not_yet_measured(v: np.ndarray) -> bool:
+    """Every non-finite point comes before the metric's first finite one, and it is finite from
+    there to the end: a statistic with nothing to average yet (RLlib writes its episode return as
+    NaN until the first episode ends), not broken numbers, which poison every later update."""
+    finite = np.isfinite(v)
+    first = int(np.argmax(finite))
+    return bool(finite.any() and first > 0 and finite[first:].all())
+
+
 class NonFiniteValues(Rule):
     """A metric contains NaN or infinite values.
 
@@ -62,6 +71,10 @@ class NonFiniteValues(Rule):
     by the outcome after them (:func:`.outcome.judge_sign`): an error only when the reward got
     worse or stopped improving.
 
+    A metric that is non-finite only before its first finite value and finite from there to
+    the end is an info note: it was not measured yet (RLlib's ``episode_reward_mean`` is NaN until
+    an episode ends), since a non-finite update would leave every later value non-finite.
+
     **Why it matters.** NaN in a loss, KL or reward poisons every later update: the run is
     broken from there.  Causes: overflow in ``exp`` (the k3 KL, verl#751), a learning rate too
     high, unnormalised rewards, fp16 without loss scaling, division by a zero std.
@@ -84,8 +97,8 @@ class NonFiniteValues(Rule):
     message = "{metric} has {count} non-finite value(s) ({kinds}) from step {first_step}{growing}{recovered}"
 
     @staticmethod
-    def _severity(metric: str, nf: NonFinite, n: int, isolated_share: float) -> str:
-        if metric in BENIGN_NAN:
+    def _severity(metric: str, v: np.ndarray, nf: NonFinite, n: int, isolated_share: float) -> str:
+        if metric in BENIGN_NAN or _not_yet_measured(v):
             return "info"
         isolated = nf.recovered and nf.count <= max(2, int(isolated_share * n))
         if metric in GRAD_NORMS and isolated:
@@ -108,7 +121,7 @@ class NonFiniteValues(Rule):
                     continue
                 unknown.append((metric, s, v, nf))
                 continue
-            finding = self._finding(ctx, metric, s, v, nf, self._severity(metric, nf, len(v), p["isolated_share"]), p)
+            finding = self._finding(ctx, metric, s, v, nf, self._severity(metric, v, nf, len(v), p["isolated_share"]), p)
             if metric in GRAD_NORMS and np.isfinite(v[-1]):
                 # finite again: the weights never took those steps (the docstring), so the skipped
                 # updates matter only if the run suffers after them
@@ -136,6 +149,8 @@ class NonFiniteValues(Rule):
         counts = nf.counts()
         kinds = ", ".join(f"{k}: {c}" for k, c in counts.items() if c)
         recovered = _where_it_ends(s, nf)
+        if _not_yet_measured(v):
+            recovered = f", all before its first finite value (step {int(s[np.isfinite(v)][0])}): not measured until then"
         bad_steps = s[nf.any]
         causes, unclipped = unclipped_causes(ctx, self.causes)
         causes, by_reward = reward_nan_causes(ctx, metric, int(nf.first_step), causes)
