@@ -582,3 +582,15 @@ def test_a_synonym_that_moves_replaces_one_that_holds_one_value():
     moving = run_of(np.linspace(-0.3, 0.3, 60))
     assert moving.mapping["Environment/Cumulative Reward"] == "reward/score"
     assert "Environment/Group Cumulative Reward" in moving.unmapped
+
+
+def test_the_least_qualified_reward_name_is_the_total_not_a_component():
+    # garage logs a grasp component before the return (blind set real50); a GRPO loop its answer
+    # and format rewards beside their sum: the name with no word for a part is the total
+    garage = ["Evaluation/EpisodeMeanGraspReward", "Evaluation/AverageDiscountedReturn", "Evaluation/AverageReturn"]
+    assert {c: t for t, c in map_tags(garage, "unknown").mapping.items()}["reward/score"] == "Evaluation/AverageReturn"
+    loop = ["mean_answer_reward", "mean_format_reward", "mean_reward"]
+    assert {c: t for t, c in map_tags(loop, "unknown").mapping.items()}["reward/score"] == "mean_reward"
+    # a namespace qualifies nothing: the first of two equal names keeps the reward (RLlib)
+    rllib = ["ray/tune/episode_reward_mean", "episode_reward_mean"]
+    assert {c: t for t, c in map_tags(rllib, "unknown").mapping.items()}["reward/score"] == "ray/tune/episode_reward_mean"

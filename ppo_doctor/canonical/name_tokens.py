@@ -31,10 +31,10 @@ _REJECT = frozenset(
 )
 _POLICY = frozenset({"policy", "pi", "pg", "actor", "surrogate", "surr", "gradient"})
 _VALUE = frozenset({"value", "vf", "v", "critic"})
-_REWARD = frozenset({"reward", "rewards", "return", "returns", "score"})
-_AVERAGE = frozenset({"mean", "avg", "average", "episode", "episodes", "ep", "episodic"})
+REWARD_WORDS = frozenset({"reward", "rewards", "return", "returns", "score"})
+AVERAGE_WORDS = frozenset({"mean", "avg", "average", "episode", "episodes", "ep", "episodic"})
 # Words that say a series is the training one (its held-out twin is rejected by ``eval``/``test``/``val``).
-_TRAINING = frozenset({"train", "training"})
+TRAINING_WORDS = frozenset({"train", "training"})
 
 
 class Guess(NamedTuple):
@@ -76,12 +76,12 @@ def infer_canonical(tag: str) -> Guess | None:
         return Guess("policy/clipfrac", "")
     if "explained" in w and w & {"variance", "var"}:
         return Guess("value/explained_var", "")
-    if w & _REWARD and (w & _AVERAGE or w <= _REWARD | _TRAINING | {"total"}) and not w & {"discounted", "signal"}:
+    if w & REWARD_WORDS and (w & AVERAGE_WORDS or w <= REWARD_WORDS | TRAINING_WORDS | {"total"}) and not w & {"discounted", "signal"}:
         # "reward per episode", or a column that is the reward and nothing else ("Return" beside
         # "Episode" in a home-made loop's CSV, "train_reward" beside "val_reward", an episode's
         # "total_reward", the sum of its step rewards: what classic RL calls the return)
         return Guess("reward/score", "")
-    if w & {"response", "completion", "generation"} and w & {"len", "length"} and w <= {"response", "completion", "generation", "len", "length"} | _AVERAGE:
+    if w & {"response", "completion", "generation"} and w & {"len", "length"} and w <= {"response", "completion", "generation", "len", "length"} | AVERAGE_WORDS:
         # a home-made LLM loop's "avg_response_len": the mean length of the sampled answers
         return Guess("len/response_mean", "")
     if ("learning" in w and "rate" in w) or ws == ["lr"]:

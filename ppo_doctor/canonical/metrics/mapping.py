@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from ..frameworks import candidate_keys, flattened, logs_episodes
-from ..name_tokens import infer_canonical, words
+from ..name_tokens import AVERAGE_WORDS, REWARD_WORDS, TRAINING_WORDS, infer_canonical, words
 from ...run import MetricInfo
 from .aliases import ALIASES, SB3_DQN, SB3_DQN_MARKER, Alias
 from .vocabulary import CANONICAL, NONNEGATIVE_ESTIMATORS
@@ -152,9 +152,7 @@ def map_tags(
     for canonical, (_prio, _order, tag, alias) in best.items():
         mapping[tag] = canonical
         info[canonical] = _metric_info(alias, tag, framework, cfg)
-    for tag in tags:
-        if tag in mapping:
-            continue
+    for tag in sorted((t for t in tags if t not in mapping), key=_qualifiers):
         guess = infer_canonical(tag)
         if guess is not None and guess.canonical not in info:
             mapping[tag] = guess.canonical
@@ -164,6 +162,20 @@ def map_tags(
     _infer_reference_kl(tags, mapping, info, framework)
     _success_as_reward(tags, mapping, info, framework)
     return MappingResult(mapping, info, notes)
+
+
+def _qualifiers(tag: str) -> int:
+    """How many words of a reward name say which part of the reward it is (``answer`` in
+    ``mean_answer_reward``, ``grasp`` in garage's ``Evaluation/EpisodeMeanGraspReward``), 0 for
+    any other name: the inference reads the least qualified reward name first, the total beside
+    its components (``mean_reward``, ``Evaluation/AverageReturn``), whatever the column order.
+    Words are counted in the last part of the name when it names the reward (a namespace such as
+    RLlib's ``ray/tune/`` qualifies nothing)."""
+    w = set(words(tag))
+    if not w & REWARD_WORDS:
+        return 0
+    last = set(words(tag.rsplit("/", 1)[-1]))
+    return len((last if last & REWARD_WORDS else w) - REWARD_WORDS - AVERAGE_WORDS - TRAINING_WORDS - {"total"})
 
 
 # A training success rate's names (baselines HER's ``train/success_rate``, a win rate).
