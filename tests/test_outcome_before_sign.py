@@ -69,6 +69,18 @@ def test_a_sign_followed_by_a_fall_of_the_reward_is_kept():
     assert any("fell" in e for e in f.evidence)
 
 
+def test_gradient_spikes_on_a_reward_stuck_from_the_start_are_a_note_not_an_explosion():
+    # a GRPO run whose groups rarely differ: most norms are tiny, the odd batch with a signal is
+    # 300x them, and the reward sits at the verifier's floor before and after (blind set real49)
+    grad = with_points(np.abs(flat(N, 0.003, 0.001, seed=7)), {i: 0.8 for i in range(20, N, 9)})
+    f = one(example_run(Example(series={"grad/norm": grad, "reward/score": flat(N, -0.1, 0.001, seed=8)})), "PD602")
+    assert f.severity == "info" and "a sign, not gradient explosion" in f.message
+    # the same spikes followed by a fall of a reward that had risen are kept
+    fell = np.r_[saturating(120, 0.1, 0.9, sd=0.02, seed=4), np.linspace(0.9, 0.2, 80)]
+    f = one(example_run(Example(series={"grad/norm": grad, "reward/score": fell})), "PD602")
+    assert f.severity != "info" and f.basis == "outcome"
+
+
 def test_a_sign_without_any_reward_is_a_note():
     clip = saturating(N, 0.05, 0.45, sd=0.02, seed=3)
     f = one(example_run(Example(series={"policy/clipfrac": clip}, framework="sb3")), "PD802")

@@ -378,21 +378,24 @@ def judge_sign(ctx: RuleContext, finding: Finding, watch: str) -> Finding:
     (hacking is a reward bought; a lost one is a collapse or stagnation, judged by their own
     rules), only by degenerate text or a diverged training; a stagnation sign (vanishing
     gradients) is confirmed by a reward that is stuck, not by one that rose and fell; a reward
-    spike by a reward that fell, not by one that is stuck (that is stagnation).  Info
-    findings and runaways pass through."""
+    spike, an oscillation or a gradient spike by a reward that fell, not by one that is stuck
+    (that is stagnation: a GRPO run whose groups rarely differ has a tiny typical gradient norm,
+    and the odd batch with a signal is 100x it).  Info findings and runaways pass through."""
     if finding.severity == "info" or finding.basis in ("runaway", "outcome"):
         return finding
     out = outcome_after(ctx, finding.start_step)
     if out.bad and out.reward and (
         finding.symptom == "reward_hacking"
         or (finding.symptom == "stagnation" and not out.stuck)
-        or (finding.symptom in ("reward_spike", "oscillation") and out.stuck)
+        or (finding.symptom in ("reward_spike", "oscillation", "gradient_explosion") and out.stuck)
     ):
         # hacking is a reward bought, not earned: a reward that fell or stalled is another
         # symptom (a collapse, stagnation); gradients that vanish after the reward fell (every
         # group at zero reward, no advantage left) are the collapse's aftermath, not a run that
         # never learned; and spikes on a reward that never rose did no damage to a level it
-        # never had (rare successes of a sparse task, not a scorer that broke the run)
+        # never had (rare successes of a sparse task, not a scorer that broke the run; a
+        # gradient norm 300x a level set by steps whose groups had no reward spread, blind set
+        # real49)
         return replace(
             finding,
             severity="info",
