@@ -213,6 +213,24 @@ def test_a_norm_measured_against_zero_advantage_steps_is_no_explosion():
     assert not [f for f in findings(run, "PD602") if f.severity != "info"]
 
 
+def test_optimiser_steps_train_on_the_batch_of_the_last_rollout_logged_before_them():
+    # TRL logs the reward once per generation and the norm on each of its 4 optimiser steps; the
+    # steps of a degenerate rollout carry no policy gradient and set no level (blind set real49)
+    rollouts = np.arange(1, 201, 4)
+    signal = np.random.default_rng(21).random(len(rollouts)) < 0.3
+    zs = np.where(signal, 0.0, 1.0)
+    steps = np.arange(1, 201)
+    per_step = np.repeat(signal, 4)
+    g = np.where(per_step, np.abs(flat(200, 0.45, 0.15, seed=22)), np.abs(flat(200, 0.002, 0.0005, seed=23)))
+    run = example_run(
+        Example(
+            series={"grad/norm": (steps, g), "reward/zero_std_frac": (rollouts, zs), "reward/score": (rollouts, saturating(50, 0.1, 0.6, sd=0.02, seed=24))},
+            framework="trl_grpo",
+        )
+    )
+    assert findings(run, "PD602") == []
+
+
 def _growing_norm(n: int, growth: float, spikes: dict[int, float], seed: int) -> np.ndarray:
     """A gradient norm whose level grows geometrically ``growth``-fold over the run, with
     spikes (index -> value)."""
@@ -368,6 +386,19 @@ def test_a_fall_at_the_last_points_holds_from_the_last_stretch_below_the_mark():
     assert edge is not None and edge.fall_idx == len(burst) - 5 and edge.late < pd.mark
     back = np.r_[burst, [-45.0]]
     assert _falling_at_the_end(back, peak_drop(np.arange(len(back)), back)) is None
+
+
+def test_a_fall_at_the_end_whose_peak_level_no_single_point_reached_is_judged_without_error():
+    """The peak is the rolling level's, so no single point since it may sit above the halfway
+    mark: the whole stretch since the peak is below it and no point lies before it (a CS285
+    InvertedPendulum run replayed live raised a ValueError on an empty slice here)."""
+    from ppo_doctor.detect import PeakDrop
+    from ppo_doctor.rules.reward_progress import _falling_at_the_end
+
+    v = np.r_[np.full(20, 1.0), np.full(20, 4.0), np.full(10, 0.5)]
+    pd = PeakDrop(first=1.0, peak=5.0, peak_idx=25, late=0.5, window=5, noise_se=0.1, fall_idx=None, mark=4.5, recovered=False)
+    edge = _falling_at_the_end(v, pd)
+    assert edge is not None and edge.fall_idx == 25 and edge.late == 0.5
 
 
 def test_a_sign_before_the_training_diverges_is_kept():

@@ -229,8 +229,11 @@ def _falling_at_the_end(v: np.ndarray, pd: PeakDrop) -> PeakDrop | None:
     if start >= len(v):
         return None  # the last point is back above the mark: no stretch below it holds at the end
     # the lowest level since the peak: below every point before the last stretch (a stretch
-    # longer than k, the last 43 of a SAC Ant's 750 epochs, holds its own lowest points)
-    if not tail < float(np.min(v[pd.peak_idx : min(start, len(v) - k)])):
+    # longer than k, the last 43 of a SAC Ant's 750 epochs, holds its own lowest points); none
+    # lies before it when no single point since the peak of the level (a rolling median) reached
+    # the mark
+    before = v[pd.peak_idx : min(start, len(v) - k)]
+    if len(before) and not tail < float(np.min(before)):
         return None
     return pd._replace(late=tail, fall_idx=start)
 
