@@ -154,6 +154,9 @@ class Rule:
     # what a warning rests on (module docstring) and, for a sign, what its info note says to watch
     basis: ClassVar[str] = "sign"
     watch: ClassVar[str] = "the reward: this matters if it stalls or falls"
+    # a sign made of spikes does no damage to a level the run never reached: a reward stuck from
+    # the start does not confirm it, a fall does (``outcome.judge_sign``)
+    spikes: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
@@ -243,7 +246,7 @@ class Rule:
         ctx = RuleContext(run=run, params=params, requires=self.requires, view=view or RunView(run), resolver=resolver)
         findings: Iterable[Finding] = self.evaluate(ctx)
         if self.basis == "sign":
-            findings = [judge_sign(ctx, f, self.watch) for f in findings]
+            findings = [judge_sign(ctx, f, self.watch, self.spikes) for f in findings]
         if self.evidence == "trend":
             standing = run.standing
             share = float(params["fair_share"])

@@ -371,23 +371,25 @@ def outcome_after(ctx: RuleContext, step: int | None) -> Outcome:
     return Outcome(False, rose)
 
 
-def judge_sign(ctx: RuleContext, finding: Finding, watch: str) -> Finding:
+def judge_sign(ctx: RuleContext, finding: Finding, watch: str, spikes: bool = False) -> Finding:
     """A sign rule's warning or error kept when it is a runaway or the outcome after its onset is
     bad (the evidence says which); otherwise an info note that gives the reward's story and what
     to ``watch``.  A reward-hacking sign is not confirmed by a reward that fell or stalled
     (hacking is a reward bought; a lost one is a collapse or stagnation, judged by their own
     rules), only by degenerate text or a diverged training; a stagnation sign (vanishing
     gradients) is confirmed by a reward that is stuck, not by one that rose and fell; a reward
-    spike, an oscillation or a gradient spike by a reward that fell, not by one that is stuck
-    (that is stagnation: a GRPO run whose groups rarely differ has a tiny typical gradient norm,
-    and the odd batch with a signal is 100x it).  Info findings and runaways pass through."""
+    spike, an oscillation or any sign made of ``spikes`` (PD602's gradient spikes) by a reward
+    that fell, not by one that is stuck (that is stagnation: a GRPO run whose groups rarely
+    differ has a tiny typical gradient norm, and the odd batch with a signal is 100x it); a
+    sustained sign (a gradient clipped on every update, PD603) is confirmed by a stuck reward.
+    Info findings and runaways pass through."""
     if finding.severity == "info" or finding.basis in ("runaway", "outcome"):
         return finding
     out = outcome_after(ctx, finding.start_step)
     if out.bad and out.reward and (
         finding.symptom == "reward_hacking"
         or (finding.symptom == "stagnation" and not out.stuck)
-        or (finding.symptom in ("reward_spike", "oscillation", "gradient_explosion") and out.stuck)
+        or ((spikes or finding.symptom in ("reward_spike", "oscillation")) and out.stuck)
     ):
         # hacking is a reward bought, not earned: a reward that fell or stalled is another
         # symptom (a collapse, stagnation); gradients that vanish after the reward fell (every

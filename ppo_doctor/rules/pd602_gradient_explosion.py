@@ -88,6 +88,7 @@ class GradientExplosion(Rule):
     severity = "error"
     basis = "sign"
     watch = "the reward and NaN: spikes that clipping absorbs matter only if the reward breaks after them"
+    spikes = True
     requires = (("grad/norm", "grad/norm_critic"),)
     params = {"factor": EXPLODE_FACTOR, "error_factor": 100.0, "min_points": 10}
     causes = {"lr-too-high": 0.7, "no-grad-clipping": 0.5, "reward-not-normalized": 0.4, "reward-not-clipped": 0.3, "implementation-bug": 0.2}
