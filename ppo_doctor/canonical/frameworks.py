@@ -360,12 +360,11 @@ def guess_framework(tags: Iterable[str], flat_config: dict[str, Any] | None = No
     best = min(scores, key=lambda fw: (-scores[fw], FRAMEWORK_ORDER.index(fw)))
     if scores[best] < MIN_FRAMEWORK_SCORE:
         return "unknown"
+    keys = {k for t in tags for k in candidate_keys(t)}
     if best in ("trl_online_dpo", "trl_dpo"):
-        keys = {k for t in tags for k in candidate_keys(t)}
         sampled = any(k.startswith(ONLINE_DPO_PREFIX) for k in keys) or ONLINE_DPO_EOS in keys
         return "trl_online_dpo" if sampled else "trl_dpo"
     if best in ("trl", "trl_grpo"):
-        keys = {k for t in tags for k in candidate_keys(t)}
         if _config_hit("rloo_k", list(flat)):
             return "trl_rloo"
         if best == "trl" and "loss/policy_avg" in keys and not keys & {"loss/value_avg", "val/clipfrac_avg"}:
