@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from ..detect.order_stats import median
+from .frameworks import PREFERENCE_FRAMEWORKS
 from .hparams import scalar_float
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def by_design(framework: str, config: dict[str, Any], has: Callable[[str], bool]
             )
     if not has("kl/ref"):
         beta = scalar_float(config.get("kl_coef"))
-        if framework == "trl_dpo":
+        if framework in PREFERENCE_FRAMEWORKS:
             out["kl"] = "no KL series by design (" + ("" if proven else "looks like ") + OFFLINE_PREFERENCE + ")"
         elif beta == 0:
             out["kl"] = "KL off by configuration (KL coefficient 0: no KL is computed)"

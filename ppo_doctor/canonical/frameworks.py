@@ -59,6 +59,8 @@ CLASSIC_RL_FRAMEWORKS = frozenset({"sb3", "sb2", "cleanrl"})
 LLM_FRAMEWORKS = frozenset(FRAMEWORKS) - CLASSIC_RL_FRAMEWORKS - {"unknown"}
 # TRL's GRPO trainers: the KL term is off by default (beta = 0 since TRL 0.19).
 GRPO_FRAMEWORKS = frozenset({"trl_grpo", "trl_async_grpo"})
+# Offline preference optimisation (DPO and its kin): nothing sampled, no reward, no KL series.
+PREFERENCE_FRAMEWORKS = frozenset({"trl_dpo"})
 
 # Canonical metrics only LLM training produces: a KL to a reference model, its coefficient or
 # penalty, response lengths.
@@ -445,6 +447,7 @@ __all__ = [
     "CLASSIC_RL_FRAMEWORKS",
     "LLM_FRAMEWORKS",
     "GRPO_FRAMEWORKS",
+    "PREFERENCE_FRAMEWORKS",
     "LLM_METRICS",
     "EPISODE_TAGS",
     "HF_PREFIX",

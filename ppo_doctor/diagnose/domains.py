@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..canonical.frameworks import EPISODE_TAGS, candidate_keys
+from ..canonical.frameworks import EPISODE_TAGS, PREFERENCE_FRAMEWORKS, candidate_keys
 from ..view import RunView
 
 CauseDomain = Literal["classic", "rlhf", "grpo", "preference", "unknown"]
@@ -51,7 +51,7 @@ def cause_domain(view: RunView) -> CauseDomain:
     """The kind of training the run's causes are chosen and worded for (module docstring)."""
     if view.domain == "classic":
         return "classic"
-    if view.framework == "trl_dpo":
+    if view.framework in PREFERENCE_FRAMEWORKS:
         return "preference"
     if view.domain == "unknown":
         return "classic" if _raw_tags(view) & CLASSIC_RETURN_TAGS else "unknown"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..canonical.frameworks import PREFERENCE_FRAMEWORKS
 from ..canonical.metrics.mapping import table_for
 from .base import Example, Rule, RuleContext
 from .examples import flat, ramp
@@ -23,7 +24,6 @@ WRAPPER_HINT = {
 
 # An offline preference trainer (DPO and its kin) scores fixed pairs; it samples nothing a reward
 # could score, and its implicit rewards (rewards/*) are log-ratios, not task rewards.
-OFFLINE_PREFERENCE = "trl_dpo"
 OFFLINE_HINT = "; offline preference optimisation (DPO and its kin) samples nothing to score, so it has none by design"
 
 
@@ -83,7 +83,7 @@ class MissingReward(Rule):
                 if alias.canonical in REWARDS:
                     firsts.setdefault(alias.canonical, alias.raw)
         tags = [firsts[c] for c in REWARDS if c in firsts]
-        offline = framework == OFFLINE_PREFERENCE
+        offline = framework in PREFERENCE_FRAMEWORKS
         yield self.finding(
             ctx,
             metric="reward/score",
