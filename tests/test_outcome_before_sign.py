@@ -490,6 +490,18 @@ def test_an_entropy_that_began_near_deterministic_has_no_collapse_to_report():
     assert g.severity != "info"
 
 
+def test_an_entropy_that_collapsed_inside_the_first_window_began_high():
+    # an A2C policy deterministic from its third update on (blind set real46): its first window
+    # is already at 1e-5, but its first points were 0.73 and 0.69; with the reward sinking to
+    # where it stays, that is a collapse, not a run that began near-deterministic
+    n = 200
+    entropy = np.r_[0.73, 0.69, np.full(n - 2, 1e-5)] + flat(n, 0.0, 1e-6, seed=38)
+    reward = np.r_[np.linspace(-300.0, -620.0, 20), np.full(n - 20, -620.0)] + flat(n, 0.0, 3.0, seed=39)
+    (f,) = findings(example_run(Example(series={"reward/score": reward, "policy/entropy": entropy})), "PD701")
+    assert f.severity != "info" and "(0.69 ->" in f.message
+    assert "near-deterministic from the log's start" not in " ".join(f.evidence)
+
+
 def test_gradients_that_vanish_after_a_collapse_are_not_stagnation():
     # the reward rose, then fell to 0 for good; every group then has zero advantage and the
     # gradient norm goes to 0: the collapse's aftermath, not a run that never learned
