@@ -85,6 +85,15 @@ def test_without_a_reward_a_task_that_does_not_move_is_stagnation():
     assert verdict_for(run, [f], [])[0] == "unhealthy"
 
 
+def test_without_a_reward_a_task_at_one_exact_value_is_a_task_never_learned():
+    """A DPO run that trains nothing: every batch has accuracy exactly 0 and a gradient norm of
+    exactly 0 (blind set real47).  With no reward moving beside it, one exact value is no
+    placeholder (PD906 asks for a reward that moves) but a measurement."""
+    series = {"dpo/accuracy": np.zeros(120), "grad/norm": np.zeros(120), "loss/total": np.full(120, 0.6914)}
+    (f,) = findings(series, rule="PD212")
+    assert (f.code, f.severity, f.metric) == ("PD212", "warning", "dpo/accuracy")
+
+
 def test_without_a_reward_a_rising_task_is_judged_healthy_not_unknown():
     """A preference optimisation whose batch accuracy climbs 0.5 -> 0.75 and logs no reward or KL:
     the task metric is what a verdict rests on (a log with neither a reward, a KL, an RL loss nor a

@@ -41,6 +41,7 @@ from ..canonical.task_metrics import is_task_metric
 from ..detect import finite_xy, level_se, median, percentile, smooth_level, summarize
 from ..results import Finding
 from ..standing import FAIR_SHARE, Standing
+from ..view.placeholder import reward_moves
 from .messages import fmt_num
 from .reward_progress import FALL_NOISE, LEARNING_RISE, MIN_FALL_SHARE, Rise, reached_ceiling, reward_suffers, rise, rose_once, trend_arrays
 from .textstats import mean, near_duplicate_share, repetition, split_early_late
@@ -292,7 +293,8 @@ class StalledTask(NamedTuple):
 
 
 def tasks_stalled(ctx: RuleContext, min_rise: float = TASK_MIN_RISE) -> list[StalledTask]:
-    """The task series the run logs (:func:`task_series`, not one exact value) when none of them
+    """The task series the run logs (:func:`task_series`; not one of one exact value beside a
+    reward that moves: a placeholder, :mod:`ppo_doctor.view.placeholder`) when none of them
     improved by ``reward_progress.rise`` with ``min_rise``, else an empty list.  A task series
     that reached its plateau inside its first window and ends at the top of its range (solved
     before it was first measured), or that rose by reward-collapse's ``min_gain`` and lost it (a
@@ -300,8 +302,11 @@ def tasks_stalled(ctx: RuleContext, min_rise: float = TASK_MIN_RISE) -> list[Sta
     improved."""
     stalled = []
     for name, s, v in task_series(ctx):
-        if not np.ptp(v) > 0:
-            continue  # a placeholder: PD906's question, not evidence
+        if not np.ptp(v) > 0 and reward_moves(ctx.run):
+            # one exact value while the reward moves was not measured (PD906's question); with
+            # no reward, or one that does not move, it measures a task never learned (a DPO
+            # run whose every batch has accuracy 0, margins 0 and a gradient norm of 0)
+            continue
         r = rise(s, v, min_rise)
         if r.improved or reached_ceiling(v, r.t.window, r.limit) or rose_once(s, v):
             return []

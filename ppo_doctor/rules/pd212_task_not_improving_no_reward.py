@@ -24,8 +24,10 @@ class TaskNotImprovingNoReward(Rule):
     ``min_points`` points of the longest such series.  Not reported when a task series reached
     its plateau inside its first window and ends at the top of its range, when one rose by
     reward-collapse's ``min_gain`` standard errors and lost it (a collapse, not an absence of
-    progress), nor when it holds one exact value at every point (a placeholder: PD906's
-    question): :func:`.outcome.tasks_stalled`, the test PD211 applies beside a reward.
+    progress): :func:`.outcome.tasks_stalled`, the test PD211 applies beside a reward.  A task
+    series of one exact value is judged: with no reward moving beside it, it is no placeholder
+    (PD906's test) but a task never learned, as a DPO run whose every batch has accuracy 0,
+    margins 0 and a gradient norm of 0 (blind set real47).
 
     **Outcome or sign.** An outcome: with no training reward in the log, the task metric is the
     measure of progress the author left, as an on-policy distillation loop that logs the

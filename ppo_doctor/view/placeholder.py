@@ -59,14 +59,20 @@ def _constant(run: Run, metric: str) -> float | None:
     return float(v[0])
 
 
+def reward_moves(run: Run) -> bool:
+    """Whether the run's mean reward moves (:data:`MOVES`): only then does a metric of one exact
+    value fail to measure a policy that changed."""
+    reward = next((m for m in REWARDS if run.frame.has(m)), None)
+    if reward is None:
+        return False
+    t = summarize(*run.frame.arrays(reward))
+    return t.n >= MIN_POINTS and t.change_in_noise >= MOVES
+
+
 def placeholders(run: Run) -> dict[str, float]:
     """Each checked metric that holds one exact value on every point while the reward moves
     (:data:`MOVES`), with that value."""
-    reward = next((m for m in REWARDS if run.frame.has(m)), None)
-    if reward is None:
-        return {}
-    t = summarize(*run.frame.arrays(reward))
-    if t.n < MIN_POINTS or not t.change_in_noise >= MOVES:
+    if not reward_moves(run):
         return {}
     out = {}
     for metric in CHECKED:
