@@ -561,6 +561,22 @@ def test_baselines_csv_with_spaces_and_num_episodes_step(tmp_path):
     assert "num episodes" not in tags(run)
 
 
+def test_tensorboard_scalar_export_takes_its_tag_from_the_file_name(tmp_path):
+    # TensorBoard's "Download CSV" of one tag: Wall time,Step,Value, the tag only in the name
+    f = write_lines(
+        tmp_path / "run-walker_v3-tag-scalars_train_return.csv",
+        ["Wall time,Step,Value", "1696394223.64,0,49.9", "1696394797.59,8000,34.9", "1696395371.20,16000,61.5"],
+    )
+    (run,) = csv_logs.read(f)
+    assert tags(run) == ["scalars_train_return"]
+    assert series(run, "scalars_train_return") == ([0, 8000, 16000], [49.9, 34.9, 61.5])
+    assert run.series[0].wall_time is not None and run.series[0].wall_time[0] == pytest.approx(1696394223.64)
+    # a renamed export is named by its file's stem
+    g = write_lines(tmp_path / "ppo_reward.csv", ["Wall time,Step,Value", "1696394223.64,0,1.0", "1696394797.59,10,2.0"])
+    (renamed,) = csv_logs.read(g)
+    assert tags(renamed) == ["ppo_reward"]
+
+
 def test_lightning_metrics_csv_sparse_rows(tmp_path):
     f = write_lines(tmp_path / "metrics.csv", ["epoch,step,train_loss,val_loss", "0,49,0.9,", "0,99,0.8,", "0,99,,0.85", "1,149,0.7,"])
     (run,) = csv_logs.read(f)

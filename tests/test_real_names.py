@@ -357,6 +357,14 @@ def test_sb2_tags_are_mapped_and_its_step_scheme_is_not_a_restart(writer, tmp_pa
         ("gradient_norm", "grad/norm"),
         ("grad_norm", "grad/norm"),
         ("critic_gradient_norm", "grad/norm_critic"),
+        # the reward abbreviated (a home-made DQN's episode.rwd, blind set real51), and a reward
+        # under a TensorBoard section word (a scalar export's scalars_train_return)
+        ("episode.rwd", "reward/score"),
+        ("ep_rew", "reward/score"),
+        ("scalars_train_return", "reward/score"),
+        ("charts/return", "reward/score"),
+        ("scalars_eval_return", None),
+        ("rew_std", None),
     ],
 )
 def test_names_are_inferred_from_their_words(tag, canonical):

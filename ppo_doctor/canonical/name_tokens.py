@@ -31,10 +31,13 @@ _REJECT = frozenset(
 )
 _POLICY = frozenset({"policy", "pi", "pg", "actor", "surrogate", "surr", "gradient"})
 _VALUE = frozenset({"value", "vf", "v", "critic"})
-REWARD_WORDS = frozenset({"reward", "rewards", "return", "returns", "score"})
+REWARD_WORDS = frozenset({"reward", "rewards", "rew", "rwd", "return", "returns", "score"})
 AVERAGE_WORDS = frozenset({"mean", "avg", "average", "episode", "episodes", "ep", "episodic"})
 # Words that say a series is the training one (its held-out twin is rejected by ``eval``/``test``/``val``).
 TRAINING_WORDS = frozenset({"train", "training"})
+# Words of a TensorBoard section that hold no meaning of their own (``scalars/train_return``,
+# ``charts/return``): a name made of them and reward words is still the reward.
+SECTION_WORDS = frozenset({"scalars", "scalar", "charts", "metrics"})
 
 
 class Guess(NamedTuple):
@@ -76,7 +79,7 @@ def infer_canonical(tag: str) -> Guess | None:
         return Guess("policy/clipfrac", "")
     if "explained" in w and w & {"variance", "var"}:
         return Guess("value/explained_var", "")
-    if w & REWARD_WORDS and (w & AVERAGE_WORDS or w <= REWARD_WORDS | TRAINING_WORDS | {"total"}) and not w & {"discounted", "signal"}:
+    if w & REWARD_WORDS and (w & AVERAGE_WORDS or w <= REWARD_WORDS | TRAINING_WORDS | SECTION_WORDS | {"total"}) and not w & {"discounted", "signal"}:
         # "reward per episode", or a column that is the reward and nothing else ("Return" beside
         # "Episode" in a home-made loop's CSV, "train_reward" beside "val_reward", an episode's
         # "total_reward", the sum of its step rewards: what classic RL calls the return)

@@ -8,6 +8,8 @@ One row per logging call, one column per key (``docs/sources.md#sb3-logger-keys`
 * OpenAI-baselines loggers use plain names with spaces (``mean 100 episode reward``) and step
   columns such as ``total_timesteps``, ``nupdates`` or ``num episodes``.
 * Lightning's ``CSVLogger`` writes sparse rows keyed by ``step`` (and ``epoch``).
+* TensorBoard's "Download CSV" of one scalar writes ``Wall time,Step,Value``: the tag is read from
+  the file name ``run-<run>-tag-<tag>.csv`` (:data:`TENSORBOARD_EXPORT`), or is its stem.
 * Anything else with a header and numeric rows: a step-like column if there is one, else the row
   index (with a warning).  ``;`` and tab delimiters are recognised.
 
@@ -84,8 +86,15 @@ STEP_COLUMNS = (
     "episodes",
     "epoch",
 )
-# Wall-clock columns; used as wall time only when they hold absolute epoch seconds.
-WALL_COLUMNS = ("wall_time", "timestamp", "time")
+# Wall-clock columns; used as wall time only when they hold absolute epoch seconds.  ``wall time``:
+# TensorBoard's CSV download of a scalar (see :data:`TENSORBOARD_EXPORT`).
+WALL_COLUMNS = ("wall_time", "wall time", "timestamp", "time")
+# TensorBoard's scalars dashboard downloads one tag of one run as CSV with the header
+# ``Wall time,Step,Value`` (``tensorboard/plugins/scalar/scalars_plugin.py``, ``scalars_impl``) and
+# names the file ``run-<run>-tag-<tag>.csv``, each '/' of the tag written '_': the tag is in the
+# file name only.  A renamed export's metric is its file's stem.
+TENSORBOARD_EXPORT = re.compile(r"^run-.*-tag-(.+)$")
+TENSORBOARD_VALUE = "Value"
 _DELIMITERS = (",", ";", "\t")
 _WANDB_PANEL = re.compile(r".+ - .+")
 _BLANK = re.compile(rb"\s*\Z")
@@ -719,6 +728,8 @@ def _columns_to_run(
         if not have.all():
             issues.append(ReadIssue(src, f"{int((~have).sum())} row(s) without a usable '{step_col}' value skipped", level="warning"))
     wall = _wall(numeric, text_cols)
+    if list(numeric) == [TENSORBOARD_VALUE] and wall is not None:
+        numeric = {_tensorboard_export_tag(path): numeric[TENSORBOARD_VALUE]}
     if garbled:
         issues.append(ReadIssue(src, f"{garbled} non-numeric cell(s) in numeric columns skipped", level="warning"))
     ignored = [c for c in text_cols if c.lower() not in WALL_COLUMNS]
@@ -800,6 +811,13 @@ def _per_call_counter(numeric: dict[str, tuple[np.ndarray, np.ndarray]], step_co
         if np.array_equal(logged, logged | numeric[step_col][1]) and usable_steps(np.where(logged, v, np.nan)) is not None and _backs(v, logged) == 0:
             return name, restarts
     return None
+
+
+def _tensorboard_export_tag(path: Path) -> str:
+    """The tag of a TensorBoard scalar export, from its file name (:data:`TENSORBOARD_EXPORT`)."""
+    stem = Path(path.name).stem
+    m = TENSORBOARD_EXPORT.match(stem)
+    return m.group(1) if m else stem
 
 
 def _backs(values: np.ndarray, logged: np.ndarray) -> int:
