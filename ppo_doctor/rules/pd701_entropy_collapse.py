@@ -12,7 +12,7 @@ from ..view.actions import BELOW_ZERO, late_action_std
 from . import population
 from .base import Example, RuleContext
 from .examples import decay, saturating
-from ..detect import early_late
+from ..detect import early_late, median
 from .messages import fmt_num
 from .outcome import tasks_stalled
 from .reward_progress import reward_suffers, solved
@@ -181,7 +181,7 @@ def _early_late(values: np.ndarray, floor: float) -> tuple[float, float]:
     has a first window already collapsed, yet began anything but near-deterministic."""
     first, late, _ = early_late(values)
     if first < floor:
-        first = max(first, float(np.median(values[:FIRST_POINTS])))
+        first = max(first, float(median(values[:FIRST_POINTS])))
     return first, late
 
 
