@@ -10,8 +10,8 @@ tests do not depend on the readers' helpers nor on optional writers (torch, wand
   records, zlib CRC-32 seeded with the type byte) around ``wandb_internal.Record``
   protobufs (docs/sources.md#wandb-transaction-log);
 * JSONL, CSV, ``trainer_state.json`` (``json.dumps(indent=2, sort_keys=True)`` as
-  transformers writes it), MLflow file-store run folders and the console logs of veRL, the HF
-  Trainer and SB3 as text.
+  transformers writes it), MLflow file-store run folders and the console logs of veRL,
+  DeepSpeed-Chat, the HF Trainer and SB3 as text.
 
 Each writer returns a :class:`Written`: the bytes, where every record ends, and the points
 each record carries, so a test can compute exactly which points must survive a cut at any
@@ -346,6 +346,23 @@ def sb3_console(n: int = 40, values: list[float] | None = None) -> Written:
         out.points.append([("rollout/ep_rew_mean", step, v), ("train/approx_kl", step, v / 1000)])
     out.data = bytes(data)
     return out
+
+
+def deepspeed_chat_console(n: int = 40, values: list[float] | None = None) -> Written:
+    """DeepSpeed-Chat step 3's console lines (newer ``main.py``): a step line and its reward line
+    per step, over two epochs whose step starts again at 0; the reader lays the epochs end to
+    end, so record ``i`` is at step ``i``.  Each line is a record (a reward line belongs to the
+    step line before it, which is complete without it)."""
+    lines, points = [], []
+    per_epoch = max(1, (n + 1) // 2)
+    for i in range(n):
+        v = values[i] if values is not None else value_at(i)
+        epoch, step = divmod(i, per_epoch)
+        lines.append(f"Epoch: {epoch} | Step: {step} | PPO Epoch: 1 | Actor Loss: {v!r} | Critic Loss: {v / 10!r} | Unsupervised Loss: 0.0")
+        points.append([("actor_loss", i, v), ("critic_loss", i, v / 10), ("unsup_loss", i, 0.0)])
+        lines.append(f"Average reward score: {-v!r} | EMA reward score: {v / 2!r}")
+        points.append([("reward", i, -v), ("ema_reward", i, v / 2)])
+    return _lines(lines, points)
 
 
 def mlflow_run(root: Path, n: int = 40, values: list[float] | None = None, name: str = "run") -> tuple[Path, Written]:

@@ -444,7 +444,8 @@ def test_trainer_state_with_invalid_utf8_and_a_cut_keeps_complete_entries(tmp_pa
 NONFINITE = [0.5, math.nan, math.inf, -math.inf, 1e39, -1e39, 0.25, 1e-45]
 
 
-@pytest.mark.parametrize("fmt", ["tensorboard", "wandb", "jsonl", "csv", "trainer_state", "verl_console", "hf_console", "sb3_console", "mlflow"])
+@pytest.mark.parametrize("fmt", ["tensorboard", "wandb", "jsonl", "csv", "trainer_state", "verl_console", "hf_console", "sb3_console", "mlflow",
+                                 "deepspeed_chat_console"])
 def test_nan_inf_and_float32_overflow_are_kept_as_points(tmp_path, fmt):
     """Every value is a point: NaN and +-Inf as logged; 1e39 stays 1e39 in text formats and
     W&B's JSON, and is +inf in TensorBoard, whose simple_value is a float32 (the writer's cast)."""
@@ -455,7 +456,8 @@ def test_nan_inf_and_float32_overflow_are_kept_as_points(tmp_path, fmt):
         _, written = h.mlflow_run(folder, n=len(values), values=values)
     else:
         name = {"tensorboard": "events.out.tfevents.1.host", "wandb": "run-x.wandb", "jsonl": "m.jsonl", "csv": "progress.csv",
-                "trainer_state": "trainer_state.json", "verl_console": "train.log", "hf_console": "train.log", "sb3_console": "train.log"}[fmt]
+                "trainer_state": "trainer_state.json", "verl_console": "train.log", "hf_console": "train.log", "sb3_console": "train.log",
+                "deepspeed_chat_console": "training.log"}[fmt]
         written = getattr(h, fmt)(len(values), values=values)
         written.write(folder / name)
     result = load(folder)
@@ -482,14 +484,14 @@ def test_non_finite_values_never_break_rules_or_reports(tmp_path):
     values = NONFINITE * 4
     for fmt, name in (("tensorboard", "events.out.tfevents.1.host"), ("wandb", "run-x.wandb"), ("jsonl", "m.jsonl"),
                       ("csv", "progress.csv"), ("trainer_state", "trainer_state.json"), ("verl_console", "train.log"),
-                      ("hf_console", "train.log"), ("sb3_console", "train.log")):
+                      ("hf_console", "train.log"), ("sb3_console", "train.log"), ("deepspeed_chat_console", "training.log")):
         (tmp_path / fmt).mkdir()
         getattr(h, fmt)(len(values), values=values).write(tmp_path / fmt / name)
     h.mlflow_run(tmp_path / "mlflow", n=len(values), values=values)
     (tmp_path / "all_nan").mkdir()
     h.jsonl(40, values=[math.nan] * 40).write(tmp_path / "all_nan" / "m.jsonl")
     report = analyze(tmp_path)
-    assert len(report.runs) == 10 and not report.errors
+    assert len(report.runs) == 11 and not report.errors
     assert any(f.code == "PD601" for r in report.runs for f in r.findings)
 
     def refuse(token):

@@ -35,7 +35,8 @@ def run_target(name: str, tmp_path: Path, *flags: str) -> subprocess.CompletedPr
 
 
 def test_every_reader_has_a_fuzz_target():
-    assert set(TARGETS) >= {"tensorboard", "wandb_binary", "jsonl", "csv_logs", "trainer_state", "verl_console", "hf_console", "sb3_console", "mlflow", "wandb_csv"}
+    assert set(TARGETS) >= {"tensorboard", "wandb_binary", "jsonl", "csv_logs", "trainer_state", "verl_console", "hf_console", "sb3_console", "mlflow", "wandb_csv",
+                            "deepspeed_chat_console"}
 
 
 def test_jsonl_target_runs_bounded(tmp_path):

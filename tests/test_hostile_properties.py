@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import hostile_inputs as h
 from ppo_doctor.errors import PPODoctorError
-from ppo_doctor.ingest.readers import csv_logs, hf_console, jsonl, mlflow, sb3_console, trainer_state, verl_console
+from ppo_doctor.ingest.readers import csv_logs, deepspeed_chat_console, hf_console, jsonl, mlflow, sb3_console, trainer_state, verl_console
 from ppo_doctor.ingest.tensorboard import reader as tensorboard
 from ppo_doctor.ingest.wandb import binary as wandb_binary
 from ppo_doctor.pipeline import load
@@ -31,6 +31,7 @@ FILES = {
     "verl_console": ("train.log", lambda: h.verl_console(12), verl_console),
     "hf_console": ("train.log", lambda: h.hf_console(12), hf_console),
     "sb3_console": ("train.log", lambda: h.sb3_console(6), sb3_console),
+    "deepspeed_chat_console": ("training.log", lambda: h.deepspeed_chat_console(8), deepspeed_chat_console),
 }
 # Records a file needs to be recognised at all: the HF console sniffer wants two printed rows
 # (one printed dict is no log)

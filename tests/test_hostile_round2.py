@@ -195,6 +195,7 @@ _ZERO_TAIL_FORMATS = {  # file name in its folder -> generator (every reader bes
     "train.log": h.verl_console,
     "hf/console.log": h.hf_console,
     "sb3/stdout.txt": h.sb3_console,
+    "deepspeed/training.log": h.deepspeed_chat_console,
 }
 
 

@@ -21,7 +21,7 @@ import pytest
 
 import hostile_inputs as h
 from ppo_doctor.errors import LogReadError
-from ppo_doctor.ingest.readers import csv_logs, hf_console, jsonl, mlflow, sb3_console, trainer_state, verl_console
+from ppo_doctor.ingest.readers import csv_logs, deepspeed_chat_console, hf_console, jsonl, mlflow, sb3_console, trainer_state, verl_console
 from ppo_doctor.ingest.tensorboard import reader as tensorboard
 from ppo_doctor.ingest.wandb import binary as wandb_binary
 
@@ -36,10 +36,13 @@ FORMATS = {
     "verl_console": ("train.log", h.verl_console, verl_console, False),
     "hf_console": ("train.log", h.hf_console, hf_console, True),
     "sb3_console": ("train.log", h.sb3_console, sb3_console, True),
+    # a cut line is not read at all: its last value may be cut short
+    "deepspeed_chat_console": ("training.log", h.deepspeed_chat_console, deepspeed_chat_console, True),
 }
 # Records per file: the required ~40-record TensorBoard file in the quick suite; smaller files
 # for the other formats (their every-offset sweeps cost more per read), 40 in the slow suite.
-QUICK = {"tensorboard": 40, "wandb": 12, "jsonl": 12, "trainer_state": 6, "csv": 8, "verl_console": 12, "hf_console": 8, "sb3_console": 4}
+QUICK = {"tensorboard": 40, "wandb": 12, "jsonl": 12, "trainer_state": 6, "csv": 8, "verl_console": 12, "hf_console": 8, "sb3_console": 4,
+         "deepspeed_chat_console": 6}
 
 
 def sweep(tmp_path: Path, fmt: str, n: int) -> Counter:
@@ -172,7 +175,8 @@ def _grow_while_reading(path: Path, written: h.Written, reader, head: int, reads
     return seen
 
 
-@pytest.mark.parametrize("fmt", ["tensorboard", "wandb", "jsonl", "csv", "verl_console", "hf_console", "sb3_console", "trainer_state"])
+@pytest.mark.parametrize("fmt", ["tensorboard", "wandb", "jsonl", "csv", "verl_console", "hf_console", "sb3_console", "trainer_state",
+                                 "deepspeed_chat_console"])
 def test_a_file_growing_while_read_gives_a_consistent_prefix(tmp_path, fmt):
     name, make, reader, _ = FORMATS[fmt]
     written = make(300)

@@ -3,7 +3,7 @@ and which classic-control / game policies, and how their logs name evaluation se
 
 * :data:`FRAMEWORKS`: the framework ids :func:`guess_framework` returns (``Run.framework``),
   with what each one is; :data:`MARKERS` and :data:`CONFIG_MARKERS`, the tag and config keys
-  that point to each.
+  that point to each; :data:`FORMAT_FRAMEWORKS`, the log formats only one of them writes.
 * :func:`domain`: ``"llm"``, ``"classic"`` or ``"unknown"`` for a run, decided by its
   framework id alone when the id is known, else by its mapped metrics: one that only LLM
   training produces (a reference KL, response lengths) or generated texts make it an LLM run.
@@ -292,6 +292,11 @@ CONFIG_MARKERS: dict[str, dict[str, float]] = {
     "other": {"remove_constant_reward_groups": 3, "kl_penalty_coef": 2, "loss.mask_ratio_low": 3, "async_level": 2, "loss_fn": 1},
 }
 MIN_FRAMEWORK_SCORE = 3.0
+# Log formats only one trainer writes: a run read from one names its framework, whatever its tags
+# score.  DeepSpeed-Chat's console lines carry ``reward``, ``actor_loss`` and ``critic_loss``
+# alone, which are too common to be markers (see MARKERS), while their layout is its own
+# (ingest/readers/deepspeed_chat_console.py).
+FORMAT_FRAMEWORKS: dict[str, str] = {"deepspeed_chat_console": "deepspeed_chat"}
 # One name is no fingerprint: a home-made loop borrows a name a framework also writes (a CS336
 # GRPO loop's ``train/clip_fraction``, SB3's spelling, read the run as SB3 and so as classic RL,
 # issue 37: "a guess is not a fact").  A framework needs two of its markers (tags or config keys),
@@ -346,14 +351,25 @@ def framework_scores(tags: Iterable[str], flat_config: dict[str, Any]) -> dict[s
     return scores
 
 
-def guess_framework(tags: Iterable[str], flat_config: dict[str, Any] | None = None) -> str:
-    """The most likely framework id (see :data:`FRAMEWORKS`), ``unknown`` below the threshold.
+def format_framework(fmt: str) -> str | None:
+    """The framework that a run's format (reader names joined by ``+``) names
+    (:data:`FORMAT_FRAMEWORKS`), or None."""
+    return next((FORMAT_FRAMEWORKS[f] for f in fmt.split("+") if f in FORMAT_FRAMEWORKS), None)
+
+
+def guess_framework(tags: Iterable[str], flat_config: dict[str, Any] | None = None, fmt: str = "") -> str:
+    """The most likely framework id (see :data:`FRAMEWORKS`), ``unknown`` below the threshold;
+    the framework a format only one trainer writes names (:func:`format_framework`) when ``fmt``,
+    the run's format, is one.
 
     RLOO is told from its siblings by config (``rloo_k``) or, for RLOO <= 0.21, by the
     PPOv2 names without any critic key.  OnlineDPOTrainer is told from the offline preference
     trainers (``trl_dpo``), whose implicit rewards it shares, by what only sampling produces: its
     ``objective/*`` scores and KL, ``val/contain_eos_token`` (docs/sources.md#trl-dpo-metrics).
     """
+    named = format_framework(fmt)
+    if named is not None:
+        return named
     tags = list(tags)
     flat = flat_config or {}
     scores = framework_scores(tags, flat)
@@ -384,6 +400,9 @@ def framework_proof(framework: str, flat_config: dict[str, Any], fmt: str) -> st
         return "its config (" + ", ".join(sorted(hits)[:3]) + ")"
     if framework.startswith("trl") and "trainer_state" in fmt.split("+"):
         return "the Hugging Face Trainer's trainer_state.json with TRL's metric names"
+    if format_framework(fmt) == framework:
+        names = ", ".join(f for f in fmt.split("+") if f in FORMAT_FRAMEWORKS)
+        return f"its log format ({names}), which only {FRAMEWORKS[framework].split(' (')[0]} writes"
     return ""
 
 
@@ -442,6 +461,8 @@ __all__ = [
     "CONFIG_MARKERS",
     "MIN_FRAMEWORK_SCORE",
     "MIN_FRAMEWORK_MARKERS",
+    "FORMAT_FRAMEWORKS",
+    "format_framework",
     "framework_scores",
     "guess_framework",
     "CLASSIC_RL_FRAMEWORKS",

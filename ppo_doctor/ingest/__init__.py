@@ -45,6 +45,9 @@ FORMAT_MODULES = {
     "sb3_monitor": "ppo_doctor.ingest.readers.sb3_monitor",
     "csv_logs": "ppo_doctor.ingest.readers.csv_logs",
     "verl_console": "ppo_doctor.ingest.readers.verl_console",
+    # before the generic console readers: its step lines are specific, and a fork's printed dicts
+    # or a box of dashes in the same log must not make it an HF or SB3 log
+    "deepspeed_chat_console": "ppo_doctor.ingest.readers.deepspeed_chat_console",
     "hf_console": "ppo_doctor.ingest.readers.hf_console",
     "sb3_console": "ppo_doctor.ingest.readers.sb3_console",
 }

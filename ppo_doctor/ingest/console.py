@@ -1,11 +1,11 @@
 """What the readers of captured console output share (``python train.py | tee train.log``).
 
 A console log is whatever a training printed, in the order the terminal got it: the trainer's
-own metric lines (:mod:`.readers.verl_console`, :mod:`.readers.hf_console`,
-:mod:`.readers.sb3_console`) between warnings, other prints and progress bars.  A progress bar
-redraws itself with a carriage return and colours and moves with ANSI escape sequences, so one
-line of the file holds many bar states, and a message printed under a running bar follows the
-bar's last ``\\r`` (tqdm's ``write`` clears the bar first).  The helpers here:
+own metric lines (:mod:`.readers.verl_console`, :mod:`.readers.deepspeed_chat_console`,
+:mod:`.readers.hf_console`, :mod:`.readers.sb3_console`) between warnings, other prints and
+progress bars.  A progress bar redraws itself with a carriage return and colours and moves with
+ANSI escape sequences, so one line of the file holds many bar states, and a message printed under
+a running bar follows the bar's last ``\\r`` (tqdm's ``write`` clears the bar first).  The helpers here:
 
 * :func:`scan` decides whether a file is worth a reader's closer look: its head, and for a text
   file named like a console log (``.log``, ``.txt``, ``.out``, ``.err``, no suffix) its first

@@ -356,8 +356,20 @@ _TRLX = (
 
 _DEEPSPEED_CHAT = (
     _a("reward", "reward/score", note="average reward score of the batch"),
-    _a("actor_loss", "loss/policy", note="last minibatch of the step"),
-    _a("critic_loss", "loss/value", note="last minibatch of the step"),
+    _a("actor_loss", "loss/policy", note="last minibatch of the step (TensorBoard); the console prints the step's mean"),
+    _a("critic_loss", "loss/value", note="last minibatch of the step (TensorBoard); the console prints the step's mean"),
+    # what ReMax, a DeepSpeed-Chat fork, prints on its reward line besides the reward
+    # (ingest/readers/deepspeed_chat_console.py, docs/sources.md#deepspeed-chat-console-logs)
+    _a(
+        "kl",
+        "kl/ref",
+        estimator="k1",
+        reduction=_TOK,
+        between="ref",
+        note="ReMax: logp - ref_logp over answer tokens, token mean (the full KL when the rollout kept it): can be < 0",
+    ),
+    _a("entropy", "policy/entropy", reduction=_TOK, note="ReMax: answer-token mean; 0 when the rollout kept no entropy"),
+    _a("response_length", "len/response_mean", note="ReMax: answer tokens, printed rounded to whole tokens"),
 )
 
 _CLEANRL = (

@@ -78,7 +78,7 @@ def build_run(
     # the doctor's own counts stay in the frame under their names, but never name a framework
     # or a canonical metric (docs/live.md, "Where the alerts go")
     tags = [t for t in all_tags if not is_doctor_tag(t)]
-    framework = guess_framework(tags, flat)
+    framework = guess_framework(tags, flat, fmt)
 
     if framework == "trl_grpo":
         # GRPO logs k3 (>= 0, docs/sources.md#kl-estimators); a clearly negative ``kl`` can only be RLOO >= 0.22's k1.
