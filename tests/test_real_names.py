@@ -365,6 +365,8 @@ def test_sb2_tags_are_mapped_and_its_step_scheme_is_not_a_restart(writer, tmp_pa
         ("charts/return", "reward/score"),
         ("scalars_eval_return", None),
         ("rew_std", None),
+        ("Episode/rew_action_rate", None),
+        ("Episode/rew_tracking_lin_vel", None),
     ],
 )
 def test_names_are_inferred_from_their_words(tag, canonical):

@@ -31,7 +31,11 @@ _REJECT = frozenset(
 )
 _POLICY = frozenset({"policy", "pi", "pg", "actor", "surrogate", "surr", "gradient"})
 _VALUE = frozenset({"value", "vf", "v", "critic"})
-REWARD_WORDS = frozenset({"reward", "rewards", "rew", "rwd", "return", "returns", "score"})
+REWARD_WORDS = frozenset({"reward", "rewards", "return", "returns", "score"})
+# The reward abbreviated (a home-made DQN's ``episode.rwd``): the reward only in a name of nothing
+# else but the words that may qualify a mean reward, since legged_gym and rl_games name each reward
+# *term* ``Episode/rew_<term>``.
+SHORT_REWARD_WORDS = frozenset({"rew", "rwd"})
 AVERAGE_WORDS = frozenset({"mean", "avg", "average", "episode", "episodes", "ep", "episodic"})
 # Words that say a series is the training one (its held-out twin is rejected by ``eval``/``test``/``val``).
 TRAINING_WORDS = frozenset({"train", "training"})
@@ -79,7 +83,10 @@ def infer_canonical(tag: str) -> Guess | None:
         return Guess("policy/clipfrac", "")
     if "explained" in w and w & {"variance", "var"}:
         return Guess("value/explained_var", "")
-    if w & REWARD_WORDS and (w & AVERAGE_WORDS or w <= REWARD_WORDS | TRAINING_WORDS | SECTION_WORDS | {"total"}) and not w & {"discounted", "signal"}:
+    plain = REWARD_WORDS | TRAINING_WORDS | SECTION_WORDS | {"total"}
+    full = w & REWARD_WORDS and (w & AVERAGE_WORDS or w <= plain)
+    short = w & SHORT_REWARD_WORDS and w <= plain | SHORT_REWARD_WORDS | AVERAGE_WORDS
+    if (full or short) and not w & {"discounted", "signal"}:
         # "reward per episode", or a column that is the reward and nothing else ("Return" beside
         # "Episode" in a home-made loop's CSV, "train_reward" beside "val_reward", an episode's
         # "total_reward", the sum of its step rewards: what classic RL calls the return)
