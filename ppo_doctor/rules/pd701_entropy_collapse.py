@@ -44,10 +44,10 @@ class EntropyCollapse(SustainedRule[EntropyView]):
     reward is logged, it is an info note that gives the late action std when it is logged.
 
     A discrete policy whose entropy is already under ``floor`` in its first window and at the
-    log's first three points began near-deterministic (a run initialised from a trained policy, as ML-Agents' ``--initialize-from``,
-    or a collapse before the log began): the fall in this log is an info note.  A first window
-    under ``floor`` after first points above it is a collapse inside that window: the drop is
-    judged from those points.
+    log's first three points began near-deterministic (a run initialised from a trained policy,
+    as ML-Agents' ``--initialize-from``, or a collapse before the log began): the fall in this log
+    is an info note.  A first window under ``floor`` after first points above it is a collapse
+    inside that window: the drop is judged from those points.
 
     When the reward rose clearly and ends at the top of its range (``reward_progress.solved``), the
     fall is an info note: a policy that solved its task (a math answer, a game) should become
