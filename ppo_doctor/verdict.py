@@ -51,8 +51,14 @@ def _logs_task(run: Run) -> bool:
 
 
 def core_points(run: Run) -> int:
-    """Points in the run's longest core metric (reward, KL, losses)."""
-    return max((run.frame.count(m) for m in CORE_METRICS if run.frame.has(m)), default=0)
+    """Points in the run's longest core metric (reward, KL, losses); in a run that logs none of
+    them but measures its task (:func:`_logs_task`), in its longest task series, the one PD212
+    judges (a Wordle loop's per-game solve rate over 500 games, no reward named)."""
+    core = max((run.frame.count(m) for m in CORE_METRICS if run.frame.has(m)), default=0)
+    if core or len(_missing_families(run)) < len(JUDGING_FAMILIES):
+        return core
+    frames = [f for f in (run.frame, run.eval_frame) if f is not None]
+    return max((f.count(m) for f in frames for m in f.metrics if is_task_metric(m)), default=0)
 
 
 def decisive(findings: list[Finding]) -> list[Finding]:

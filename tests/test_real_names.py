@@ -367,6 +367,10 @@ def test_sb2_tags_are_mapped_and_its_step_scheme_is_not_a_restart(writer, tmp_pa
         ("rew_std", None),
         ("Episode/rew_action_rate", None),
         ("Episode/rew_tracking_lin_vel", None),
+        # the reward a game ends with (a Wordle GRPO loop's per-game final_reward, blind set real47)
+        ("final_reward", "reward/score"),
+        ("final_reward_std", None),
+        ("eval_final_reward", None),
     ],
 )
 def test_names_are_inferred_from_their_words(tag, canonical):
@@ -701,3 +705,61 @@ def test_an_sb3_off_policy_log_is_sb3_not_deepspeed_chat():
     )
     assert run.framework == "sb3"
     assert run.mapping["rollout/ep_rew_mean"] == "reward/score" and run.mapping["train/critic_loss"] == "loss/value"
+
+
+# -- evaluation rows marked by a phase key ------------------------------------------------------
+def _phase_log(path: Path, key: str, eval_phase: str, games: int = 5) -> None:
+    """A home-made loop's JSON lines: one training row per step, and every 10 steps one row per
+    evaluated game under the same keys, its phase named by ``key`` (the shape of a Wordle GRPO
+    loop of blind set real47: ``log_type`` train / eval)."""
+    rows = []
+    for step in range(1, 61):
+        rows.append({key: "train", "step": step, "solved": step % 3 == 0, "final_reward": 0.1 * step, "loss": 1.0 / step})
+        if step % 10 == 0:
+            rows += [{key: eval_phase, "step": step, "solved": g < step // 10, "final_reward": -1.0} for g in range(games)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+@pytest.mark.parametrize(("key", "phase"), [("log_type", "eval"), ("split", "val"), ("mode", "test"), ("phase", "Validation")])
+def test_rows_of_an_evaluation_phase_are_the_held_out_series(tmp_path, key, phase):
+    f = tmp_path / "metrics.jsonl"
+    _phase_log(f, key, phase)
+    (run,) = load(f).runs
+    # the training series hold the training rows alone: one point per step, none of the -1.0 games
+    steps, values = run.frame.arrays("reward/score")
+    assert len(steps) == 60 and values.min() > 0
+    # the evaluation rows are the held-out series, one mean per step over its games
+    ev_steps, solved = run.eval_frame.arrays("solved")
+    assert ev_steps.tolist() == [10, 20, 30, 40, 50, 60]
+    assert np.allclose(solved, [0.2, 0.4, 0.6, 0.8, 1.0, 1.0])
+    assert any(f"whose '{key}' names an evaluation phase" in i.message and i.level == "info" for i in run.issues)
+
+
+def test_phase_names_with_no_evaluation_among_them_are_training_rows(tmp_path):
+    """A curriculum's stage names (``"L1 no walls"``, ``"P1-warmup"``) mark no held-out rows."""
+    f = tmp_path / "log.jsonl"
+    f.write_text("".join(json.dumps({"phase": "warmup" if i < 20 else "main", "step": i, "reward": i}) + "\n" for i in range(40)))
+    (run,) = load(f).runs
+    assert run.eval_frame is None and len(run.frame.arrays("reward/score")[0]) == 40
+
+
+def test_an_evaluation_step_with_no_finite_value_keeps_it():
+    """A mean over an evaluation's games skips NaN, but a step where every game is NaN keeps the
+    NaN: a non-finite evaluation is a measurement (PD601), not an absence."""
+    from ppo_doctor.ingest.tabular import mean_per_step
+
+    s = mean_per_step(RawSeries("solved", np.array([10, 10, 20, 20, 30]), np.array([1.0, np.nan, np.nan, np.nan, 0.5])))
+    assert s.steps.tolist() == [10, 20, 30]
+    assert s.values[0] == 1.0 and np.isnan(s.values[1]) and s.values[2] == 0.5
+
+
+def test_a_log_of_a_task_metric_alone_is_judged_on_it():
+    """No reward, KL or loss, only a per-game solve rate over 60 steps and its evaluations: the
+    task is what the verdict rests on (PD212), so the run is judged, not unknown."""
+    from ppo_doctor.analyze import analyze_run
+    from ppo_doctor.rules.examples import saturating
+
+    report = analyze_run(_run({"train/solve_rate": saturating(60, 0.1, 0.6, sd=0.02, seed=3).tolist()}))
+    assert report.verdict == "healthy"
+    stuck = analyze_run(_run({"train/solve_rate": [0.1, 0.12, 0.08, 0.11] * 15}))
+    assert stuck.verdict == "unhealthy" and {f.code for f in stuck.findings} >= {"PD212"}

@@ -83,7 +83,8 @@ def infer_canonical(tag: str) -> Guess | None:
         return Guess("policy/clipfrac", "")
     if "explained" in w and w & {"variance", "var"}:
         return Guess("value/explained_var", "")
-    plain = REWARD_WORDS | TRAINING_WORDS | SECTION_WORDS | {"total"}
+    # "final": the reward an episode or game ends with (a Wordle loop's ``final_reward`` per game)
+    plain = REWARD_WORDS | TRAINING_WORDS | SECTION_WORDS | {"total", "final"}
     full = w & REWARD_WORDS and (w & AVERAGE_WORDS or w <= plain)
     short = w & SHORT_REWARD_WORDS and w <= plain | SHORT_REWARD_WORDS | AVERAGE_WORDS
     if (full or short) and not w & {"discounted", "signal"}:

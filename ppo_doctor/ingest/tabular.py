@@ -496,6 +496,54 @@ def build_raw_run(
     return run
 
 
+# Top-level keys that name the phase a row was logged in (a home-made loop's ``{"split": "val", ...}``
+# or ``{"log_type": "eval", ...}`` beside its training rows), and the phase names that mark an
+# evaluation row.  Rows of an evaluation phase are held-out measurements, kept apart like the
+# rows of an ``eval/`` key (:func:`~ppo_doctor.canonical.frameworks.is_eval_key`); other phase
+# names (``rollout``, a curriculum stage) stay training rows.
+PHASE_KEYS = ("split", "phase", "mode", "log_type", "type", "stage")
+EVAL_PHASES = frozenset({"eval", "evaluation", "val", "valid", "validation", "test", "testing"})
+
+
+def eval_rows(cols: Columns) -> tuple[str, np.ndarray] | None:
+    """``(key, mask)`` of the records that a phase key (:data:`PHASE_KEYS`, kept raw) marks as
+    evaluation rows, when the log has both evaluation and other rows; else None."""
+    for key in PHASE_KEYS:
+        items = cols.raw_column(key)
+        phases = {v.strip().lower() for _, v in items if isinstance(v, str)}
+        if not phases & EVAL_PHASES or not phases - EVAL_PHASES:
+            continue
+        mask = np.zeros(cols.n, dtype=bool)
+        mask[[p for p, v in items if isinstance(v, str) and v.strip().lower() in EVAL_PHASES]] = True
+        return key, mask
+    return None
+
+
+def mean_per_step(s: RawSeries) -> RawSeries:
+    """``s`` with one point per step, the mean of its values there: an evaluation logged as one
+    row per episode or game (25 rows at step 30) is measured by its mean, where the frame would
+    keep the last row alone."""
+    steps = np.asarray(s.steps)
+    u, first, inv = np.unique(steps, return_index=True, return_inverse=True)
+    if len(u) == len(steps):
+        return s
+    vals = np.asarray(s.values, dtype=np.float64)
+    ok = np.isfinite(vals)
+    total = np.bincount(inv, weights=np.where(ok, vals, 0.0), minlength=len(u))
+    count = np.bincount(inv, weights=ok.astype(np.float64), minlength=len(u))
+    # a step with no finite value keeps its first (NaN or inf is a measurement too: PD601)
+    means = vals[first].copy()
+    np.divide(total, count, out=means, where=count > 0)
+    return RawSeries(
+        tag=s.tag,
+        steps=u,
+        values=means,
+        wall_time=None if s.wall_time is None else np.asarray(s.wall_time)[first],
+        source=s.source,
+        lines=None if s.lines is None else np.asarray(s.lines)[first],
+    )
+
+
 # Numbers that describe one generated sample in a samples file, not a batch-level metric.
 SAMPLE_NUMBER_KEYS = frozenset({"reward", "rewards", "score", "scores", "length", "response_length", "id", "idx", "index"})
 

@@ -8,6 +8,10 @@ docs/sources.md#sb3-logger-keys, docs/sources.md#nan-encodings):
 * veRL's ``FileLogger`` lines ``{"step": n, "data": {...}}``; veRL >= 0.7 writes NaN/Inf as
   ``null`` (orjson), so a null in an otherwise numeric key is read as NaN and reported;
 * SB3 ``progress.json`` (one object per line, step ``time/total_timesteps``);
+* training and evaluation rows in one file, told apart by a phase key (``"split": "val"``,
+  ``"log_type": "eval"``: :data:`.tabular.PHASE_KEYS`, :data:`.tabular.EVAL_PHASES`): the
+  evaluation rows are the run's held-out series, one mean per step (a loop that writes one row
+  per evaluated game or episode), and the training rows alone its training series;
 * several runs appended concurrently to one file (every step twice, order ``0,1,2,0,1,3,2 ...``):
   split into ``part1``, ``part2`` ... when the steps separate cleanly into increasing sequences;
 * a single JSON object holding equal-length numeric arrays (``{"kl_curve": [...], "beta": 0.1}``):
@@ -53,6 +57,7 @@ from ..base import PARSER_IMPORT_BYTES
 from ..tabular import (
     EPOCH_FLOOR,
     MAX_DEPTH,
+    PHASE_KEYS,
     SAMPLE_NUMBER_KEYS,
     STEP_KEYS,
     TIME_KEYS,
@@ -63,8 +68,10 @@ from ..tabular import (
     build_raw_run,
     choose_steps,
     column_notes,
+    eval_rows,
     text_notes,
     float_or_inf,
+    mean_per_step,
     parse_int,
     relogged,
     sample_rewards,
@@ -489,7 +496,9 @@ class _RecordStream:
         self.wrapper = next((wk for wk in WRAPPER_KEYS if wk not in self.tried and any(isinstance(r.get(wk), dict) for r in head[:_HEAD])), None)
         first = _unwrap(head[:50], self.wrapper)[0] if self.wrapper else head[:50]
         self.time_keys = [k for k in TIME_KEYS if any(k in r for r in first)]
-        self.builder = ColumnsBuilder(keep_raw=self.time_keys)
+        # a phase key's values are text: kept raw so that evaluation rows can be told apart
+        phases = [k for k in PHASE_KEYS if any(isinstance(r.get(k), str) for r in first)]
+        self.builder = ColumnsBuilder(keep_raw=self.time_keys + phases)
         self._add(head, lines)
 
     def _add(self, records: list[dict], lines: list[int]) -> None:
@@ -581,6 +590,9 @@ def _columns_to_runs(path: Path, cols: Columns, wrapper: str | None, time_keys: 
         for t in texts:
             t.reward = rewards.get((t.step, t.text, t.prompt))
         return [RawRun(config=config, texts=texts, issues=notes)]
+    phase = eval_rows(cols)
+    if phase is not None:
+        return [_with_eval_rows(cols, info.steps, src, exclude, wall, config, notes, *phase)]
     repeats = len(info.steps) > 1 and bool(np.any(info.steps[1:] <= info.steps[:-1]))
     part = split_interleaved(info.steps) if repeats and relogged(cols, info.steps, exclude) else None
     if part is not None:
@@ -619,6 +631,27 @@ def _columns_to_runs(path: Path, cols: Columns, wrapper: str | None, time_keys: 
             )
         )
     return [run]
+
+
+def _with_eval_rows(
+    cols: Columns, steps: np.ndarray, src: str, exclude: set[str], wall: np.ndarray | None, config: dict, notes: list[ReadIssue], key: str, is_eval: np.ndarray
+) -> RawRun:
+    """One run of a log whose phase ``key`` marks evaluation rows (``is_eval``): its other rows are
+    the training series, its evaluation rows the held-out ones, one mean per step (a row per game
+    or episode evaluated).  The steps of the training rows alone say whether the run restarted."""
+    run = build_raw_run(cols, steps, src, exclude=exclude, wall=wall, select=~is_eval)
+    held = build_raw_run(cols, steps, src, exclude=exclude, wall=wall, select=is_eval, eval_all=True)
+    run.eval_series += [mean_per_step(s) for s in held.eval_series]
+    run.config = config
+    run.issues = notes + [
+        ReadIssue(src, f"{int(is_eval.sum())} row(s) whose '{key}' names an evaluation phase read as held-out evaluation, apart from the training rows", level="info")
+    ]
+    train = steps[~is_eval]
+    back = np.flatnonzero(train[1:] < train[:-1]) + 1 if len(train) > 1 else np.array([], dtype=np.int64)
+    if len(back):
+        run.restarts = [int(train[i]) for i in back]
+        run.issues.append(ReadIssue(src, f"step goes back {len(back)} time(s) in the training rows (first {int(train[back[0] - 1])} -> {int(train[back[0]])}); the last value logged for a step wins", level="warning"))
+    return run
 
 
 def _read_document(path: Path, data: bytes) -> list[RawRun] | None:
