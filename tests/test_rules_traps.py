@@ -846,3 +846,18 @@ def test_missing_reward_names_the_frameworks_tag_without_a_wrapper_hint():
     assert "RecordEpisodeStatistics" in pd901_message("cleanrl")
     # a log whose framework nothing tells gets the canonical names
     assert pd901_message("unknown").startswith("no reward metric (reward/score or reward/total) in this log: ")
+
+
+def test_a_live_metric_not_computed_yet_is_a_note_and_the_finished_log_is_judged():
+    """keras-rl writes each episode's loss as NaN until its warm-up steps are done (blind set
+    real53): a live check before then saw a loss NaN on every point and stopped healthy runs.
+    On a live run with no finite value yet the metric is not measured yet; offline, a training
+    loss NaN on every point is an error."""
+    from dataclasses import replace
+
+    series = {"reward/score": saturating(60, 1.0, 5.0, sd=0.2, seed=5), "loss/total": np.full(60, np.nan)}
+    live = replace(example_run(Example(series=series)), planned_steps=1000, live=True)
+    (f,) = [x for x in run_rules(live, coerce({"select": ["PD601"]}))[0] if x.metric == "loss/total"]
+    assert f.severity == "info" and "not measured yet on this live run" in f.message
+    (g,) = [x for x in run_rules(example_run(Example(series=series)), coerce({"select": ["PD601"]}))[0] if x.metric == "loss/total"]
+    assert g.severity == "error"

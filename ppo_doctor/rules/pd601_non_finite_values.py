@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..detect import NonFinite, median, nonfinite, onset
-from .base import Example, Rule
+from .base import Example, Rule, RuleContext
 from .clipping import unclipped_causes
 from .examples import ramp, saturating
 from .incidents import describe
@@ -48,6 +48,16 @@ def _not_yet_measured(v: np.ndarray) -> bool:
     return bool(finite.any() and first > 0 and finite[first:].all())
 
 
+def _pending(ctx: RuleContext, v: np.ndarray) -> bool:
+    """A live run, not known to have finished, whose metric has had no finite value yet: a
+    statistic not computed before training starts (keras-rl writes each episode's loss as NaN
+    until its warm-up steps are done; blind set real53, whose healthy runs a live check stopped
+    at the first episodes), which :func:`_not_yet_measured` will call so once a value comes.  The
+    finished log is judged as it ends."""
+    standing = ctx.run.standing
+    return bool(standing.live and not standing.finished and not np.isfinite(v).any())
+
+
 class NonFiniteValues(Rule):
     """A metric contains NaN or infinite values.
 
@@ -73,7 +83,9 @@ class NonFiniteValues(Rule):
 
     A metric that is non-finite only before its first finite value and finite from there to
     the end is an info note: it was not measured yet (RLlib's ``episode_reward_mean`` is NaN until
-    an episode ends), since a non-finite update would leave every later value non-finite.
+    an episode ends), since a non-finite update would leave every later value non-finite.  On a
+    live run not known to have finished, a metric with no finite value yet is the same note
+    (keras-rl's loss before its warm-up ends); the finished log is judged as it ends.
 
     **Why it matters.** NaN in a loss, KL or reward poisons every later update: the run is
     broken from there.  Causes: overflow in ``exp`` (the k3 KL, verl#751), a learning rate too
@@ -121,7 +133,9 @@ class NonFiniteValues(Rule):
                     continue
                 unknown.append((metric, s, v, nf))
                 continue
-            finding = self._finding(ctx, metric, s, v, nf, self._severity(metric, v, nf, len(v), p["isolated_share"]), p)
+            pending = _pending(ctx, v)
+            severity = "info" if pending else self._severity(metric, v, nf, len(v), p["isolated_share"])
+            finding = self._finding(ctx, metric, s, v, nf, severity, p, pending)
             if metric in GRAD_NORMS and np.isfinite(v[-1]):
                 # finite again: the weights never took those steps (the docstring), so the skipped
                 # updates matter only if the run suffers after them
@@ -134,7 +148,7 @@ class NonFiniteValues(Rule):
             f.evidence.append(f"metrics not in ppo_doctor's vocabulary with non-finite values: {describe(m for m, *_ in unknown)}")
             yield f
 
-    def _finding(self, ctx, metric, s, v, nf, severity, p):
+    def _finding(self, ctx, metric, s, v, nf, severity, p, pending=False):
         first_idx = int(np.flatnonzero(nf.any)[0])
         start = nf.first_step
         finite_before = int(np.isfinite(v[:first_idx]).sum())
@@ -151,6 +165,8 @@ class NonFiniteValues(Rule):
         recovered = _where_it_ends(s, nf)
         if _not_yet_measured(v):
             recovered = f", all before its first finite value (step {int(s[np.isfinite(v)][0])}): not measured until then"
+        elif pending:
+            recovered = ", on every point so far: not measured yet on this live run (judged when it ends)"
         bad_steps = s[nf.any]
         causes, unclipped = unclipped_causes(ctx, self.causes)
         causes, by_reward = reward_nan_causes(ctx, metric, int(nf.first_step), causes)
