@@ -619,7 +619,7 @@ def _columns_to_runs(path: Path, cols: Columns, wrapper: str | None, time_keys: 
     run.config = config
     run.issues = notes
     # a step lower than the one before is a restart; an equal step is just another line of it
-    back = np.flatnonzero(info.steps[1:] < info.steps[:-1]) + 1 if len(info.steps) > 1 else np.array([], dtype=np.int64)
+    back = _step_backs(info.steps)
     if len(back):
         run.restarts = [int(info.steps[i]) for i in back]
         run.issues.append(
@@ -631,6 +631,12 @@ def _columns_to_runs(path: Path, cols: Columns, wrapper: str | None, time_keys: 
             )
         )
     return [run]
+
+
+def _step_backs(steps: np.ndarray) -> np.ndarray:
+    """Positions where the step is lower than the one before (a restart; an equal step is just
+    another line of the same step)."""
+    return np.flatnonzero(steps[1:] < steps[:-1]) + 1 if len(steps) > 1 else np.array([], dtype=np.int64)
 
 
 def _with_eval_rows(
@@ -647,7 +653,7 @@ def _with_eval_rows(
         ReadIssue(src, f"{int(is_eval.sum())} row(s) whose '{key}' names an evaluation phase read as held-out evaluation, apart from the training rows", level="info")
     ]
     train = steps[~is_eval]
-    back = np.flatnonzero(train[1:] < train[:-1]) + 1 if len(train) > 1 else np.array([], dtype=np.int64)
+    back = _step_backs(train)
     if len(back):
         run.restarts = [int(train[i]) for i in back]
         run.issues.append(ReadIssue(src, f"step goes back {len(back)} time(s) in the training rows (first {int(train[back[0] - 1])} -> {int(train[back[0]])}); the last value logged for a step wins", level="warning"))
