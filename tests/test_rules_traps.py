@@ -861,3 +861,7 @@ def test_a_live_metric_not_computed_yet_is_a_note_and_the_finished_log_is_judged
     assert f.severity == "info" and "not measured yet on this live run" in f.message
     (g,) = [x for x in run_rules(example_run(Example(series=series)), coerce({"select": ["PD601"]}))[0] if x.metric == "loss/total"]
     assert g.severity == "error"
+    # the reward is the environment's, there from the first episode: NaN from the start is an error live too
+    nan_reward = replace(example_run(Example(series={"reward/score": np.full(60, np.nan), "loss/total": flat(60, 0.5, 0.01, seed=6)})), planned_steps=1000, live=True)
+    (h,) = [x for x in run_rules(nan_reward, coerce({"select": ["PD601"]}))[0] if x.metric == "reward/score"]
+    assert h.severity == "error"

@@ -48,14 +48,20 @@ def _not_yet_measured(v: np.ndarray) -> bool:
     return bool(finite.any() and first > 0 and finite[first:].all())
 
 
-def _pending(ctx: RuleContext, v: np.ndarray) -> bool:
-    """A live run, not known to have finished, whose metric has had no finite value yet: a
-    statistic not computed before training starts (keras-rl writes each episode's loss as NaN
+# The environment's measures, there from the first episode (never "not computed yet").
+REWARDS = frozenset({"reward/score", "reward/total"})
+
+
+def _pending(ctx: RuleContext, metric: str, v: np.ndarray) -> bool:
+    """A live run, not known to have finished, whose training statistic has had no finite value
+    yet: one not computed before training starts (keras-rl writes each episode's loss as NaN
     until its warm-up steps are done; blind set real53, whose healthy runs a live check stopped
     at the first episodes), which :func:`_not_yet_measured` will call so once a value comes.  The
-    finished log is judged as it ends."""
+    reward is measured from the first episode: a NaN reward is never pending (it would poison the
+    first update's advantages).  The finished log is judged as it ends."""
     standing = ctx.run.standing
-    return bool(standing.live and not standing.finished and not np.isfinite(v).any())
+    return bool(standing.live and not standing.finished and metric not in REWARDS and not np.isfinite(v).any())
+
 
 
 class NonFiniteValues(Rule):
@@ -84,8 +90,9 @@ class NonFiniteValues(Rule):
     A metric that is non-finite only before its first finite value and finite from there to
     the end is an info note: it was not measured yet (RLlib's ``episode_reward_mean`` is NaN until
     an episode ends), since a non-finite update would leave every later value non-finite.  On a
-    live run not known to have finished, a metric with no finite value yet is the same note
-    (keras-rl's loss before its warm-up ends); the finished log is judged as it ends.
+    live run not known to have finished, a training statistic with no finite value yet is the
+    same note (keras-rl's loss before its warm-up ends), never the reward, which the environment
+    gives from the first episode; the finished log is judged as it ends.
 
     **Why it matters.** NaN in a loss, KL or reward poisons every later update: the run is
     broken from there.  Causes: overflow in ``exp`` (the k3 KL, verl#751), a learning rate too
@@ -133,7 +140,7 @@ class NonFiniteValues(Rule):
                     continue
                 unknown.append((metric, s, v, nf))
                 continue
-            pending = _pending(ctx, v)
+            pending = _pending(ctx, metric, v)
             severity = "info" if pending else self._severity(metric, v, nf, len(v), p["isolated_share"])
             finding = self._finding(ctx, metric, s, v, nf, severity, p, pending)
             if metric in GRAD_NORMS and np.isfinite(v[-1]):
