@@ -11,7 +11,7 @@ from .base import Example, Rule, RuleContext
 from .clipping import unclipped_causes
 from .examples import ramp, saturating
 from .incidents import describe
-from .nan_causes import NAN_CAUSES, reward_nan_causes
+from .nan_causes import NAN_CAUSES, REWARD_METRICS, reward_nan_causes
 from .outcome import judge_sign
 
 CANONICAL = frozenset(
@@ -48,10 +48,6 @@ def _not_yet_measured(v: np.ndarray) -> bool:
     return bool(finite.any() and first > 0 and finite[first:].all())
 
 
-# The environment's measures, there from the first episode (never "not computed yet").
-REWARDS = frozenset({"reward/score", "reward/total"})
-
-
 def _pending(ctx: RuleContext, metric: str, v: np.ndarray) -> bool:
     """A live run, not known to have finished, whose training statistic has had no finite value
     yet: one not computed before training starts (keras-rl writes each episode's loss as NaN
@@ -60,8 +56,7 @@ def _pending(ctx: RuleContext, metric: str, v: np.ndarray) -> bool:
     reward is measured from the first episode: a NaN reward is never pending (it would poison the
     first update's advantages).  The finished log is judged as it ends."""
     standing = ctx.run.standing
-    return bool(standing.live and not standing.finished and metric not in REWARDS and not np.isfinite(v).any())
-
+    return bool(standing.live and not standing.finished and metric not in REWARD_METRICS and not np.isfinite(v).any())
 
 
 class NonFiniteValues(Rule):
