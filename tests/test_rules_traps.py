@@ -723,6 +723,23 @@ def test_a_reward_that_stops_being_logged_is_nan():
     assert fired(tianshou, "PD604") == set()
 
 
+def test_a_loss_whose_record_stops_while_the_reward_climbs_is_a_note():
+    # a 2020 Tianshou DQN (blind set real53): the loss written at gradient steps 1..1000, the
+    # episode rewards at environment steps up to 11,000 in one file; every reward step below 1000
+    # is also a loss step, so the two look logged together, and the loss "stops" at 1000.  The
+    # reward climbs long after it: the loss was computed, only its record ended there.
+    reward_steps = np.arange(1, 381) * 29
+    climb = np.r_[flat(260, 10.0, 1.0, seed=122), saturating(120, 10.0, 120.0, sd=3.0, seed=123)]
+    series = {"loss/total": (np.arange(1, 1001), decay(1000, 3.0, 0.2, sd=0.05, seed=124)), "reward/score": (reward_steps, climb)}
+    f = run_rules(example_run(Example(series=series)), coerce({"select": ["PD604"]}))[0][0]
+    assert (f.severity, f.metric) == ("info", "loss/total")
+    assert "went on learning" in f.message and any("rose" in e for e in f.evidence)
+    # the same loss stopping while the reward stays where it was is a value that could not be computed
+    stuck_after = {**series, "reward/score": (reward_steps, flat(380, 10.0, 1.0, seed=125))}
+    f = run_rules(example_run(Example(series=stuck_after)), coerce({"select": ["PD604"]}))[0][0]
+    assert (f.severity, f.metric) == ("error", "loss/total") and "could not be computed" in f.message
+
+
 def test_a_healthy_run_gets_no_likely_causes_from_its_notes():
     from ppo_doctor.analyze import analyze_run
 
@@ -865,3 +882,4 @@ def test_a_live_metric_not_computed_yet_is_a_note_and_the_finished_log_is_judged
     nan_reward = replace(example_run(Example(series={"reward/score": np.full(60, np.nan), "loss/total": flat(60, 0.5, 0.01, seed=6)})), planned_steps=1000, live=True)
     (h,) = [x for x in run_rules(nan_reward, coerce({"select": ["PD601"]}))[0] if x.metric == "reward/score"]
     assert h.severity == "error"
+

@@ -11,7 +11,9 @@ from ..detect import distinct, median
 from ..results import Finding
 from .base import Example, Rule, RuleContext
 from .examples import flat, saturating
-from .nan_causes import NAN_CAUSES, reward_nan_causes
+from .nan_causes import NAN_CAUSES, REWARD_METRICS, reward_nan_causes
+from .outcome import MIN_POINTS_AFTER
+from .reward_progress import LEARNING_RISE, reward_arrays, rise, trend_arrays
 
 # Training metrics whose value every logged step has; one that stops while the others go on
 # could not be computed.  The losses, reward and KL are the run itself (error); a gradient norm
@@ -47,6 +49,31 @@ def logged_with(own: np.ndarray, other: np.ndarray) -> bool:
     return common >= SHARED_STEPS * min(len(own), len(before))
 
 
+def learned_after(ctx: RuleContext, metric: str, last: int) -> str | None:
+    """Evidence that the run went on learning after ``metric``'s last point: the mean reward
+    logged after it rose clearly (by :data:`LEARNING_RISE` noise standard errors over at least
+    :data:`MIN_POINTS_AFTER` points).  A loss, KL or gradient norm that could not be computed
+    leaves NaN parameters or skipped updates behind it, and a policy that stopped updating does
+    not climb; a reward that climbs after the metric's last point says its values were computed
+    and only their record stopped, or went on on an axis of its own (blind set real53: a 2020
+    Tianshou DQN writes its loss at gradient steps 1..1000 and its episode rewards at
+    environment steps 11..11652 in one file; the reward climbs 10 -> 116 after step 1000).
+    The reward itself is never judged by this (it is the outcome)."""
+    if metric in REWARD_METRICS:
+        return None
+    reward = reward_arrays(ctx, MIN_POINTS_AFTER)
+    if reward is None:
+        return None
+    s, v = trend_arrays(ctx, reward[0])
+    after = s > last
+    if after.sum() < MIN_POINTS_AFTER:
+        return None
+    r = rise(s[after], v[after], LEARNING_RISE)
+    if not r.improved:
+        return None
+    return f"{reward[0]} rose {r.means[0]:.3g} -> {r.means[1]:.3g} after step {last}: the run went on learning"
+
+
 class MetricStops(Rule):
     """A training metric is logged, then goes missing for the rest of the run.
 
@@ -67,7 +94,9 @@ class MetricStops(Rule):
     axis of its own (Tianshou's ``update/*`` at gradient steps beside ``train/*`` at environment
     steps) never shares steps with the others, so it is not compared with them.  A classic-RL
     episode return (SB3's ``rollout/ep_rew_mean``, ML-Agents' ``Environment/Cumulative Reward``)
-    is written only when an episode ends: its absence is not checked.
+    is written only when an episode ends: its absence is not checked.  A loss, KL or gradient
+    norm whose record stops while the reward logged after it climbs clearly is an info note: the
+    run went on learning, so its values were computed (:func:`learned_after`).
 
     When the mean reward stops before any loss, KL or gradient breaks, the reward function is
     named as the cause (``reward-function-nan``).
@@ -90,7 +119,7 @@ class MetricStops(Rule):
     causes = NAN_CAUSES
     message = (
         "{metric} was logged on {count} points up to step {last} and is missing on the {missing} later steps "
-        "where the metrics logged with it go on (from step {start_step} to {end_step}): its value could not be computed"
+        "where the metrics logged with it go on (from step {start_step} to {end_step}): {meaning}"
     )
 
     def evaluate(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -121,6 +150,7 @@ class MetricStops(Rule):
             if missed < max(p["min_missing"], 0.1 * len(own)):
                 continue
             causes, by_reward = reward_nan_causes(ctx, metric, int(later[0]), dict(self.causes))
+            learning = learned_after(ctx, metric, last)
             yield self.finding(
                 ctx,
                 metric=metric,
@@ -130,8 +160,9 @@ class MetricStops(Rule):
                 threshold_step=int(later[0]),
                 peak_step=int(later[0]),
                 end_step=int(later[-1]),
-                severity="error" if metric in CORE else "warning",
-                evidence=[f"last logged value of {metric} at step {last}: {_fmt(ctx, metric)}", *by_reward],
+                severity="info" if learning else "error" if metric in CORE else "warning",
+                fmt={"meaning": "the run went on learning, so only its record stopped" if learning else "its value could not be computed"},
+                evidence=[f"last logged value of {metric} at step {last}: {_fmt(ctx, metric)}", *by_reward, *([learning] if learning else [])],
             )
 
     @classmethod
