@@ -883,3 +883,12 @@ def test_a_live_metric_not_computed_yet_is_a_note_and_the_finished_log_is_judged
     (h,) = [x for x in run_rules(nan_reward, coerce({"select": ["PD601"]}))[0] if x.metric == "reward/score"]
     assert h.severity == "error"
 
+
+def test_a_critic_that_follows_a_collapsing_return_down_does_not_over_estimate():
+    # the collapse is PD204's; PD408 speaks only when the critic's estimate runs the other way
+    reward = np.r_[saturating(150, 0.0, 600.0, rate=4, sd=20.0, seed=81), flat(50, -500.0, 60.0, seed=82)]
+    down = np.r_[saturating(150, 20.0, 150.0, rate=4, sd=5.0, seed=83), ramp(50, 150.0, -120.0, sd=10.0, seed=84)]
+    up = np.r_[saturating(150, 20.0, 150.0, rate=4, sd=5.0, seed=83), ramp(50, 150.0, 800.0, sd=10.0, seed=84)]
+    assert codes_of(example_run(Example(series={"reward/score": reward, "value/mean": down})), "PD408") == set()
+    f = run_rules(example_run(Example(series={"reward/score": reward, "value/mean": up})), coerce({"select": ["PD408"]}))[0][0]
+    assert (f.symptom, f.severity) == ("value_instability", "warning") and f.start_step > 150
