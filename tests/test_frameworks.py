@@ -187,6 +187,21 @@ def test_sb3_dqn_train_loss_is_the_q_networks_td_loss():
     assert dqn.mapping["train/loss"] == "loss/value" and ppo.mapping["train/loss"] == "loss/total"
 
 
+def test_a_q_learning_agents_loss_is_its_critics():
+    """keras-rl's DQNAgent writes ``loss`` (its Q-network's TD loss) beside ``mean_q`` (its mean
+    prediction) and the episode reward; the CS285 homework logger writes ``q_values``; CleanRL's
+    off-policy scripts ``losses/td_loss`` / ``losses/q_values`` and ``losses/qf_loss`` /
+    ``losses/qf1_values``.  They are the critic's loss and mean estimate.  A classic log with a bare
+    ``loss`` and no Q estimate keeps it as a total."""
+    common = {"episode_reward": [1.0, 2.0, 3.0], "nb_episode_steps": [10.0, 11.0, 12.0], "loss": [0.5, 0.4, 0.6]}
+    kerasrl = _run({**common, "mean_q": [0.1, 0.2, 0.3], "mean_eps": [1.0, 0.5, 0.1]})
+    plain = _run(common)
+    assert kerasrl.mapping["loss"] == "loss/value" and kerasrl.mapping["mean_q"] == "value/mean"
+    assert plain.mapping["loss"] == "loss/total"
+    cleanrl = _run({"charts/episodic_return": [1.0, 2.0, 3.0], "charts/episodic_length": [9.0, 9.0, 9.0], "charts/SPS": [99.0, 98.0, 97.0], "losses/td_loss": [0.5, 0.4, 0.6], "losses/q_values": [1.0, 2.0, 3.0]})
+    assert cleanrl.framework == "cleanrl" and cleanrl.mapping["losses/td_loss"] == "loss/value" and cleanrl.mapping["losses/q_values"] == "value/mean"
+
+
 def test_one_borrowed_name_is_no_fingerprint():
     # a CS336 GRPO loop logs SB3's train/clip_fraction beside its own names: it is not SB3, so
     # not classic RL (issue 37: "a guess is not a fact"); SB3's own logs carry several of its names

@@ -892,3 +892,17 @@ def test_a_critic_that_follows_a_collapsing_return_down_does_not_over_estimate()
     assert codes_of(example_run(Example(series={"reward/score": reward, "value/mean": down})), "PD408") == set()
     f = run_rules(example_run(Example(series={"reward/score": reward, "value/mean": up})), coerce({"select": ["PD408"]}))[0][0]
     assert (f.symptom, f.severity) == ("value_instability", "warning") and f.start_step > 150
+
+
+def test_a_critic_loss_orders_of_magnitude_off_scale_is_a_runaway_whatever_the_reward():
+    # a keras-rl DQN (blind set real53): the TD loss climbs from 0.01 to 1e12 while the episode
+    # return wanders 10-17 as it did at the start; a sign judged by the reward would be a note
+    n = 300
+    reward = flat(n, 13.0, 2.0, seed=126)
+    loss = np.r_[flat(100, 0.01, 0.001, seed=127), np.geomspace(0.01, 1e12, 200)]
+    f = run_rules(example_run(Example(series={"reward/score": reward, "loss/value": np.abs(loss)})), coerce({"select": ["PD401"]}))[0][0]
+    assert (f.severity, f.basis) == ("warning", "runaway")
+    # the same loss levelling off at 20x its best, the reward unharmed: a note
+    tame = np.r_[flat(100, 0.01, 0.001, seed=127), np.geomspace(0.01, 0.2, 100), flat(100, 0.2, 0.01, seed=128)]
+    findings = run_rules(example_run(Example(series={"reward/score": reward, "loss/value": np.abs(tame)})), coerce({"select": ["PD401"]}))[0]
+    assert all(f.severity == "info" for f in findings)

@@ -10,6 +10,7 @@ from .examples import decay, ramp, saturating
 from .incidents import incident
 from .inputs import windows
 from .messages import fmt_num
+from .outcome import still_growing
 from .value_scale import reward_scale, window_slices
 
 
@@ -25,7 +26,15 @@ class ValueLossRising(Rule):
     infinite growth.  The late loss must also be material: at least ``min_share`` (0.1) of the
     squared late reward scale, as PD402 asks of a spike (a critic that fit the returns to 3e-5
     and now misses by 0.016 on rewards of about 1 is 500x its best, and still nearly exact).
-    A warning: value trouble degrades the advantages, it is rarely fatal alone.
+    A warning: value trouble degrades the advantages, it is rarely fatal alone.  It is a sign,
+    kept as a warning when the reward suffers after it, unless it is a runaway: at least
+    ``runaway`` (100) times its best level after the reward scale's growth and still climbing on a
+    log scale at its last points (:func:`.outcome.still_growing`), or ``off_scale`` (1000) times
+    it, beyond what any healthy run of the labelled real-run set reaches (the largest there is
+    58x, an ML-Agents soccer curriculum; 5 healthy runs of 463 from 4 repositories rise 4x or
+    more): a critic diverging whatever the reward has done so far (blind set real53: a keras-rl
+    DQN whose TD loss went 0.01 -> 4.6e13, 8.7e6x after the reward scale, its mean Q 0.5 -> 5.9e5
+    on Space Invaders returns of 10-35, while the return wandered 10-17).
 
     **Constant returns.** The best level is sought only among updates whose returns varied
     (``RunView.returns``: SB3/CleanRL/baselines log an explained variance of NaN on an update
@@ -60,7 +69,7 @@ class ValueLossRising(Rule):
     watch = "the reward and explained variance: a rising value loss matters if the critic stops tracking returns"
     evidence = "trend"
     requires = ("loss/value",)
-    params = {"factor": 4.0, "trough_floor": 0.01, "min_share": 0.1, "min_points": 20}
+    params = {"factor": 4.0, "runaway": 100.0, "off_scale": 1000.0, "trough_floor": 0.01, "min_share": 0.1, "min_points": 20}
     causes = {"value-lr-mistuned": 0.8, "reward-not-normalized": 0.7, "value-undertrained": 0.4, "gae-lambda": 0.2}
     message = (
         "value loss rose {growth:num}x above its best level ({trough:num} -> {late:num}){scale_note}: the critic is diverging"
@@ -104,6 +113,12 @@ class ValueLossRising(Rule):
         if not span:
             return
         note = f", {fmt_num(adjusted)}x after the reward scale's growth" if scale_growth > 1 else ""
+        # orders of magnitude above its best and still climbing (on a log scale) at the last
+        # points: the critic is running away, whatever the reward has done so far (the contract's
+        # runaway; PD602 judges a gradient norm the same way)
+        after = slice(trough_idx, None)
+        climbing = still_growing(s[after], np.log10(np.maximum(v[after], 1e-300)))
+        runaway = adjusted >= p["off_scale"] or (adjusted >= p["runaway"] and climbing)
         yield incident(
             self,
             ctx,
@@ -117,6 +132,7 @@ class ValueLossRising(Rule):
             peak_step=int(s[int(np.argmax(v))]),
             end_step=int(s[-1]),
             fmt={"scale_note": note},
+            basis="runaway" if runaway else self.basis,
         )
 
     @classmethod

@@ -382,6 +382,13 @@ _CLEANRL = (
     _a("losses/value_loss", "loss/value", note="last minibatch of the update"),
     _a("losses/explained_variance", "value/explained_var", note="NaN when Var(returns) = 0"),
     _a("charts/learning_rate", "opt/lr"),
+    # the off-policy scripts (dqn*.py, sac_continuous_action.py, td3/ddpg_continuous_action.py):
+    # the Q-network's TD loss and its mean prediction on the sampled batch
+    _a("losses/td_loss", "loss/value", note="DQN: the Q-network's TD loss"),
+    _a("losses/q_values", "value/mean", note="DQN: mean Q of the batch's actions"),
+    _a("losses/qf_loss", "loss/value", note="SAC/TD3/DDPG: the Q-functions' TD loss"),
+    _a("losses/qf1_loss", "loss/value"),
+    _a("losses/qf1_values", "value/mean", note="SAC/TD3/DDPG: mean Q1 of the batch's actions"),
 )
 
 _SB3 = (
@@ -535,6 +542,7 @@ _CURIOSITY = (
 _BASELINES_DDPG = (
     _a("rollout/return_history", "reward/score", note="mean return of the last 100 episodes"),
     _a("rollout/return", "reward/score", note="mean return of the epoch's episodes"),
+    _a("rollout/Q_mean", "value/mean", note="mean Q of the actions taken in the epoch"),
 )
 
 # Classic-RL custom loggers (baselines, procgen ports): episode returns are the reward, and
@@ -626,6 +634,10 @@ _GENERIC_RL = (
     _a("explained_variance", "value/explained_var"),
     _a("learning_rate", "opt/lr"),
     _a("lr", "opt/lr"),
+    # a Q-learning agent's mean predicted Q (keras-rl's DQNAgent metrics_names, the CS285 homework
+    # logger's q_values): the critic's estimate of the return (Q_LEARNING reads its "loss")
+    _a("mean_q", "value/mean", note="keras-rl DQN: mean of the Q-network's outputs"),
+    _a("q_values", "value/mean", note="CS285 DQN/SAC: mean predicted Q"),
     # SB3's logger names, for a run too short to carry the sb3 markers or written by another
     # loop that borrowed them (docs/sources.md#sb3-logger-keys)
     *_SB3,
@@ -638,6 +650,12 @@ _GENERIC_RL = (
     *_RL_GAMES,
     *_SAMPLE_FACTORY,
 )
+
+# A classic-RL log with a Q-value estimate (:data:`Q_MARKERS`) and no policy or value loss is a
+# Q-learning agent's: keras-rl's DQNAgent writes ``loss`` (the TD loss of its Q-network, dqn.py
+# ``compute_loss``) beside ``mean_q``; its only loss is the critic's (as SB3_DQN's ``train/loss``).
+Q_MARKERS = ("mean_q", "q_values")
+Q_LEARNING = tuple(_a("loss", "loss/value", note="Q-learning: the Q-network's TD loss") if a.raw == "loss" else a for a in _GENERIC_RL)
 
 ALIASES: dict[str, tuple[Alias, ...]] = {
     "trl_legacy": _TRL_LEGACY,

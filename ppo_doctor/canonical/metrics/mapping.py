@@ -11,7 +11,7 @@ from typing import Any, Iterable
 from ..frameworks import candidate_keys, flattened, logs_episodes
 from ..name_tokens import AVERAGE_WORDS, REWARD_WORDS, TRAINING_WORDS, infer_canonical, words
 from ...run import MetricInfo
-from .aliases import ALIASES, SB3_DQN, SB3_DQN_MARKER, Alias
+from .aliases import ALIASES, Q_LEARNING, Q_MARKERS, SB3_DQN, SB3_DQN_MARKER, Alias
 from .vocabulary import CANONICAL, NONNEGATIVE_ESTIMATORS
 
 # A synonym tag with this many times the points of the preferred spelling is read instead.
@@ -29,7 +29,9 @@ def table_for(framework: str, tags: Iterable[str] = ()) -> tuple[Alias, ...]:
     classic for a log of episode returns, or of a critic with nothing only an LLM loop logs)."""
     tags = list(tags)
     if framework == "unknown":
-        return ALIASES["unknown_rl"] if logs_episodes(tags) or _critic_without_llm(tags) else ALIASES["unknown"]
+        if not (logs_episodes(tags) or _critic_without_llm(tags)):
+            return ALIASES["unknown"]
+        return Q_LEARNING if any(m in tags for m in Q_MARKERS) else ALIASES["unknown_rl"]
     if framework == "sb3" and SB3_DQN_MARKER in tags:
         return SB3_DQN
     return ALIASES[framework]
