@@ -142,6 +142,10 @@ def test_hf_console_sniffs_rows_after_a_long_preamble_only_in_console_named_file
     assert not hf_console.sniff(other, read_head(other))
     one = write(tmp_path / "one.log", ["{'loss': 1.0, 'epoch': 0.1}", "done"])
     assert not hf_console.sniff(one, read_head(one))  # one printed dict is no log
+    # a terminal capture pasted into Markdown is console-named by its stem; a README is not
+    md = write(tmp_path / "run_terminal.md", ["```text", *preamble, *rows, "```"])
+    readme = write(tmp_path / "README.md", ["```text", *preamble, *rows, "```"])
+    assert hf_console.sniff(md, read_head(md)) and not hf_console.sniff(readme, read_head(readme))
 
 
 def test_hf_console_without_rows_is_a_read_error_naming_the_file(tmp_path):

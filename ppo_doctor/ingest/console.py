@@ -34,6 +34,10 @@ from .storage import open_binary
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # Names that captured console output has: a file of any other name is only judged by its head.
 CONSOLE_SUFFIXES = frozenset({"", ".log", ".txt", ".out", ".err"})
+# A Markdown file is a console capture when its name says so: a terminal's output pasted into a
+# fenced block to render on GitHub (blind set real54: a TRL GRPO fork's ``run_terminal.md``, its
+# metric dicts 170 KB in, after model loading and progress bars).  A README is not one.
+CONSOLE_MARKDOWN = re.compile(r"log|terminal|console|stdout|output", re.IGNORECASE)
 # How far into a console-named file a sniffer looks for its first metric line.
 SNIFF_BYTES = 16 << 20
 # Longest line read (16 MiB; a metric line is at most some KB, a line of progress-bar states can
@@ -63,7 +67,7 @@ def scan(path: Path, head: bytes, found: Callable[[bytes], bool], *, console_nam
     reader knows more than its suffix (:data:`CONSOLE_SUFFIXES`) tells."""
     if found(head):
         return True
-    named = path.suffix.lower() in CONSOLE_SUFFIXES if console_named is None else console_named
+    named = console_name(path) if console_named is None else console_named
     if len(head) < HEAD_BYTES or b"\0" in head or not named:
         return False
     try:
@@ -72,6 +76,13 @@ def scan(path: Path, head: bytes, found: Callable[[bytes], bool], *, console_nam
     except OSError:
         return False
     return b"\0" not in chunk.rstrip(b"\0")[:65536] and found(chunk)
+
+
+def console_name(path: Path) -> bool:
+    """Whether ``path`` is named like captured console output (:data:`CONSOLE_SUFFIXES`, or a
+    Markdown file whose stem says it holds a log: :data:`CONSOLE_MARKDOWN`)."""
+    suffix = path.suffix.lower()
+    return suffix in CONSOLE_SUFFIXES or (suffix == ".md" and CONSOLE_MARKDOWN.search(path.stem) is not None)
 
 
 def read_lines(path: Path) -> tuple[list[Line], bytes, list[ReadIssue]]:

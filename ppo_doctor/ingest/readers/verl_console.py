@@ -30,7 +30,7 @@ from ...frame import RawRun, RawSeries, ReadIssue, TextSample
 from ...canonical.frameworks import VERL_CONSOLE_EVAL_PREFIXES
 from .. import filebytes
 from ..base import is_int64
-from ..console import ANSI, CONSOLE_SUFFIXES, MAX_LINE_BYTES, scan
+from ..console import ANSI, MAX_LINE_BYTES, console_name, scan
 
 NAME = "verl_console"
 
@@ -49,7 +49,7 @@ def sniff(path: Path, head: bytes) -> bool:
     Only console-log-like files are scanned past the head (a log/txt/out/err name, no suffix, or
     Ray's ``pid=`` prefixes), so that discovery does not read every large text file of a tree.
     """
-    named = path.suffix.lower() in CONSOLE_SUFFIXES or b" pid=" in head
+    named = console_name(path) or b" pid=" in head
     return scan(path, head, lambda data: _STEP_LINE_BYTES.search(data) is not None, console_named=named)
 
 
