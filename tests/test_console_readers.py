@@ -341,3 +341,22 @@ def test_windows_line_ends(tmp_path):
     sb3.write_bytes(b"\r\n".join(line.encode() for k in (1, 2) for line in sb3_table(rollout(512 * k, 20.0, 0.01))) + b"\r\n")
     (run,) = sb3_console.read(sb3)
     assert series(run, "train/approx_kl") == ([512, 1024], [0.01, 0.01])
+
+
+def test_sample_factory_console_reads_each_reward_at_its_reports_frames(tmp_path):
+    from ppo_doctor.ingest.readers import sample_factory_console
+
+    lines = ["[2025-07-03 17:19:26,118][07522] Saving configuration to ./train_dir/x/config.json..."]
+    for i, frames in enumerate([0, 0, 4096, 8192, 12288]):
+        lines.append(f"[2025-07-03 17:19:3{i},983][07522] Fps is (10 sec: nan, 60 sec: nan, 300 sec: nan). Total num frames: {frames}. Throughput: 0: nan. Samples: 0. Policy #0 lag: (min: -1.0, avg: -1.0, max: -1.0)")
+        if i:  # the first report comes before any episode has finished
+            lines.append(f"[2025-07-03 17:19:3{i},983][07522] Avg episode reward: [(0, '{-100.0 + 10 * i:.3f}'), (1, '{float(i):.3f}')]")
+    log = write(tmp_path / "sf_log.txt", lines)
+    assert sample_factory_console.sniff(log, read_head(log))
+    (raw,) = sample_factory_console.read(log)
+    series = {s.tag: s for s in raw.series}
+    assert series["reward/reward"].steps.tolist() == [0, 4096, 8192, 12288]
+    assert series["reward/reward"].values.tolist() == [-90.0, -80.0, -70.0, -60.0]
+    assert series["policy_1/reward/reward"].values.tolist() == [1.0, 2.0, 3.0, 4.0]
+    (run,) = ppo_doctor.load_runs(tmp_path)
+    assert run.frame.has("reward/score") and run.format == "sample_factory_console"

@@ -45,6 +45,7 @@ FORMAT_MODULES = {
     "sb3_monitor": "ppo_doctor.ingest.readers.sb3_monitor",
     "csv_logs": "ppo_doctor.ingest.readers.csv_logs",
     "verl_console": "ppo_doctor.ingest.readers.verl_console",
+    "sample_factory_console": "ppo_doctor.ingest.readers.sample_factory_console",
     # before the generic console readers: its step lines are specific, and a fork's printed dicts
     # or a box of dashes in the same log must not make it an HF or SB3 log
     "deepspeed_chat_console": "ppo_doctor.ingest.readers.deepspeed_chat_console",
